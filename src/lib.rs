@@ -1,0 +1,2 @@
+//! `ground`: answer a question from live web search, with citations a reader can check.
+pub mod extract;
