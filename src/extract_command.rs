@@ -1,0 +1,247 @@
+//! `ground extract`: local HTML to main text, without any network.
+//!
+//! Three ways in, one engine ([`crate::extract`]):
+//! - `ground extract FILE...` prints the main text of each file (a blank line between
+//!   files);
+//! - `ground extract` with no file reads one page from stdin;
+//! - `ground extract --input-dir D --output-dir O` writes `O/<stem>.txt` for every
+//!   `D/*.html` (the shape of trafilatura's batch CLI, which is what the extraction
+//!   scorer drives). If `D/urls.tsv` exists (`<id>\t<url>` lines), each page gets its
+//!   URL as base URL. The summed in-process extraction time (file I/O excluded) is
+//!   printed on stderr as `extract_seconds=<float>`.
+//!
+//! Output file names come only from input file stems, never from page content, so a
+//! hostile page cannot choose where its text is written.
+
+use std::collections::HashMap;
+use std::fs;
+use std::io::{self, IsTerminal, Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::extract::{self, Extracted};
+
+/// Arguments of `ground extract` (the clap type in `cli.rs` converts into this).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ExtractArgs {
+    /// HTML files to extract; empty means stdin (unless `input_dir` is set).
+    pub files: Vec<PathBuf>,
+    /// Batch mode: every `*.html` in this folder.
+    pub input_dir: Option<PathBuf>,
+    /// Batch mode: where `<stem>.txt` files are written (created if missing).
+    pub output_dir: Option<PathBuf>,
+    /// The page's address, used as base URL for files or stdin.
+    pub url: Option<String>,
+}
+
+/// Why `ground extract` failed; each message names the cause and what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum ExtractCommandError {
+    #[error("cannot read {}: {source}; check the path and its permissions", path.display())]
+    ReadInput { path: PathBuf, source: io::Error },
+    #[error("cannot read the page from stdin: {0}; pass a FILE argument instead")]
+    ReadStdin(io::Error),
+    #[error("cannot list {}: {source}; give an existing folder to --input-dir", path.display())]
+    ReadDir { path: PathBuf, source: io::Error },
+    #[error("cannot write {}: {source}; check that --output-dir is writable", path.display())]
+    WriteOutput { path: PathBuf, source: io::Error },
+    #[error("cannot write to stdout: {0}")]
+    WriteStdout(io::Error),
+    #[error("--input-dir needs --output-dir (and the other way round); give both folders")]
+    DirPairIncomplete,
+    #[error("FILE arguments cannot be combined with --input-dir; use one or the other")]
+    FilesWithInputDir,
+    #[error("--url {url:?} is not an absolute URL ({reason}); give e.g. https://example.com/page")]
+    InvalidUrl {
+        url: String,
+        reason: url::ParseError,
+    },
+}
+
+/// Runs `ground extract` (see the module docs for the three modes).
+pub fn run(args: &ExtractArgs) -> Result<(), ExtractCommandError> {
+    let base_url = match &args.url {
+        Some(raw) => {
+            Some(
+                url::Url::parse(raw).map_err(|reason| ExtractCommandError::InvalidUrl {
+                    url: raw.clone(),
+                    reason,
+                })?,
+            )
+        }
+        None => None,
+    };
+    match (&args.input_dir, &args.output_dir) {
+        (Some(input), Some(output)) => {
+            if !args.files.is_empty() {
+                return Err(ExtractCommandError::FilesWithInputDir);
+            }
+            let stats = extract_dir(input, output, base_url.as_ref())?;
+            eprintln!("extract_seconds={:.6}", stats.extract_time.as_secs_f64());
+            Ok(())
+        }
+        (None, None) => print_pages(&args.files, base_url.as_ref()),
+        _ => Err(ExtractCommandError::DirPairIncomplete),
+    }
+}
+
+/// What a batch run did: how many pages, how many bytes of HTML, and the time spent
+/// inside the extractor (parse + extraction, no file I/O).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct DirStats {
+    pub pages: usize,
+    pub bytes: u64,
+    pub extract_time: Duration,
+}
+
+/// Batch mode: `input/*.html` -> `output/<stem>.txt`. Files are handled in name order.
+pub fn extract_dir(
+    input: &Path,
+    output: &Path,
+    fallback_url: Option<&url::Url>,
+) -> Result<DirStats, ExtractCommandError> {
+    let read_dir_err = |source| ExtractCommandError::ReadDir {
+        path: input.to_path_buf(),
+        source,
+    };
+    let mut pages: Vec<PathBuf> = fs::read_dir(input)
+        .map_err(read_dir_err)?
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|path| {
+            path.is_file()
+                && path.extension().and_then(|e| e.to_str()).is_some_and(|e| {
+                    e.eq_ignore_ascii_case("html") || e.eq_ignore_ascii_case("htm")
+                })
+        })
+        .collect();
+    pages.sort();
+    let urls = read_urls_tsv(&input.join("urls.tsv"));
+    fs::create_dir_all(output).map_err(|source| ExtractCommandError::WriteOutput {
+        path: output.to_path_buf(),
+        source,
+    })?;
+
+    let mut stats = DirStats::default();
+    for page in pages {
+        let Some(stem) = page.file_stem().and_then(|s| s.to_str()) else {
+            continue;
+        };
+        let bytes = fs::read(&page).map_err(|source| ExtractCommandError::ReadInput {
+            path: page.clone(),
+            source,
+        })?;
+        let page_url = urls.get(stem).or(fallback_url);
+        let started = Instant::now();
+        let html = extract::decode_body(&bytes, None);
+        let extracted = extract::extract_html(&html, page_url);
+        stats.extract_time += started.elapsed();
+        stats.pages += 1;
+        stats.bytes += bytes.len() as u64;
+        let target = output.join(format!("{stem}.txt"));
+        let mut text = extracted.text;
+        text.push('\n');
+        fs::write(&target, text).map_err(|source| ExtractCommandError::WriteOutput {
+            path: target,
+            source,
+        })?;
+    }
+    Ok(stats)
+}
+
+/// Reads `<id>\t<url>` lines; a missing or unreadable file, or a bad line, is skipped
+/// (the URL is only a hint).
+fn read_urls_tsv(path: &Path) -> HashMap<String, url::Url> {
+    let Ok(text) = fs::read_to_string(path) else {
+        return HashMap::new();
+    };
+    text.lines()
+        .filter_map(|line| {
+            let (id, raw) = line.split_once('\t')?;
+            Some((id.trim().to_string(), url::Url::parse(raw.trim()).ok()?))
+        })
+        .collect()
+}
+
+/// File/stdin mode: prints each page's main text, a blank line between pages.
+fn print_pages(files: &[PathBuf], base_url: Option<&url::Url>) -> Result<(), ExtractCommandError> {
+    let mut texts = Vec::with_capacity(files.len().max(1));
+    if files.is_empty() {
+        let mut bytes = Vec::new();
+        io::stdin()
+            .lock()
+            .read_to_end(&mut bytes)
+            .map_err(ExtractCommandError::ReadStdin)?;
+        texts.push(extract_bytes(&bytes, base_url));
+    }
+    for path in files {
+        let bytes = fs::read(path).map_err(|source| ExtractCommandError::ReadInput {
+            path: path.clone(),
+            source,
+        })?;
+        texts.push(extract_bytes(&bytes, base_url));
+    }
+    let stdout = io::stdout();
+    let to_terminal = stdout.is_terminal();
+    let mut out = stdout.lock();
+    for (i, extracted) in texts.iter().enumerate() {
+        let mut block = String::new();
+        if i > 0 {
+            block.push('\n');
+        }
+        block.push_str(&extracted.text);
+        block.push('\n');
+        if to_terminal {
+            block = strip_control(&block);
+        }
+        out.write_all(block.as_bytes())
+            .map_err(ExtractCommandError::WriteStdout)?;
+    }
+    out.flush().map_err(ExtractCommandError::WriteStdout)
+}
+
+/// Decodes and extracts one page; plain text (no `<` before the first letter) is
+/// passed through [`extract::extract_plain_text`].
+fn extract_bytes(bytes: &[u8], base_url: Option<&url::Url>) -> Extracted {
+    let text = extract::decode_body(bytes, None);
+    if looks_like_html(&text) {
+        extract::extract_html(&text, base_url)
+    } else {
+        extract::extract_plain_text(&text)
+    }
+}
+
+fn looks_like_html(text: &str) -> bool {
+    let head: String = text
+        .chars()
+        .take(4096)
+        .collect::<String>()
+        .to_ascii_lowercase();
+    head.trim_start().starts_with('<')
+        || ["<html", "<body", "<p", "<div", "<!doctype", "<head"]
+            .iter()
+            .any(|t| head.contains(t))
+}
+
+/// Drops control characters (escape sequences a page could use to drive the user's
+/// terminal), keeping newline and tab.
+pub fn strip_control(text: &str) -> String {
+    text.chars()
+        .filter(|&c| c == '\n' || c == '\t' || !c.is_control())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strip_control_keeps_newline_and_tab() {
+        assert_eq!(strip_control("a\u{1b}[31mb\tc\n\u{9b}d"), "a[31mb\tc\nd");
+    }
+
+    #[test]
+    fn plain_text_is_not_taken_for_html() {
+        assert!(!looks_like_html("just some words"));
+        assert!(looks_like_html("  <!DOCTYPE html><p>x"));
+    }
+}
