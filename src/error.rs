@@ -1,0 +1,307 @@
+//! Every failure a user can see, with the exit code it maps to and a hint saying what
+//! to do next.
+//!
+//! Exit codes are a contract for CI smoke checks (README, "Exit codes"); they are
+//! defined once here and nowhere else.
+
+use std::fmt::Write as _;
+
+/// The process exit codes `ground` uses. Stable: scripts depend on them.
+pub mod exit {
+    /// The answer was produced (and, with `--strict`, is fully grounded).
+    pub const SUCCESS: i32 = 0;
+    /// An unexpected internal error (a bug: please report it).
+    pub const INTERNAL: i32 = 1;
+    /// Bad command line, bad configuration file or value.
+    pub const USAGE: i32 = 2;
+    /// The search backend failed (unreachable, refused, rate-limited, engines down).
+    pub const SEARCH: i32 = 3;
+    /// Search worked but no page could be used (no results, every fetch failed).
+    pub const NO_SOURCES: i32 = 4;
+    /// The model server failed or its replies could not be used.
+    pub const MODEL: i32 = 5;
+    /// The answer is not grounded: no verified citation at all, or with `--strict`
+    /// any unsupported statement or a "the sources do not answer" reply.
+    pub const NOT_GROUNDED: i32 = 6;
+    /// Interrupted by Ctrl-C (SIGINT).
+    pub const INTERRUPTED: i32 = 130;
+}
+
+/// Errors of the whole pipeline. Each variant's message says what failed; [`Error::hint`]
+/// says what to do about it.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The question was empty or only whitespace.
+    #[error("the question is empty")]
+    EmptyQuestion,
+
+    /// A configuration value (flag, environment variable or config file) is invalid.
+    #[error("invalid configuration: {message}")]
+    Config {
+        /// What is wrong, naming the setting.
+        message: String,
+        /// How to fix it.
+        hint: String,
+    },
+
+    /// The search backend could not be reached at all.
+    #[error("cannot reach SearXNG at {url}: {reason}")]
+    SearchUnreachable {
+        /// The search URL tried (never contains secrets).
+        url: String,
+        /// The transport error, one line.
+        reason: String,
+    },
+
+    /// SearXNG answered 403: the JSON output format is not enabled.
+    #[error("SearXNG at {url} refused the JSON format (HTTP 403)")]
+    SearchJsonDisabled {
+        /// The search URL tried.
+        url: String,
+    },
+
+    /// SearXNG's limiter (bot detection) answered 429.
+    #[error("SearXNG at {url} rate-limited the request (HTTP 429 Too Many Requests)")]
+    SearchRateLimited {
+        /// The search URL tried.
+        url: String,
+    },
+
+    /// SearXNG rejected a parameter (HTTP 400).
+    #[error("SearXNG rejected the request (HTTP 400): {message}")]
+    SearchBadRequest {
+        /// SearXNG's own `error` message.
+        message: String,
+    },
+
+    /// Any other non-success HTTP status from the search backend.
+    #[error("SearXNG at {url} answered HTTP {status}")]
+    SearchHttp {
+        /// The search URL tried.
+        url: String,
+        /// The HTTP status code.
+        status: u16,
+    },
+
+    /// The search backend's reply was not the JSON we expect.
+    #[error("SearXNG at {url} sent a reply that is not search JSON: {detail}")]
+    SearchInvalidReply {
+        /// The search URL tried.
+        url: String,
+        /// What was wrong with it.
+        detail: String,
+    },
+
+    /// Zero results, and SearXNG said some engines failed: the search itself failed.
+    #[error("SearXNG found nothing because its engines failed: {engines}")]
+    SearchEnginesFailed {
+        /// "engine (reason), ..." as SearXNG reported them.
+        engines: String,
+    },
+
+    /// Zero results with every engine healthy.
+    #[error("the search for {query:?} returned no results")]
+    NoResults {
+        /// The query that was sent.
+        query: String,
+    },
+
+    /// Every candidate page failed to fetch or had no readable text.
+    #[error("none of the {tried} result pages could be used ({summary})")]
+    NoUsableSources {
+        /// How many pages were tried.
+        tried: usize,
+        /// Per-status counts, e.g. "2 TIMEOUT, 1 ERROR 404".
+        summary: String,
+    },
+
+    /// The model server could not be reached.
+    #[error("cannot reach the model server at {url}: {reason}")]
+    ModelUnreachable {
+        /// The model server URL tried.
+        url: String,
+        /// The transport error, one line.
+        reason: String,
+    },
+
+    /// The configured model is not installed on the server.
+    #[error("model {model:?} is not available on the Ollama server at {url}")]
+    ModelNotFound {
+        /// The model name.
+        model: String,
+        /// The server URL.
+        url: String,
+    },
+
+    /// The model server answered with an error status.
+    #[error("the model server answered HTTP {status}: {message}")]
+    ModelHttp {
+        /// The HTTP status code.
+        status: u16,
+        /// The server's error message, one line, shortened.
+        message: String,
+    },
+
+    /// The model did not answer within the time limit.
+    #[error("the model did not answer within {seconds} s")]
+    ModelTimeout {
+        /// The limit that was exceeded.
+        seconds: u64,
+    },
+
+    /// The model's reply could not be used, even after one retry.
+    #[error(
+        "the model's reply is unusable after {attempts} attempts: {detail}; reply began: {raw_start:?}"
+    )]
+    ModelBadReply {
+        /// How many calls were made.
+        attempts: u32,
+        /// What was wrong (invalid JSON, cut off at the token cap, ...).
+        detail: String,
+        /// The first characters of the last raw reply, for diagnosis.
+        raw_start: String,
+        /// Whether the reply was cut off by the output-token cap.
+        cut_off: bool,
+    },
+
+    /// The model answered but cited none of the sources, even after one retry.
+    #[error("the model answered without citing any of the {sources} sources")]
+    Uncited {
+        /// How many sources the model was given.
+        sources: usize,
+    },
+
+    /// With `--strict`: the answer is not fully supported by verified citations.
+    #[error("the answer is not fully grounded: {reason}")]
+    NotGrounded {
+        /// Which statements lack support, or that the sources did not answer.
+        reason: String,
+    },
+
+    /// Interrupted by the user.
+    #[error("interrupted")]
+    Interrupted,
+}
+
+impl Error {
+    /// The process exit code for this error (see [`exit`]).
+    pub fn exit_code(&self) -> i32 {
+        use Error::*;
+        match self {
+            EmptyQuestion | Config { .. } => exit::USAGE,
+            SearchUnreachable { .. }
+            | SearchJsonDisabled { .. }
+            | SearchRateLimited { .. }
+            | SearchBadRequest { .. }
+            | SearchHttp { .. }
+            | SearchInvalidReply { .. }
+            | SearchEnginesFailed { .. } => exit::SEARCH,
+            NoResults { .. } | NoUsableSources { .. } => exit::NO_SOURCES,
+            ModelUnreachable { .. }
+            | ModelNotFound { .. }
+            | ModelHttp { .. }
+            | ModelTimeout { .. }
+            | ModelBadReply { .. } => exit::MODEL,
+            Uncited { .. } | NotGrounded { .. } => exit::NOT_GROUNDED,
+            Interrupted => exit::INTERRUPTED,
+        }
+    }
+
+    /// A short machine-readable name for `--json` error objects.
+    pub fn kind(&self) -> &'static str {
+        use Error::*;
+        match self {
+            EmptyQuestion => "empty_question",
+            Config { .. } => "config",
+            SearchUnreachable { .. } => "search_unreachable",
+            SearchJsonDisabled { .. } => "search_json_disabled",
+            SearchRateLimited { .. } => "search_rate_limited",
+            SearchBadRequest { .. } => "search_bad_request",
+            SearchHttp { .. } => "search_http",
+            SearchInvalidReply { .. } => "search_invalid_reply",
+            SearchEnginesFailed { .. } => "search_engines_failed",
+            NoResults { .. } => "no_results",
+            NoUsableSources { .. } => "no_usable_sources",
+            ModelUnreachable { .. } => "model_unreachable",
+            ModelNotFound { .. } => "model_not_found",
+            ModelHttp { .. } => "model_http",
+            ModelTimeout { .. } => "model_timeout",
+            ModelBadReply { .. } => "model_bad_reply",
+            Uncited { .. } => "uncited",
+            NotGrounded { .. } => "not_grounded",
+            Interrupted => "interrupted",
+        }
+    }
+
+    /// What the user should do next, one line.
+    pub fn hint(&self) -> Option<String> {
+        use Error::*;
+        Some(match self {
+            EmptyQuestion => "pass a question: ground answer \"what is ...?\" (or pipe it on stdin)".into(),
+            Config { hint, .. } => hint.clone(),
+            SearchUnreachable { .. } => "start SearXNG, or point ground at it with --searxng-url / GROUND_SEARXNG_URL / [search] url in the config file".into(),
+            SearchJsonDisabled { .. } => "enable JSON in SearXNG's settings.yml: under `search:` set `formats: [html, json]`, then restart SearXNG".into(),
+            SearchRateLimited { .. } => "SearXNG's limiter blocked ground: in limiter.toml add this machine's address to `[botdetection.ip_lists] pass_ip`, or set `server.limiter: false` in settings.yml".into(),
+            SearchBadRequest { .. } => "check --language, --categories, --engines, --time-range and --safesearch against what your SearXNG offers".into(),
+            SearchHttp { status, .. } if *status >= 500 => "SearXNG itself failed: look at its logs, then try again".into(),
+            SearchHttp { .. } => "check that --searxng-url points at SearXNG's base URL (the page with the search box)".into(),
+            SearchInvalidReply { .. } => "check that --searxng-url points at SearXNG itself, not a proxy or login page".into(),
+            SearchEnginesFailed { .. } => "SearXNG's engines are failing (timeouts, blocks or suspensions): check its logs and engine settings, or try again later".into(),
+            NoResults { .. } => "rephrase the question, or widen the search (--language, --time-range, --categories)".into(),
+            NoUsableSources { .. } => "try again, ask for more pages with --pages, or rephrase the question; `--json` lists each page's status".into(),
+            ModelUnreachable { .. } => "start Ollama with `ollama serve`, or point ground at it with --llm-url / OLLAMA_HOST / [llm] url in the config file".into(),
+            ModelNotFound { model, .. } => format!("download it with `ollama pull {model}`, or choose an installed model with --model (see `ollama list`)"),
+            ModelHttp { .. } => "check the model server's logs; a smaller --context-tokens may help if it ran out of memory".into(),
+            ModelTimeout { .. } => "use a smaller or faster model, fewer --pages, or raise [llm] timeout_secs".into(),
+            ModelBadReply { cut_off: true, .. } => "the reply hit the output-token cap: raise --max-answer-tokens, or use a model that follows JSON schemas better".into(),
+            ModelBadReply { .. } => "use a model that follows JSON schemas better (a larger one usually does), via --model".into(),
+            Uncited { .. } => "use a model that follows instructions better (--model), or give it more of each page with a larger --context-tokens".into(),
+            NotGrounded { .. } => "read the unsupported statements in the output; drop --strict to accept partially supported answers".into(),
+            Interrupted => return None,
+        })
+    }
+
+    /// The full message for a terminal: `error: ...` and, when there is one, `hint: ...`.
+    pub fn report(&self) -> String {
+        let mut out = format!("error: {}", crate::render::sanitize_line(&self.to_string()));
+        if let Some(hint) = self.hint() {
+            let _ = write!(out, "\nhint: {hint}");
+        }
+        out
+    }
+}
+
+/// Shortens a one-line message to at most `max` characters (on a char boundary), for
+/// error messages that quote untrusted or long text.
+pub fn shorten(text: &str, max: usize) -> String {
+    let one_line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one_line.chars().count() <= max {
+        one_line
+    } else {
+        let cut: String = one_line.chars().take(max).collect();
+        format!("{cut}…")
+    }
+}
+
+/// Renders a transport error as one line with its causes, e.g.
+/// "error sending request: connection refused".
+pub fn describe_reqwest(err: &reqwest::Error) -> String {
+    if err.is_timeout() {
+        return "timed out".into();
+    }
+    let mut parts: Vec<String> = Vec::new();
+    let mut source: Option<&dyn std::error::Error> = Some(err);
+    while let Some(e) = source {
+        let text = e.to_string();
+        // reqwest repeats the URL in its top-level message; keep it short.
+        let text = match text.split_once(" for url (") {
+            Some((head, _)) => head.to_string(),
+            None => text,
+        };
+        if !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        source = e.source();
+    }
+    shorten(&parts.join(": "), 200)
+}

@@ -1,0 +1,424 @@
+//! The fetch stage: download one page, bounded in time and size, and say exactly what
+//! happened (a [`RetrievalStatus`] like Gemini url_context's `urlRetrievalStatus`).
+//!
+//! Safety is enforced here, not by callers: unless private addresses are allowed, the
+//! DNS resolver refuses names that resolve to loopback, private, link-local, unspecified
+//! or multicast addresses, and IP-literal URLs (first request and every redirect) are
+//! checked the same way. Checking the resolved address, not the name, is what stops a
+//! public name that points at 127.0.0.1.
+
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde::Serialize;
+use url::Url;
+
+use crate::config::FetchSettings;
+use crate::error::describe_reqwest;
+
+/// What happened to one page, as reported per source in `--json`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum RetrievalStatus {
+    /// Fetched and readable text extracted.
+    Success,
+    /// Network failure or an HTTP error status.
+    Error,
+    /// No complete answer within the per-page time limit.
+    Timeout,
+    /// A content type we cannot read (PDF, images, binary data).
+    Unsupported,
+    /// Refused by policy: a non-public address or a non-http(s) URL.
+    Blocked,
+    /// Fetched, but no readable main text (e.g. a JavaScript-only page).
+    Empty,
+}
+
+/// A downloaded page, before extraction.
+#[derive(Debug, Clone)]
+pub struct FetchedPage {
+    /// The address after redirects.
+    pub final_url: String,
+    /// The HTTP status of the final response.
+    pub http_status: u16,
+    /// The `Content-Type` header, if any.
+    pub content_type: Option<String>,
+    /// What kind of text the body is.
+    pub kind: BodyKind,
+    /// The body bytes (decompressed), at most `max_bytes` of them.
+    pub body: Vec<u8>,
+    /// Whether the body was longer than `max_bytes` and cut there.
+    pub truncated: bool,
+}
+
+/// How a page body is to be read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyKind {
+    /// HTML or XHTML.
+    Html,
+    /// Plain text.
+    PlainText,
+}
+
+/// Why a page could not be fetched, with the status to report.
+#[derive(Debug, Clone)]
+pub struct FetchFailure {
+    /// The status reported for the page.
+    pub status: RetrievalStatus,
+    /// The HTTP status, when a response arrived.
+    pub http_status: Option<u16>,
+    /// The final URL when known (after redirects).
+    pub final_url: Option<String>,
+    /// One line saying what went wrong.
+    pub reason: String,
+}
+
+/// A page downloader with the configured limits; cheap to share across tasks.
+#[derive(Clone)]
+pub struct Fetcher {
+    client: reqwest::Client,
+    settings: FetchSettings,
+}
+
+/// The error our resolver gives for a name that only resolves to non-public
+/// addresses; found again in reqwest's error chain to report BLOCKED.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct Blocked(String);
+
+impl Fetcher {
+    /// Builds the HTTP client: our User-Agent, connect timeout, bounded redirects that
+    /// are re-checked against the address policy, and the filtering DNS resolver.
+    pub fn new(settings: &FetchSettings) -> Result<Self, crate::error::Error> {
+        let allow_private = settings.allow_private_addresses;
+        let max_redirects = settings.max_redirects;
+        let redirect = reqwest::redirect::Policy::custom(move |attempt| {
+            if attempt.previous().len() > max_redirects {
+                return attempt.error(format!("more than {max_redirects} redirects"));
+            }
+            if let Err(reason) = check_url(attempt.url(), allow_private) {
+                return attempt.error(Blocked(reason));
+            }
+            attempt.follow()
+        });
+        let mut builder = reqwest::Client::builder()
+            .user_agent(crate::search::searxng::USER_AGENT)
+            .connect_timeout(settings.connect_timeout)
+            .redirect(redirect);
+        if !allow_private {
+            builder = builder.dns_resolver(Arc::new(PublicOnlyResolver));
+        }
+        let client = builder.build().map_err(|e| crate::error::Error::Config {
+            message: format!("cannot build the HTTP client: {}", describe_reqwest(&e)),
+            hint: "this is a bug; please report it".into(),
+        })?;
+        Ok(Self {
+            client,
+            settings: settings.clone(),
+        })
+    }
+
+    /// Fetches one page within the per-page time limit.
+    pub async fn fetch(&self, url: &str) -> Result<FetchedPage, FetchFailure> {
+        let limit = self.settings.timeout;
+        match tokio::time::timeout(limit, self.fetch_unbounded(url)).await {
+            Ok(result) => result,
+            Err(_) => Err(failure(
+                RetrievalStatus::Timeout,
+                None,
+                format!("no complete response within {} s", limit.as_secs()),
+            )),
+        }
+    }
+
+    async fn fetch_unbounded(&self, url: &str) -> Result<FetchedPage, FetchFailure> {
+        let parsed = Url::parse(url).map_err(|e| {
+            failure(
+                RetrievalStatus::Error,
+                None,
+                format!("not a valid URL: {e}"),
+            )
+        })?;
+        check_url(&parsed, self.settings.allow_private_addresses)
+            .map_err(|reason| failure(RetrievalStatus::Blocked, None, reason))?;
+        let mut response = self
+            .client
+            .get(parsed)
+            .header(
+                reqwest::header::ACCEPT,
+                "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.1",
+            )
+            .header(reqwest::header::ACCEPT_LANGUAGE, "en;q=0.9, *;q=0.5")
+            .send()
+            .await
+            .map_err(|e| transport_failure(&e))?;
+        let http_status = response.status().as_u16();
+        let final_url = response.url().to_string();
+        let content_type = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        let fail = |status, reason: String| FetchFailure {
+            status,
+            http_status: Some(http_status),
+            final_url: Some(final_url.clone()),
+            reason,
+        };
+        if !response.status().is_success() {
+            return Err(fail(RetrievalStatus::Error, format!("HTTP {http_status}")));
+        }
+        let declared = match content_type.as_deref().map(declared_kind) {
+            Some(Err(mime)) => {
+                return Err(fail(
+                    RetrievalStatus::Unsupported,
+                    format!("content type {mime} is not HTML or text"),
+                ));
+            }
+            Some(Ok(kind)) => kind,
+            None => None,
+        };
+
+        let max = self.settings.max_bytes;
+        let mut body: Vec<u8> = Vec::new();
+        let mut truncated = false;
+        loop {
+            let chunk = response.chunk().await.map_err(|e| {
+                let mut f = transport_failure(&e);
+                f.http_status = Some(http_status);
+                f
+            })?;
+            let Some(chunk) = chunk else { break };
+            let room = max - body.len();
+            if chunk.len() > room {
+                body.extend_from_slice(&chunk[..room]);
+                truncated = true;
+                break;
+            }
+            body.extend_from_slice(&chunk);
+        }
+
+        let kind = match declared {
+            Some(kind) => kind,
+            None => sniff_kind(&body).ok_or_else(|| {
+                fail(
+                    RetrievalStatus::Unsupported,
+                    "no content type and the body is not text".into(),
+                )
+            })?,
+        };
+        if looks_binary(&body) {
+            return Err(fail(
+                RetrievalStatus::Unsupported,
+                "the body is binary data, not text".into(),
+            ));
+        }
+        Ok(FetchedPage {
+            final_url,
+            http_status,
+            content_type,
+            kind,
+            body,
+            truncated,
+        })
+    }
+
+    /// The limits this fetcher applies.
+    pub fn settings(&self) -> &FetchSettings {
+        &self.settings
+    }
+}
+
+fn failure(status: RetrievalStatus, http_status: Option<u16>, reason: String) -> FetchFailure {
+    FetchFailure {
+        status,
+        http_status,
+        final_url: None,
+        reason,
+    }
+}
+
+fn transport_failure(err: &reqwest::Error) -> FetchFailure {
+    let mut source: Option<&dyn std::error::Error> = Some(err);
+    while let Some(e) = source {
+        if let Some(blocked) = e.downcast_ref::<Blocked>() {
+            return failure(RetrievalStatus::Blocked, None, blocked.0.clone());
+        }
+        source = e.source();
+    }
+    let status = if err.is_timeout() {
+        RetrievalStatus::Timeout
+    } else {
+        RetrievalStatus::Error
+    };
+    failure(status, None, describe_reqwest(err))
+}
+
+/// Maps a Content-Type to the body kind we read (`Ok(None)`: decide from the bytes),
+/// or the MIME type we refuse.
+fn declared_kind(content_type: &str) -> Result<Option<BodyKind>, String> {
+    let mime = content_type
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    match mime.as_str() {
+        "text/html" | "application/xhtml+xml" => Ok(Some(BodyKind::Html)),
+        "text/plain" | "text/markdown" => Ok(Some(BodyKind::PlainText)),
+        // Servers often send no useful type; decide from the bytes.
+        "" | "application/octet-stream" | "binary/octet-stream" => Ok(None),
+        _ => Err(mime),
+    }
+}
+
+fn sniff_kind(body: &[u8]) -> Option<BodyKind> {
+    if looks_binary(body) {
+        return None;
+    }
+    let start = String::from_utf8_lossy(&body[..body.len().min(512)])
+        .trim_start()
+        .to_ascii_lowercase();
+    if start.starts_with('<') {
+        Some(BodyKind::Html)
+    } else {
+        Some(BodyKind::PlainText)
+    }
+}
+
+/// A NUL byte near the start means binary data (text never has one).
+fn looks_binary(body: &[u8]) -> bool {
+    body[..body.len().min(1024)].contains(&0)
+}
+
+/// Refuses non-http(s) URLs and, unless allowed, IP-literal hosts that are not public.
+fn check_url(url: &Url, allow_private: bool) -> Result<(), String> {
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(format!("scheme {:?} is not http or https", url.scheme()));
+    }
+    if allow_private {
+        return Ok(());
+    }
+    let ip = match url.host() {
+        Some(url::Host::Ipv4(ip)) => IpAddr::V4(ip),
+        Some(url::Host::Ipv6(ip)) => IpAddr::V6(ip),
+        Some(url::Host::Domain(_)) => return Ok(()), // checked by the resolver
+        None => return Err("the URL has no host".into()),
+    };
+    if is_public(ip) {
+        Ok(())
+    } else {
+        Err(blocked_reason(ip))
+    }
+}
+
+fn blocked_reason(ip: IpAddr) -> String {
+    format!("address {ip} is not public (use --allow-private-addresses to permit it)")
+}
+
+/// Whether an address is on the public internet: not loopback, private, link-local
+/// (which includes cloud metadata at 169.254.169.254), shared (100.64/10),
+/// unspecified, broadcast, documentation, reserved or multicast.
+pub fn is_public(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => {
+            let [a, b, ..] = v4.octets();
+            !(v4.is_loopback()
+                || v4.is_private()
+                || v4.is_link_local()
+                || v4.is_unspecified()
+                || v4.is_broadcast()
+                || v4.is_multicast()
+                || v4.is_documentation()
+                || a == 0
+                || a >= 240
+                || (a == 100 && (64..128).contains(&b)))
+        }
+        IpAddr::V6(v6) => {
+            if let Some(v4) = v6.to_ipv4_mapped() {
+                return is_public(IpAddr::V4(v4));
+            }
+            let first = v6.segments()[0];
+            !(v6.is_loopback()
+                || v6.is_unspecified()
+                || v6.is_multicast()
+                || (first & 0xfe00) == 0xfc00 // unique local fc00::/7
+                || (first & 0xffc0) == 0xfe80 // link-local fe80::/10
+                || first == 0x2001 && v6.segments()[1] == 0x0db8) // documentation
+        }
+    }
+}
+
+/// Resolves names with the system resolver and keeps only public addresses.
+struct PublicOnlyResolver;
+
+impl reqwest::dns::Resolve for PublicOnlyResolver {
+    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        Box::pin(async move {
+            let host = name.as_str().to_string();
+            let addrs: Vec<SocketAddr> =
+                tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            let public: Vec<SocketAddr> = addrs
+                .iter()
+                .copied()
+                .filter(|a| is_public(a.ip()))
+                .collect();
+            if public.is_empty() {
+                let ip = addrs.first().map(|a| a.ip());
+                let reason = match ip {
+                    Some(ip) => format!("{host} resolves to {}", blocked_reason(ip)),
+                    None => format!("{host} did not resolve to any address"),
+                };
+                return Err(Box::new(Blocked(reason)) as Box<dyn std::error::Error + Send + Sync>);
+            }
+            Ok(Box::new(public.into_iter()) as reqwest::dns::Addrs)
+        })
+    }
+}
+
+/// Milliseconds since `start`, for timings.
+pub fn elapsed_ms(start: Instant) -> u64 {
+    u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn public_and_private_addresses() {
+        for private in [
+            "127.0.0.1",
+            "10.1.2.3",
+            "172.16.0.1",
+            "192.168.1.1",
+            "169.254.169.254",
+            "0.0.0.0",
+            "100.64.0.1",
+            "::1",
+            "fd00::1",
+            "fe80::1",
+            "::ffff:127.0.0.1",
+            "224.0.0.1",
+        ] {
+            assert!(!is_public(private.parse().unwrap()), "{private}");
+        }
+        for public in ["93.184.216.34", "1.1.1.1", "2606:4700:4700::1111"] {
+            assert!(is_public(public.parse().unwrap()), "{public}");
+        }
+    }
+
+    #[test]
+    fn content_types() {
+        assert_eq!(
+            declared_kind("text/html; charset=utf-8"),
+            Ok(Some(BodyKind::Html))
+        );
+        assert_eq!(declared_kind("text/plain"), Ok(Some(BodyKind::PlainText)));
+        assert_eq!(declared_kind("application/octet-stream"), Ok(None));
+        assert!(declared_kind("application/pdf").is_err());
+        assert_eq!(sniff_kind(b"  <!doctype html><p>x"), Some(BodyKind::Html));
+        assert_eq!(sniff_kind(b"\x00\x01PNG"), None);
+    }
+}

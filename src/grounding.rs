@@ -1,0 +1,440 @@
+//! The grounding stage: check every citation the model made against the text that was
+//! actually fetched, and describe the result in Gemini's `groundingMetadata` shape.
+//!
+//! A citation counts only if it names a source we gave the model and its quote occurs
+//! in that source's extracted text, allowing nothing but normalisation (case,
+//! whitespace, quote and dash styles, invisible characters) and `...` between
+//! fragments. The answer text is assembled here from the statements, so segment
+//! offsets are exact UTF-8 byte offsets by construction.
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use crate::context::SourceText;
+use crate::llm::{ModelAnswer, SourceRef};
+
+/// Confidence of a quote found exactly as written.
+pub const CONFIDENCE_EXACT: f64 = 1.0;
+/// Confidence of a quote found after normalisation.
+pub const CONFIDENCE_NORMALISED: f64 = 0.9;
+/// Confidence of a quote whose `...`-separated fragments were found in order.
+pub const CONFIDENCE_FRAGMENTS: f64 = 0.75;
+/// Quotes shorter than this (in characters, after normalisation) prove nothing.
+pub const MIN_QUOTE_CHARS: usize = 12;
+
+/// How a quote matched its source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MatchKind {
+    /// Found as written.
+    Exact,
+    /// Found after normalising case, whitespace, quotes and dashes.
+    Normalised,
+    /// Its fragments (split at an ellipsis) were found in order.
+    Fragments,
+    /// Not found, or too short to prove anything.
+    None,
+}
+
+/// A citation that names a real source, with the verdict on its quote.
+#[derive(Debug, Clone, Serialize)]
+pub struct CheckedCitation {
+    /// The source's number (1-based).
+    pub source: usize,
+    /// The quote as the model gave it.
+    pub quote: String,
+    /// Whether the quote is in the source.
+    pub verified: bool,
+    /// 1.0 exact, 0.9 normalised, 0.75 fragments, 0 not found.
+    pub confidence: f64,
+    /// How it matched.
+    pub matched: MatchKind,
+}
+
+/// A citation naming a source we never gave the model.
+#[derive(Debug, Clone, Serialize)]
+pub struct RejectedCitation {
+    /// Index of the statement (0-based).
+    pub statement: usize,
+    /// The source as the model named it.
+    pub source: String,
+    /// The quote as given.
+    pub quote: String,
+    /// Why it was rejected.
+    pub reason: String,
+}
+
+/// One sentence of the answer, located in it, with its checked citations.
+#[derive(Debug, Clone, Serialize)]
+pub struct Statement {
+    /// The sentence.
+    pub text: String,
+    /// UTF-8 byte offset in the answer where it starts (inclusive).
+    pub start: usize,
+    /// UTF-8 byte offset where it ends (exclusive).
+    pub end: usize,
+    /// Citations naming real sources, one per source (the best quote kept).
+    pub citations: Vec<CheckedCitation>,
+}
+
+impl Statement {
+    /// Whether at least one citation is verified.
+    pub fn supported(&self) -> bool {
+        self.citations.iter().any(|c| c.verified)
+    }
+}
+
+/// The checked answer.
+#[derive(Debug, Clone, Serialize)]
+pub struct GroundedAnswer {
+    /// The statements joined by single spaces.
+    pub answer: String,
+    /// False when the model said the sources do not answer.
+    pub answerable: bool,
+    /// The statements.
+    pub statements: Vec<Statement>,
+    /// What the sources leave open.
+    pub unknowns: Vec<String>,
+    /// Citations of sources that do not exist.
+    pub rejected: Vec<RejectedCitation>,
+}
+
+impl GroundedAnswer {
+    /// True when the sources answered and every statement has a verified citation.
+    pub fn grounded(&self) -> bool {
+        self.answerable
+            && !self.statements.is_empty()
+            && self.statements.iter().all(Statement::supported)
+    }
+
+    /// Whether any citation at all was given (valid or not).
+    pub fn cites_anything(&self) -> bool {
+        !self.rejected.is_empty() || self.statements.iter().any(|s| !s.citations.is_empty())
+    }
+}
+
+/// Checks the model's answer against the sources it was given.
+pub fn verify(answer: &ModelAnswer, sources: &[SourceText]) -> GroundedAnswer {
+    let normalised: Vec<String> = sources.iter().map(|s| normalise(&s.text)).collect();
+    let mut text = String::new();
+    let mut statements = Vec::new();
+    let mut rejected = Vec::new();
+    if answer.answerable {
+        for (si, statement) in answer.statements.iter().enumerate() {
+            if !text.is_empty() {
+                text.push(' ');
+            }
+            let start = text.len();
+            text.push_str(&statement.text);
+            let end = text.len();
+            let mut citations: Vec<CheckedCitation> = Vec::new();
+            for citation in &statement.citations {
+                let number = match resolve_source(&citation.source, sources) {
+                    Ok(n) => n,
+                    Err(reason) => {
+                        rejected.push(RejectedCitation {
+                            statement: si,
+                            source: describe_ref(&citation.source),
+                            quote: citation.quote.clone(),
+                            reason,
+                        });
+                        continue;
+                    }
+                };
+                let (matched, confidence) = check_quote(
+                    &citation.quote,
+                    &sources[number - 1].text,
+                    &normalised[number - 1],
+                );
+                let checked = CheckedCitation {
+                    source: number,
+                    quote: citation.quote.clone(),
+                    verified: matched != MatchKind::None,
+                    confidence,
+                    matched,
+                };
+                match citations.iter_mut().find(|c| c.source == number) {
+                    Some(existing) if existing.confidence < checked.confidence => {
+                        *existing = checked
+                    }
+                    Some(_) => {}
+                    None => citations.push(checked),
+                }
+            }
+            statements.push(Statement {
+                text: statement.text.clone(),
+                start,
+                end,
+                citations,
+            });
+        }
+    }
+    GroundedAnswer {
+        answer: text,
+        answerable: answer.answerable,
+        statements,
+        unknowns: answer.unknowns.clone(),
+        rejected,
+    }
+}
+
+fn resolve_source(source: &SourceRef, sources: &[SourceText]) -> Result<usize, String> {
+    match source {
+        SourceRef::Number(n) => usize::try_from(*n)
+            .ok()
+            .filter(|n| (1..=sources.len()).contains(n))
+            .ok_or_else(|| {
+                format!(
+                    "there is no source {n} (sources are 1 to {})",
+                    sources.len()
+                )
+            }),
+        SourceRef::Url(url) => sources
+            .iter()
+            .find(|s| same_url(&s.url, url))
+            .map(|s| s.number)
+            .ok_or_else(|| "that URL is not one of the fetched sources".to_string()),
+        SourceRef::Other(_) => Err("not a source number".to_string()),
+    }
+}
+
+fn same_url(a: &str, b: &str) -> bool {
+    a.trim_end_matches('/')
+        .eq_ignore_ascii_case(b.trim_end_matches('/'))
+}
+
+fn describe_ref(source: &SourceRef) -> String {
+    match source {
+        SourceRef::Number(n) => n.to_string(),
+        SourceRef::Url(u) | SourceRef::Other(u) => u.clone(),
+    }
+}
+
+/// Decides how `quote` occurs in a source (`raw` text, `normalised` by [`normalise`]).
+pub fn check_quote(quote: &str, raw: &str, normalised: &str) -> (MatchKind, f64) {
+    let wanted = normalise(quote);
+    if wanted.chars().filter(|c| !c.is_whitespace()).count() < MIN_QUOTE_CHARS {
+        return (MatchKind::None, 0.0);
+    }
+    if !quote.trim().is_empty() && raw.contains(quote.trim()) {
+        return (MatchKind::Exact, CONFIDENCE_EXACT);
+    }
+    if normalised.contains(&wanted) {
+        return (MatchKind::Normalised, CONFIDENCE_NORMALISED);
+    }
+    let fragments: Vec<&str> = wanted
+        .split("...")
+        .map(str::trim)
+        .filter(|f| !f.is_empty())
+        .collect();
+    if fragments.len() > 1 {
+        let mut from = 0usize;
+        for fragment in &fragments {
+            match normalised[from..].find(fragment) {
+                Some(at) => from += at + fragment.len(),
+                None => return (MatchKind::None, 0.0),
+            }
+        }
+        return (MatchKind::Fragments, CONFIDENCE_FRAGMENTS);
+    }
+    (MatchKind::None, 0.0)
+}
+
+/// Lower-cases, folds curly quotes, dashes and ellipsis characters to ASCII, drops
+/// invisible characters, and collapses whitespace to single spaces.
+pub fn normalise(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut space = false;
+    for c in text.chars() {
+        let mapped: &str = match c {
+            '\u{2018}' | '\u{2019}' | '\u{201A}' | '\u{201B}' | '\u{2032}' | '`' | '\u{00B4}' => {
+                "'"
+            }
+            '\u{201C}' | '\u{201D}' | '\u{201E}' | '\u{201F}' | '\u{2033}' | '\u{00AB}'
+            | '\u{00BB}' => "\"",
+            '\u{2010}' | '\u{2011}' | '\u{2012}' | '\u{2013}' | '\u{2014}' | '\u{2015}'
+            | '\u{2212}' => "-",
+            '\u{2026}' => "...",
+            '\u{00AD}' | '\u{200B}' | '\u{200C}' | '\u{200D}' | '\u{2060}' | '\u{FEFF}' => continue,
+            c if c.is_whitespace() => {
+                space = !out.is_empty();
+                continue;
+            }
+            _ => {
+                if space {
+                    out.push(' ');
+                    space = false;
+                }
+                for lower in c.to_lowercase() {
+                    out.push(lower);
+                }
+                continue;
+            }
+        };
+        if space {
+            out.push(' ');
+            space = false;
+        }
+        out.push_str(mapped);
+    }
+    out
+}
+
+/// The domain of a URL for `groundingChunks[].web.domain`.
+fn domain(url: &str) -> String {
+    url::Url::parse(url)
+        .ok()
+        .and_then(|u| {
+            u.host_str()
+                .map(|h| h.trim_start_matches("www.").to_string())
+        })
+        .unwrap_or_default()
+}
+
+/// Gemini's `groundingMetadata` (REST, camelCase): one chunk per source given to the
+/// model (chunk index = source number - 1), one support per statement that has
+/// verified citations, listing only those.
+pub fn grounding_metadata(
+    answer: &GroundedAnswer,
+    sources: &[SourceText],
+    queries: &[String],
+) -> Value {
+    let chunks: Vec<Value> = sources
+        .iter()
+        .map(|s| json!({"web": {"uri": s.url, "title": s.title, "domain": domain(&s.url)}}))
+        .collect();
+    let supports: Vec<Value> = answer
+        .statements
+        .iter()
+        .filter(|s| s.supported())
+        .map(|s| {
+            let verified: Vec<&CheckedCitation> =
+                s.citations.iter().filter(|c| c.verified).collect();
+            json!({
+                "segment": {"startIndex": s.start, "endIndex": s.end, "text": s.text},
+                "groundingChunkIndices": verified.iter().map(|c| c.source - 1).collect::<Vec<_>>(),
+                "confidenceScores": verified.iter().map(|c| c.confidence).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    json!({
+        "webSearchQueries": queries,
+        "groundingChunks": chunks,
+        "groundingSupports": supports,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::{ModelCitation, ModelStatement};
+
+    fn source(number: usize, text: &str) -> SourceText {
+        SourceText {
+            number,
+            url: format!("https://example.org/{number}"),
+            title: format!("T{number}"),
+            text: text.into(),
+        }
+    }
+
+    fn statement(text: &str, cites: &[(SourceRef, &str)]) -> ModelStatement {
+        ModelStatement {
+            text: text.into(),
+            citations: cites
+                .iter()
+                .map(|(s, q)| ModelCitation {
+                    source: s.clone(),
+                    quote: (*q).into(),
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn quote_matching_levels() {
+        let raw = "In 2007 dried tardigrades were exposed to open space \u{2014} and some \u{201C}survived\u{201D}.";
+        let norm = normalise(raw);
+        assert_eq!(
+            check_quote("dried tardigrades were exposed", raw, &norm).0,
+            MatchKind::Exact
+        );
+        assert_eq!(
+            check_quote("DRIED   tardigrades were exposed", raw, &norm).0,
+            MatchKind::Normalised
+        );
+        assert_eq!(
+            check_quote("open space - and some \"survived\"", raw, &norm).0,
+            MatchKind::Normalised
+        );
+        assert_eq!(
+            check_quote("In 2007 dried … and some", raw, &norm).0,
+            MatchKind::Fragments
+        );
+        assert_eq!(
+            check_quote("tardigrades live on the moon", raw, &norm).0,
+            MatchKind::None
+        );
+        assert_eq!(
+            check_quote("2007", raw, &norm).0,
+            MatchKind::None,
+            "too short to prove anything"
+        );
+    }
+
+    #[test]
+    fn offsets_are_exact_bytes_and_bad_sources_rejected() {
+        let sources = [
+            source(1, "Les tardigrades résistent au vide spatial."),
+            source(2, "東京は日本の首都であり、大きな都市です。"),
+        ];
+        let answer = ModelAnswer {
+            answerable: true,
+            statements: vec![
+                statement(
+                    "Les tardigrades résistent au vide. 🐻",
+                    &[(SourceRef::Number(1), "tardigrades résistent au vide")],
+                ),
+                statement(
+                    "東京は首都です。",
+                    &[
+                        (SourceRef::Number(2), "東京は日本の首都であり、大きな都市"),
+                        (SourceRef::Number(7), "x"),
+                    ],
+                ),
+            ],
+            unknowns: vec![],
+        };
+        let g = verify(&answer, &sources);
+        for s in &g.statements {
+            assert_eq!(&g.answer.as_bytes()[s.start..s.end], s.text.as_bytes());
+        }
+        assert!(g.grounded());
+        assert_eq!(g.rejected.len(), 1);
+        assert!(g.rejected[0].reason.contains("no source 7"));
+        let meta = grounding_metadata(&g, &sources, &["q".into()]);
+        assert_eq!(
+            meta["groundingSupports"][1]["groundingChunkIndices"],
+            json!([1])
+        );
+    }
+
+    #[test]
+    fn invented_quote_is_unsupported() {
+        let sources = [source(1, "The VACUUM command rebuilds the database file.")];
+        let answer = ModelAnswer {
+            answerable: true,
+            statements: vec![statement(
+                "VACUUM deletes tables.",
+                &[(SourceRef::Number(1), "VACUUM deletes every table")],
+            )],
+            unknowns: vec![],
+        };
+        let g = verify(&answer, &sources);
+        assert!(!g.grounded());
+        assert!(!g.statements[0].supported());
+        assert_eq!(g.statements[0].citations[0].confidence, 0.0);
+        let meta = grounding_metadata(&g, &sources, &[]);
+        assert_eq!(meta["groundingSupports"], json!([]));
+    }
+}
