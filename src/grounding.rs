@@ -73,7 +73,7 @@ pub struct Statement {
     pub start: usize,
     /// UTF-8 byte offset where it ends (exclusive).
     pub end: usize,
-    /// Citations naming real sources, one per source (the best quote kept).
+    /// Citations naming real sources, in the model's order.
     pub citations: Vec<CheckedCitation>,
 }
 
@@ -81,6 +81,19 @@ impl Statement {
     /// Whether at least one citation is verified.
     pub fn supported(&self) -> bool {
         self.citations.iter().any(|c| c.verified)
+    }
+
+    /// The sources with a verified quote, each once, with its best confidence, in
+    /// the order first cited.
+    pub fn verified_sources(&self) -> Vec<(usize, f64)> {
+        let mut out: Vec<(usize, f64)> = Vec::new();
+        for c in self.citations.iter().filter(|c| c.verified) {
+            match out.iter_mut().find(|(n, _)| *n == c.source) {
+                Some((_, best)) => *best = best.max(c.confidence),
+                None => out.push((c.source, c.confidence)),
+            }
+        }
+        out
     }
 }
 
@@ -153,13 +166,7 @@ pub fn verify(answer: &ModelAnswer, sources: &[SourceText]) -> GroundedAnswer {
                     confidence,
                     matched,
                 };
-                match citations.iter_mut().find(|c| c.source == number) {
-                    Some(existing) if existing.confidence < checked.confidence => {
-                        *existing = checked
-                    }
-                    Some(_) => {}
-                    None => citations.push(checked),
-                }
+                citations.push(checked);
             }
             statements.push(Statement {
                 text: statement.text.clone(),
@@ -308,12 +315,11 @@ pub fn grounding_metadata(
         .iter()
         .filter(|s| s.supported())
         .map(|s| {
-            let verified: Vec<&CheckedCitation> =
-                s.citations.iter().filter(|c| c.verified).collect();
+            let verified = s.verified_sources();
             json!({
                 "segment": {"startIndex": s.start, "endIndex": s.end, "text": s.text},
-                "groundingChunkIndices": verified.iter().map(|c| c.source - 1).collect::<Vec<_>>(),
-                "confidenceScores": verified.iter().map(|c| c.confidence).collect::<Vec<_>>(),
+                "groundingChunkIndices": verified.iter().map(|(n, _)| n - 1).collect::<Vec<_>>(),
+                "confidenceScores": verified.iter().map(|(_, c)| *c).collect::<Vec<_>>(),
             })
         })
         .collect();

@@ -85,10 +85,9 @@ pub fn person(report: &Report, style: Style) -> String {
 
 fn markers(statement: &Statement) -> Vec<usize> {
     statement
-        .citations
-        .iter()
-        .filter(|c| c.verified)
-        .map(|c| c.source)
+        .verified_sources()
+        .into_iter()
+        .map(|(n, _)| n)
         .collect()
 }
 

@@ -1,0 +1,215 @@
+//! Test harness: wiremock servers standing in for SearXNG, the web pages and Ollama,
+//! and a `ground` command with a clean environment pointed at them, so no test reads
+//! a developer's real config or reaches the network.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use serde_json::{Value, json};
+use wiremock::matchers::{body_partial_json, method, path, query_param};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+/// Where the fixtures live.
+pub fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")
+}
+
+/// Reads a fixture file as text.
+pub fn fixture(rel: &str) -> String {
+    std::fs::read_to_string(fixtures().join(rel)).unwrap_or_else(|e| panic!("fixture {rel}: {e}"))
+}
+
+/// The URL that real captures use for pages; replaced by the page server's.
+pub const CAPTURED_PAGES_URL: &str = "http://127.0.0.1:8899";
+
+/// The three stand-in servers and a scratch home directory.
+pub struct World {
+    pub searx: MockServer,
+    pub pages: MockServer,
+    pub ollama: MockServer,
+    pub home: tempfile::TempDir,
+}
+
+impl World {
+    pub async fn new() -> Self {
+        World {
+            searx: MockServer::start().await,
+            pages: MockServer::start().await,
+            ollama: MockServer::start().await,
+            home: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    /// `ground` with an empty environment except HOME (a temp dir), NO_COLOR and the
+    /// servers' URLs; private addresses allowed because the pages are on loopback.
+    pub fn ground(&self) -> std::process::Command {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_ground"));
+        cmd.env_clear()
+            .env("HOME", self.home.path())
+            .env("NO_COLOR", "1")
+            .env("GROUND_SEARXNG_URL", self.searx.uri())
+            .env("GROUND_LLM_URL", self.ollama.uri())
+            .env("GROUND_ALLOW_PRIVATE_ADDRESSES", "true")
+            .env("GROUND_MODEL", "llama3.2")
+            .stdin(std::process::Stdio::null());
+        cmd
+    }
+
+    /// Serves a real SearXNG capture (body file under fixtures/searxng) for any
+    /// search, with its page URLs pointed at our page server.
+    pub async fn search_replies_with_capture(&self, rel: &str) {
+        let body =
+            fixture(&format!("searxng/{rel}")).replace(CAPTURED_PAGES_URL, &self.pages.uri());
+        Mock::given(method("GET"))
+            .and(path("/search"))
+            .and(query_param("format", "json"))
+            .respond_with(ResponseTemplate::new(200).set_body_raw(body, "application/json"))
+            .mount(&self.searx)
+            .await;
+    }
+
+    /// Serves the four fixture pages under /pages/.
+    pub async fn serve_fixture_pages(&self) {
+        for name in [
+            "tardigrades-space",
+            "tardigrades-cryptobiosis",
+            "tardigrades-overview",
+            "sqlite-vacuum",
+        ] {
+            let body = fixture(&format!("pages/{name}.html"));
+            Mock::given(method("GET"))
+                .and(path(format!("/pages/{name}.html")))
+                .respond_with(
+                    ResponseTemplate::new(200).set_body_raw(body, "text/html; charset=utf-8"),
+                )
+                .mount(&self.pages)
+                .await;
+        }
+    }
+
+    /// Makes Ollama answer every chat request with `content` as the message.
+    pub async fn model_replies(&self, content: &str) {
+        Mock::given(method("POST"))
+            .and(path("/api/chat"))
+            .and(body_partial_json(json!({"stream": false, "think": false})))
+            .respond_with(ResponseTemplate::new(200).set_body_json(ollama_reply(content, "stop")))
+            .mount(&self.ollama)
+            .await;
+    }
+
+    /// The usual happy setup: normal search capture, pages, and a model answer.
+    pub async fn healthy(&self, model_content: &str) {
+        self.search_replies_with_capture("searxng/normal.body.json")
+            .await;
+        self.serve_fixture_pages().await;
+        self.model_replies(model_content).await;
+    }
+
+    /// Replaces server addresses in output so snapshots are stable.
+    pub fn scrub(&self, text: &str) -> String {
+        text.replace(&self.pages.uri(), "http://pages.test")
+            .replace(&self.searx.uri(), "http://searx.test")
+            .replace(&self.ollama.uri(), "http://ollama.test")
+    }
+}
+
+/// A non-streaming Ollama `/api/chat` reply shaped like a real one.
+pub fn ollama_reply(content: &str, done_reason: &str) -> Value {
+    json!({
+        "model": "llama3.2",
+        "created_at": "2026-11-21T23:40:12.123456Z",
+        "message": {"role": "assistant", "content": content},
+        "done_reason": done_reason,
+        "done": true,
+        "total_duration": 5_191_566_416u64,
+        "load_duration": 2_154_458u64,
+        "prompt_eval_count": 912,
+        "prompt_eval_duration": 383_809_000u64,
+        "eval_count": 121,
+        "eval_duration": 4_799_921_000u64
+    })
+}
+
+/// The model's JSON for a well-cited answer about tardigrades in space.
+pub fn good_answer() -> String {
+    json!({
+        "answerable": true,
+        "statements": [
+            {"text": "Dried tardigrades survived ten days of exposure to open space on the FOTON-M3 mission in 2007.",
+             "citations": [{"source": 1, "quote": "dried tardigrades were exposed to open space for ten days on the FOTON-M3 mission"}]},
+            {"text": "They survive by entering a dormant tun state in which their metabolism almost stops.",
+             "citations": [{"source": 2, "quote": "tardigrades enter a dormant tun state called anhydrobiosis"},
+                           {"source": 2, "quote": "their metabolism falls to less than 0.01 percent"}]}
+        ],
+        "unknowns": []
+    })
+    .to_string()
+}
+
+/// Runs a command off the async runtime and returns its output.
+pub async fn run(mut cmd: std::process::Command) -> Output {
+    tokio::task::spawn_blocking(move || cmd.output().expect("run ground"))
+        .await
+        .unwrap()
+}
+
+/// stdout as text.
+pub fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// stderr as text.
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// stdout parsed as the one JSON object it must be.
+pub fn json_stdout(out: &Output) -> Value {
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not one JSON object ({e}): {}", stdout(out)))
+}
+
+/// Zeroes run-dependent numbers (timings) so a JSON report can be snapshotted.
+pub fn stable_json(mut value: Value) -> Value {
+    if let Some(t) = value.get_mut("timings_ms").and_then(Value::as_object_mut) {
+        for v in t.values_mut() {
+            *v = json!(0);
+        }
+    }
+    if let Some(sources) = value.get_mut("sources").and_then(Value::as_array_mut) {
+        for s in sources {
+            s["ms"] = json!(0);
+        }
+    }
+    value
+}
+
+/// An address where nothing listens.
+pub fn closed_port_url() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    drop(listener);
+    format!("http://127.0.0.1:{port}")
+}
+
+/// A matcher for the headers SearXNG's limiter needs (GUIDE 3): Accept with
+/// text/html, Accept-Encoding with gzip or deflate, a non-empty Accept-Language and a
+/// User-Agent that is not a bot library's. Reads the raw header values (wiremock's
+/// own header matchers split them at commas).
+pub fn limiter_friendly_headers() -> impl wiremock::Match {
+    |req: &wiremock::Request| {
+        let get = |name: &str| {
+            req.headers
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("")
+                .to_string()
+        };
+        get("accept").contains("text/html")
+            && (get("accept-encoding").contains("gzip")
+                || get("accept-encoding").contains("deflate"))
+            && !get("accept-language").trim().is_empty()
+            && get("user-agent").starts_with("ground/")
+    }
+}
