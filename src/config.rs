@@ -483,6 +483,15 @@ mod tests {
     }
 
     #[test]
+    fn example_config_parses_and_states_the_defaults() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("config.example.toml");
+        let flags = Overrides { config_path: Some(path), ..Default::default() };
+        let from_example = resolve(&flags, &env_of(&[])).unwrap();
+        let defaults = resolve(&Overrides::default(), &env_of(&[])).unwrap();
+        assert_eq!(format!("{from_example:?}"), format!("{defaults:?}"));
+    }
+
+    #[test]
     fn ollama_host_forms() {
         assert_eq!(ollama_host_to_url("0.0.0.0"), "http://0.0.0.0:11434");
         assert_eq!(
