@@ -46,15 +46,179 @@ fn meta_charset(bytes: &[u8]) -> Option<String> {
     let at = head.find("charset=")? + "charset=".len();
     let rest = head[at..].trim_start_matches(['"', '\'', ' ']);
     let end = rest
-        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == ':' || c == '.'))
+        .find(|c: char| {
+            !(c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == ':' || c == '.')
+        })
         .unwrap_or(rest.len());
     (end > 0).then(|| rest[..end].to_string())
 }
 
 /// Extracts the title and main text of an HTML document. `base_url` is the page's
 /// address (used only as a hint; extraction never fetches anything).
+///
+/// Never panics; the work is bounded by the input size, [`MAX_NESTING`] and
+/// [`main_text::MAX_NODES`].
 pub fn extract_html(html: &str, _base_url: Option<&url::Url>) -> Extracted {
-    basic::extract(html)
+    let html = limit_nesting(html);
+    let doc = scraper::Html::parse_document(html);
+    let title = page_title(&doc);
+    let mut text = main_text::main_text(&doc);
+    if let Some(title) = &title {
+        drop_leading_title(&mut text, title);
+    }
+    Extracted { title, text }
+}
+
+/// Whether a page has enough main text to read: at least [`MIN_SUBSTANTIAL_WORDS`]
+/// words (a CJK character counts as one word). A JavaScript-only shell, a consent
+/// wall or an error stub falls below it.
+pub fn is_substantial(extracted: &Extracted) -> bool {
+    word_count(&extracted.text) >= MIN_SUBSTANTIAL_WORDS
+}
+
+/// Below this many words of main text a page is not substantial (see
+/// [`is_substantial`]); a short news item has well over 100.
+pub const MIN_SUBSTANTIAL_WORDS: usize = 25;
+
+fn word_count(text: &str) -> usize {
+    let mut words = 0;
+    for token in text.split_whitespace() {
+        let cjk = token.chars().filter(|&c| is_cjk(c)).count();
+        words += if cjk > 0 { cjk } else { 1 };
+    }
+    words
+}
+
+fn is_cjk(c: char) -> bool {
+    matches!(c as u32, 0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF)
+}
+
+/// The deepest nesting of block tags kept from a page. The HTML parser checks the
+/// whole stack of open elements on each block start tag, so a page nesting 100,000
+/// `<div>`s would take minutes; real pages stay below 100.
+pub const MAX_NESTING: usize = 1_000;
+
+/// Cuts the page where its block-tag nesting would pass [`MAX_NESTING`] (a cheap
+/// scan that skips comments, scripts and styles).
+fn limit_nesting(html: &str) -> &str {
+    let bytes = html.as_bytes();
+    let mut depth = 0usize;
+    let mut i = 0;
+    while let Some(off) = memchr_lt(&bytes[i..]) {
+        let at = i + off;
+        let rest = &bytes[at + 1..];
+        i = at + 1;
+        if rest.starts_with(b"!--") {
+            i = find(bytes, i, b"-->").map_or(bytes.len(), |e| e + 3);
+            continue;
+        }
+        let closing = rest.first() == Some(&b'/');
+        let name_start = at + 1 + usize::from(closing);
+        let name_len = bytes[name_start..]
+            .iter()
+            .take(12)
+            .take_while(|b| b.is_ascii_alphanumeric())
+            .count();
+        let name = bytes[name_start..name_start + name_len].to_ascii_lowercase();
+        if !closing && (name == b"script" || name == b"style") {
+            let close: &[u8] = if name == b"script" {
+                b"</script"
+            } else {
+                b"</style"
+            };
+            i = find_ci(bytes, i, close).unwrap_or(bytes.len());
+            continue;
+        }
+        if !matches!(
+            name.as_slice(),
+            b"div"
+                | b"section"
+                | b"article"
+                | b"ul"
+                | b"ol"
+                | b"li"
+                | b"p"
+                | b"blockquote"
+                | b"dl"
+                | b"dd"
+                | b"table"
+                | b"main"
+                | b"aside"
+                | b"nav"
+                | b"figure"
+                | b"center"
+                | b"header"
+                | b"footer"
+                | b"details"
+                | b"fieldset"
+                | b"address"
+                | b"menu"
+        ) {
+            continue;
+        }
+        if closing {
+            depth = depth.saturating_sub(1);
+        } else {
+            depth += 1;
+            if depth > MAX_NESTING {
+                return &html[..at];
+            }
+        }
+    }
+    html
+}
+
+fn memchr_lt(bytes: &[u8]) -> Option<usize> {
+    bytes.iter().position(|&b| b == b'<')
+}
+
+fn find(bytes: &[u8], from: usize, needle: &[u8]) -> Option<usize> {
+    bytes
+        .get(from..)?
+        .windows(needle.len())
+        .position(|w| w == needle)
+        .map(|p| p + from)
+}
+
+fn find_ci(bytes: &[u8], from: usize, needle: &[u8]) -> Option<usize> {
+    bytes
+        .get(from..)?
+        .windows(needle.len())
+        .position(|w| w.eq_ignore_ascii_case(needle))
+        .map(|p| p + from)
+}
+
+/// `<title>`, else `og:title`, else the first `<h1>`.
+fn page_title(doc: &scraper::Html) -> Option<String> {
+    let first_text = |selector: &str| -> Option<String> {
+        let sel = scraper::Selector::parse(selector).ok()?;
+        let el = doc.select(&sel).next()?;
+        Some(clean_inline(&el.text().collect::<String>()))
+    };
+    first_text("title")
+        .filter(|t| !t.is_empty())
+        .or_else(|| {
+            let sel = scraper::Selector::parse(r#"meta[property="og:title"]"#).ok()?;
+            doc.select(&sel)
+                .next()?
+                .value()
+                .attr("content")
+                .map(clean_inline)
+        })
+        .filter(|t| !t.is_empty())
+        .or_else(|| first_text("h1"))
+        .filter(|t| !t.is_empty())
+}
+
+/// The article's own headline is the page title, not main text: drop a first line
+/// that the title starts with or contains.
+fn drop_leading_title(text: &mut String, title: &str) {
+    let first_end = text.find('\n').unwrap_or(text.len());
+    let first = &text[..first_end];
+    if first.len() >= 10 && title.contains(first) {
+        let rest = text.get(first_end + 1..).unwrap_or("").to_string();
+        *text = rest;
+    }
 }
 
 /// Wraps plain text (text/plain pages) as an [`Extracted`] document: invisible
@@ -69,7 +233,17 @@ pub fn extract_plain_text(text: &str) -> Extracted {
         out.push_str(&line);
         out.push('\n');
     }
-    Extracted { title: None, text: out.trim_end().to_string() }
+    Extracted {
+        title: None,
+        text: out.trim_end().to_string(),
+    }
+}
+
+/// Soft hyphens, zero-width and bidi-control characters: invisible on the page, but
+/// they split words for any later matching.
+fn is_invisible(c: char) -> bool {
+    matches!(c, '\u{00AD}' | '\u{034F}' | '\u{061C}' | '\u{180E}' | '\u{200B}'..='\u{200F}'
+        | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{206F}' | '\u{FEFF}')
 }
 
 /// Collapses whitespace runs to one space and drops soft hyphens and zero-width
@@ -78,11 +252,17 @@ pub fn clean_inline(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut pending_space = false;
     for c in text.chars() {
-        if matches!(c, '\u{00AD}' | '\u{200B}' | '\u{200C}' | '\u{200D}' | '\u{2060}' | '\u{FEFF}') {
+        if matches!(
+            c,
+            '\u{00AD}' | '\u{200B}' | '\u{200C}' | '\u{200D}' | '\u{2060}' | '\u{FEFF}'
+        ) {
             continue;
         }
         if c.is_whitespace() {
             pending_space = !out.is_empty();
+            continue;
+        }
+        if is_invisible(c) {
             continue;
         }
         if pending_space {
@@ -94,110 +274,5 @@ pub fn clean_inline(text: &str) -> String {
     out
 }
 
-mod basic {
-    use super::{Extracted, clean_inline};
-    use scraper::{ElementRef, Html, Node, Selector};
-
-    const SKIP: &[&str] = &[
-        "script", "style", "noscript", "template", "nav", "header", "footer", "aside", "form",
-        "button", "iframe", "svg", "select", "textarea", "head", "menu", "dialog", "canvas",
-        "video", "audio", "object", "embed",
-    ];
-    const BLOCK: &[&str] = &[
-        "p", "div", "section", "article", "main", "h1", "h2", "h3", "h4", "h5", "h6", "li",
-        "ul", "ol", "dl", "dt", "dd", "tr", "table", "blockquote", "pre", "figure",
-        "figcaption", "br", "hr", "body", "td", "th", "caption", "address", "details",
-        "summary",
-    ];
-
-    pub fn extract(html: &str) -> Extracted {
-        let doc = Html::parse_document(html);
-        let title = first_text(&doc, "title")
-            .or_else(|| {
-                let sel = Selector::parse(r#"meta[property="og:title"]"#).ok()?;
-                doc.select(&sel).next()?.value().attr("content").map(clean_inline)
-            })
-            .or_else(|| first_text(&doc, "h1"))
-            .filter(|t| !t.is_empty());
-        let root = ["article", "main", "[role=main]", "body"]
-            .iter()
-            .filter_map(|s| Selector::parse(s).ok())
-            .find_map(|sel| doc.select(&sel).next())
-            .unwrap_or_else(|| doc.root_element());
-        Extracted { title, text: block_text(root) }
-    }
-
-    fn first_text(doc: &Html, selector: &str) -> Option<String> {
-        let sel = Selector::parse(selector).ok()?;
-        let el = doc.select(&sel).next()?;
-        Some(clean_inline(&el.text().collect::<String>()))
-    }
-
-    fn hidden(el: &scraper::node::Element) -> bool {
-        el.attr("hidden").is_some()
-            || el.attr("aria-hidden") == Some("true")
-            || matches!(el.attr("role"), Some("navigation" | "banner" | "contentinfo"))
-    }
-
-    /// Walks the tree iteratively (no recursion, so deep nesting cannot overflow the
-    /// stack) and emits one line per block.
-    fn block_text(root: ElementRef) -> String {
-        let mut lines: Vec<String> = Vec::new();
-        let mut current = String::new();
-        let mut in_pre = 0usize;
-        // (node, entering)
-        let mut stack = vec![(*root, true)];
-        while let Some((node, entering)) = stack.pop() {
-            match node.value() {
-                Node::Text(t) if entering => current.push_str(t),
-                Node::Element(el) => {
-                    let name = el.name();
-                    let is_block = BLOCK.contains(&name);
-                    if entering {
-                        if SKIP.contains(&name) || hidden(el) {
-                            continue;
-                        }
-                        if is_block {
-                            flush(&mut current, &mut lines, in_pre > 0);
-                        }
-                        if name == "pre" {
-                            in_pre += 1;
-                        }
-                        stack.push((node, false));
-                        let children: Vec<_> = node.children().collect();
-                        for child in children.into_iter().rev() {
-                            stack.push((child, true));
-                        }
-                    } else {
-                        if is_block {
-                            flush(&mut current, &mut lines, in_pre > 0);
-                        }
-                        if name == "pre" {
-                            in_pre -= 1;
-                        }
-                    }
-                }
-                _ => {}
-            }
-        }
-        flush(&mut current, &mut lines, false);
-        lines.join("\n")
-    }
-
-    fn flush(current: &mut String, lines: &mut Vec<String>, preformatted: bool) {
-        if preformatted {
-            for line in current.lines() {
-                let line = line.trim_end();
-                if !line.trim().is_empty() {
-                    lines.push(line.to_string());
-                }
-            }
-        } else {
-            let line = clean_inline(current);
-            if !line.is_empty() {
-                lines.push(line);
-            }
-        }
-        current.clear();
-    }
-}
+mod hints;
+mod main_text;

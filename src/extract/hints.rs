@@ -1,0 +1,208 @@
+//! What an element's `class` and `id` say about it: the words sites use for their
+//! article body ("article", "content", "post", "entry", "story") and for the boilerplate
+//! around it ("nav", "menu", "footer", "comment", "share", "related", "cookie", "ad", ...).
+//!
+//! Matching is by word, not by substring: `class="header-shadow"` is not an ad because
+//! it contains "ad". A class or id is split into words at every character that is not
+//! ASCII alphanumeric and at lower-to-upper case changes (`relatedLinks` -> `related`,
+//! `links`); a word matches a hint when it starts with it (`comments`, `sharebar`).
+
+/// The verdict on one element's class/id words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hint {
+    /// Article-body words and no boilerplate word.
+    Positive,
+    /// A boilerplate word (and no article-body word, unless the boilerplate word is a
+    /// strong one such as "comment" or "share").
+    Negative,
+    Neutral,
+}
+
+/// Boilerplate words that win even next to an article-body word
+/// (`article-comments`, `post-share`, `entry-related`).
+const STRONG_NEGATIVE: &[&str] = &[
+    "comment",
+    "disqus",
+    "share",
+    "sharing",
+    "social",
+    "related",
+    "recommend",
+    "cookie",
+    "consent",
+    "gdpr",
+    "newsletter",
+    "subscribe",
+    "signup",
+    "promo",
+    "sponsor",
+    "advert",
+    "outbrain",
+    "taboola",
+    "popular",
+    "trending",
+    "breadcrumb",
+    "paywall",
+    "modal",
+    "popup",
+    "toolbar",
+    "byline",
+    "dateline",
+    "timestamp",
+    "caption",
+    "credit",
+    "tags",
+    "taglist",
+    "keywords",
+    "pagination",
+    "pager",
+    "more",
+    "next",
+    "prev",
+    "author",
+    "bio",
+    "rating",
+    "print",
+    "email",
+    "login",
+    "masthead",
+    "skip",
+];
+
+/// Boilerplate words that an article-body word overrides
+/// (`content-sidebar` stays negative; `main-content` with `menu-open` is not dropped).
+const NEGATIVE: &[&str] = &[
+    "nav",
+    "menu",
+    "footer",
+    "header",
+    "sidebar",
+    "aside",
+    "widget",
+    "banner",
+    "masthead",
+    "shoutbox",
+    "sitemap",
+    "legal",
+    "copyright",
+    "disclaimer",
+    "utility",
+    "tools",
+    "meta",
+    "hidden",
+    "offscreen",
+    "overlay",
+    "dropdown",
+    "teaser",
+    "rail",
+    "extra",
+    "supplement",
+    "secondary",
+    "complementary",
+    "footnote",
+];
+
+/// Words that are whole-word only (too short to match as prefixes).
+const NEGATIVE_EXACT: &[&str] = &["ad", "ads", "adv", "dfp", "gpt", "nl", "cta", "rss", "tag"];
+
+const POSITIVE: &[&str] = &[
+    "article", "content", "post", "entry", "story", "body", "main", "text", "blog", "prose",
+    "column", "richtext",
+];
+
+/// Words that negate the next word's meaning in a class name (`has-sidebar`,
+/// `with-comments`, `no-ads` describe the page layout, not the element).
+const LAYOUT_PREFIX: &[&str] = &["has", "with", "no", "show", "hide", "is", "js"];
+
+/// Judges an element by its `class` and `id` attributes.
+pub fn judge(class: Option<&str>, id: Option<&str>) -> Hint {
+    let mut positive = false;
+    let mut negative = false;
+    let mut strong = false;
+    for attr in [class, id].into_iter().flatten() {
+        let mut skip_next = false;
+        for_each_word(attr, |word| {
+            if skip_next {
+                skip_next = false;
+                return;
+            }
+            if LAYOUT_PREFIX.contains(&word) {
+                skip_next = true;
+                return;
+            }
+            if STRONG_NEGATIVE.iter().any(|h| word.starts_with(h)) {
+                strong = true;
+            } else if NEGATIVE_EXACT.contains(&word) || NEGATIVE.iter().any(|h| word.starts_with(h))
+            {
+                negative = true;
+            } else if POSITIVE.iter().any(|h| word.starts_with(h)) {
+                positive = true;
+            }
+        });
+    }
+    if strong || (negative && !positive) {
+        Hint::Negative
+    } else if positive {
+        Hint::Positive
+    } else {
+        Hint::Neutral
+    }
+}
+
+/// Calls `f` with each lower-cased word of `attr` (at most 16 words per attribute, and
+/// words of at most 32 bytes, so a hostile attribute costs little).
+fn for_each_word(attr: &str, mut f: impl FnMut(&str)) {
+    let mut word = String::with_capacity(32);
+    let mut count = 0;
+    let mut prev_lower = false;
+    for c in attr.chars() {
+        let boundary = !c.is_ascii_alphanumeric() || (prev_lower && c.is_ascii_uppercase());
+        if boundary && !word.is_empty() {
+            f(&word);
+            word.clear();
+            count += 1;
+            if count >= 16 {
+                return;
+            }
+        }
+        if c.is_ascii_alphanumeric() && word.len() < 32 {
+            word.push(c.to_ascii_lowercase());
+        }
+        prev_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
+    }
+    if !word.is_empty() {
+        f(&word);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_not_substrings() {
+        assert_eq!(judge(Some("header-shadow load"), None), Hint::Negative);
+        assert_eq!(judge(Some("shadow load"), None), Hint::Neutral);
+        assert_eq!(judge(Some("ad-slot"), None), Hint::Negative);
+    }
+
+    #[test]
+    fn article_words_and_strong_boilerplate() {
+        assert_eq!(judge(Some("article-body"), None), Hint::Positive);
+        assert_eq!(judge(None, Some("articleBody")), Hint::Positive);
+        assert_eq!(judge(Some("article-comments"), None), Hint::Negative);
+        assert_eq!(
+            judge(Some("main-content"), Some("menu-wrap")),
+            Hint::Positive
+        );
+        assert_eq!(judge(Some("relatedLinks"), None), Hint::Negative);
+    }
+
+    #[test]
+    fn layout_prefixes_do_not_count() {
+        assert_eq!(
+            judge(Some("page has-sidebar with-comments"), None),
+            Hint::Neutral
+        );
+    }
+}
