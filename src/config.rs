@@ -485,7 +485,10 @@ mod tests {
     #[test]
     fn example_config_parses_and_states_the_defaults() {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("config.example.toml");
-        let flags = Overrides { config_path: Some(path), ..Default::default() };
+        let flags = Overrides {
+            config_path: Some(path),
+            ..Default::default()
+        };
         let from_example = resolve(&flags, &env_of(&[])).unwrap();
         let defaults = resolve(&Overrides::default(), &env_of(&[])).unwrap();
         assert_eq!(format!("{from_example:?}"), format!("{defaults:?}"));
