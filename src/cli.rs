@@ -124,7 +124,13 @@ pub struct AnswerArgs {
     #[arg(long)]
     pub allow_private_addresses: bool,
 
-    /// Ollama base URL [default: http://localhost:11434; env: GROUND_LLM_URL, then OLLAMA_HOST].
+    /// Model server API: `ollama` (Ollama's own API) or `openai` (llama.cpp's
+    /// llama-server, vLLM, LM Studio, hosted) [default: ollama; env: GROUND_LLM].
+    #[arg(long, value_name = "API", value_parser = ["ollama", "openai"])]
+    pub llm: Option<String>,
+
+    /// Model server base URL [default: http://localhost:11434 for ollama,
+    /// http://localhost:8080/v1 for openai; env: GROUND_LLM_URL, then OLLAMA_HOST].
     #[arg(long, value_name = "URL")]
     pub llm_url: Option<String>,
 

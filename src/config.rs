@@ -71,10 +71,65 @@ pub struct FetchSettings {
     pub allow_private_addresses: bool,
 }
 
+/// Which API the model server speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LlmBackend {
+    /// Ollama's native `/api/chat` (the default; lets us set the context window).
+    Ollama,
+    /// `/v1/chat/completions` as served by llama.cpp's llama-server, vLLM, LM Studio
+    /// and hosted OpenAI-compatible services.
+    OpenAi,
+}
+
+impl std::fmt::Display for LlmBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            LlmBackend::Ollama => "Ollama",
+            LlmBackend::OpenAi => "OpenAI-compatible",
+        })
+    }
+}
+
+impl LlmBackend {
+    /// Parses `ollama` / `openai` (as in flags, env and the config file).
+    pub fn parse(value: &str) -> Option<Self> {
+        match value.trim().to_ascii_lowercase().as_str() {
+            "ollama" => Some(Self::Ollama),
+            "openai" => Some(Self::OpenAi),
+            _ => None,
+        }
+    }
+}
+
+/// An API key: never printed (its `Debug` is redacted), only sent to the model server.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    /// The key itself, for the Authorization header only.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Secret(<redacted>)")
+    }
+}
+
+/// Default URL of an OpenAI-compatible server: llama.cpp's llama-server.
+pub const DEFAULT_OPENAI_URL: &str = "http://localhost:8080/v1";
+
 /// Which model to ask and how.
 #[derive(Debug, Clone)]
 pub struct LlmSettings {
-    /// The Ollama server's base URL.
+    /// Which API to speak.
+    pub backend: LlmBackend,
+    /// Bearer key for hosted OpenAI-compatible endpoints.
+    pub api_key: Option<Secret>,
+    /// The model server's base URL.
     pub url: Url,
     /// The model name, e.g. `llama3.2` or `qwen2.5:7b`.
     pub model: String,
@@ -107,6 +162,8 @@ pub struct Overrides {
     pub pages: Option<usize>,
     /// `--allow-private-addresses`.
     pub allow_private_addresses: bool,
+    /// `--llm`: `ollama` or `openai`.
+    pub llm_backend: Option<String>,
     /// `--llm-url`.
     pub llm_url: Option<String>,
     /// `--model`.
@@ -165,6 +222,8 @@ pub struct FileFetch {
 #[serde(deny_unknown_fields)]
 #[allow(missing_docs)]
 pub struct FileLlm {
+    pub backend: Option<String>,
+    pub api_key: Option<String>,
     pub url: Option<String>,
     pub model: Option<String>,
     pub context_tokens: Option<u32>,
@@ -234,6 +293,20 @@ pub fn resolve(flags: &Overrides, env: &dyn Fn(&str) -> Option<String>) -> Resul
         .unwrap_or_else(|| (DEFAULT_SEARXNG_URL.into(), "the default"));
     let search_url = parse_base_url(&searxng_url.0, searxng_url.1)?;
 
+    let backend = match flags
+        .llm_backend
+        .clone()
+        .map(|v| (v, "--llm"))
+        .or_else(|| env("GROUND_LLM").map(|v| (v, "GROUND_LLM")))
+        .or_else(|| file.llm.backend.clone().map(|v| (v, "[llm] backend")))
+    {
+        Some((value, origin)) => LlmBackend::parse(&value).ok_or_else(|| Error::Config {
+            message: format!("{origin} is {value:?}, not ollama or openai"),
+            hint: "use ollama (Ollama's own API) or openai (llama.cpp, vLLM, LM Studio, hosted)"
+                .into(),
+        })?,
+        None => LlmBackend::Ollama,
+    };
     let llm_url = match flags
         .llm_url
         .clone()
@@ -241,14 +314,19 @@ pub fn resolve(flags: &Overrides, env: &dyn Fn(&str) -> Option<String>) -> Resul
         .or_else(|| env("GROUND_LLM_URL").map(|v| (v, "GROUND_LLM_URL")))
     {
         Some((v, origin)) => parse_base_url(&v, origin)?,
-        None => match env("OLLAMA_HOST") {
-            Some(host) => parse_base_url(&ollama_host_to_url(&host), "OLLAMA_HOST")?,
-            None => parse_base_url(
-                file.llm.url.as_deref().unwrap_or(DEFAULT_OLLAMA_URL),
-                "[llm] url",
-            )?,
+        None => match (backend, env("OLLAMA_HOST"), file.llm.url.as_deref()) {
+            (LlmBackend::Ollama, Some(host), _) => {
+                parse_base_url(&ollama_host_to_url(&host), "OLLAMA_HOST")?
+            }
+            (_, _, Some(url)) => parse_base_url(url, "[llm] url")?,
+            (LlmBackend::Ollama, None, None) => parse_base_url(DEFAULT_OLLAMA_URL, "the default")?,
+            (LlmBackend::OpenAi, _, None) => parse_base_url(DEFAULT_OPENAI_URL, "the default")?,
         },
     };
+    let api_key = env("GROUND_LLM_API_KEY")
+        .or_else(|| file.llm.api_key.clone())
+        .filter(|k| !k.trim().is_empty())
+        .map(|k| Secret(k.trim().to_string()));
 
     let time_range = flags
         .time_range
@@ -341,6 +419,8 @@ pub fn resolve(flags: &Overrides, env: &dyn Fn(&str) -> Option<String>) -> Resul
             allow_private_addresses,
         },
         llm: LlmSettings {
+            backend,
+            api_key,
             url: llm_url,
             model,
             context_tokens,
@@ -513,6 +593,41 @@ mod tests {
         )
         .unwrap();
         assert_eq!(s.llm.url.as_str(), "http://10.0.0.2:11434/");
+    }
+
+    #[test]
+    fn openai_backend_and_secret_key() {
+        let flags = Overrides {
+            llm_backend: Some("openai".into()),
+            ..Default::default()
+        };
+        let s = resolve(
+            &flags,
+            &env_of(&[
+                ("OLLAMA_HOST", "x:1"),
+                ("GROUND_LLM_API_KEY", "sk-secret-123"),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(s.llm.backend, LlmBackend::OpenAi);
+        assert_eq!(
+            s.llm.url.as_str(),
+            "http://localhost:8080/v1",
+            "OLLAMA_HOST is Ollama's only"
+        );
+        assert_eq!(s.llm.api_key.as_ref().unwrap().expose(), "sk-secret-123");
+        assert!(
+            !format!("{s:?}").contains("sk-secret-123"),
+            "keys never appear in Debug output"
+        );
+        let bad = Overrides {
+            llm_backend: Some("gpt".into()),
+            ..Default::default()
+        };
+        assert!(matches!(
+            resolve(&bad, &env_of(&[])),
+            Err(Error::Config { .. })
+        ));
     }
 
     #[test]

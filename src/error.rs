@@ -6,6 +6,8 @@
 
 use std::fmt::Write as _;
 
+use crate::config::LlmBackend;
+
 /// The process exit codes `ground` uses. Stable: scripts depend on them.
 pub mod exit {
     /// The answer was produced (and, with `--strict`, is fully grounded).
@@ -116,21 +118,44 @@ pub enum Error {
     },
 
     /// The model server could not be reached.
-    #[error("cannot reach the model server at {url}: {reason}")]
+    #[error("cannot reach the {backend} model server at {url}: {reason}")]
     ModelUnreachable {
+        /// Which API the server speaks.
+        backend: crate::config::LlmBackend,
         /// The model server URL tried.
         url: String,
         /// The transport error, one line.
         reason: String,
     },
 
-    /// The configured model is not installed on the server.
-    #[error("model {model:?} is not available on the Ollama server at {url}")]
+    /// The configured model is not installed on (or not served by) the server.
+    #[error("model {model:?} is not available on the {backend} server at {url}")]
     ModelNotFound {
+        /// Which API the server speaks.
+        backend: crate::config::LlmBackend,
         /// The model name.
         model: String,
         /// The server URL.
         url: String,
+    },
+
+    /// The prompt did not fit the server's context window (llama.cpp's
+    /// `exceed_context_size_error`).
+    #[error("the prompt does not fit the model server's context window: {message}")]
+    ModelContextExceeded {
+        /// The server's message.
+        message: String,
+        /// The server's window, when it said.
+        server_window: Option<u64>,
+    },
+
+    /// The server refused our credentials (HTTP 401/403).
+    #[error("the model server refused the request (HTTP {status}): {message}")]
+    ModelAuth {
+        /// 401 or 403.
+        status: u16,
+        /// The server's message.
+        message: String,
     },
 
     /// The model server answered with an error status.
@@ -199,6 +224,8 @@ impl Error {
             NoResults { .. } | NoUsableSources { .. } => exit::NO_SOURCES,
             ModelUnreachable { .. }
             | ModelNotFound { .. }
+            | ModelContextExceeded { .. }
+            | ModelAuth { .. }
             | ModelHttp { .. }
             | ModelTimeout { .. }
             | ModelBadReply { .. } => exit::MODEL,
@@ -224,6 +251,8 @@ impl Error {
             NoUsableSources { .. } => "no_usable_sources",
             ModelUnreachable { .. } => "model_unreachable",
             ModelNotFound { .. } => "model_not_found",
+            ModelContextExceeded { .. } => "model_context_exceeded",
+            ModelAuth { .. } => "model_auth",
             ModelHttp { .. } => "model_http",
             ModelTimeout { .. } => "model_timeout",
             ModelBadReply { .. } => "model_bad_reply",
@@ -249,8 +278,14 @@ impl Error {
             SearchEnginesFailed { .. } => "SearXNG's engines are failing (timeouts, blocks or suspensions): check its logs and engine settings, or try again later".into(),
             NoResults { .. } => "rephrase the question, or widen the search (--language, --time-range, --categories)".into(),
             NoUsableSources { .. } => "try again, ask for more pages with --pages, or rephrase the question; `--json` lists each page's status".into(),
-            ModelUnreachable { .. } => "start Ollama with `ollama serve`, or point ground at it with --llm-url / OLLAMA_HOST / [llm] url in the config file".into(),
-            ModelNotFound { model, .. } => format!("download it with `ollama pull {model}`, or choose an installed model with --model (see `ollama list`)"),
+            ModelUnreachable { backend: LlmBackend::Ollama, .. } => "start Ollama with `ollama serve`, or point ground at it with --llm-url / OLLAMA_HOST / [llm] url in the config file".into(),
+            ModelUnreachable { .. } => "start the OpenAI-compatible server (llama-server, vLLM, LM Studio), or point ground at it with --llm-url / GROUND_LLM_URL / [llm] url".into(),
+            ModelNotFound { backend: LlmBackend::Ollama, model, .. } => format!("download it with `ollama pull {model}`, or choose an installed model with --model (see `ollama list`)"),
+            ModelNotFound { .. } => "choose a model the server serves with --model (its /v1/models lists them)".into(),
+            ModelContextExceeded { server_window: Some(n), .. } => format!("the server's window is {n} tokens: run ground with --context-tokens {n} (or lower), or start the server with a larger context (llama-server -c)"),
+            ModelContextExceeded { .. } => "lower --context-tokens to the server's context size, or start the server with a larger context".into(),
+            ModelAuth { .. } => "set the API key with GROUND_LLM_API_KEY or [llm] api_key in the config file".into(),
+            ModelHttp { status: 429, .. } => "the model server is rate-limiting: wait and try again, or check your plan's limits".into(),
             ModelHttp { .. } => "check the model server's logs; a smaller --context-tokens may help if it ran out of memory".into(),
             ModelTimeout { .. } => "use a smaller or faster model, fewer --pages, or raise [llm] timeout_secs".into(),
             ModelBadReply { cut_off: true, .. } => "the reply hit the output-token cap: raise --max-answer-tokens, or use a model that follows JSON schemas better".into(),

@@ -56,6 +56,7 @@ fn run_answer(args: AnswerArgs) -> i32 {
         safesearch: args.safesearch,
         pages: args.pages,
         allow_private_addresses: args.allow_private_addresses,
+        llm_backend: args.llm.clone(),
         llm_url: args.llm_url.clone(),
         model: args.model.clone(),
         context_tokens: args.context_tokens,

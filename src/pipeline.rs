@@ -14,7 +14,7 @@ use crate::error::Error;
 use crate::extract;
 use crate::fetch::{BodyKind, FetchFailure, FetchedPage, Fetcher, RetrievalStatus, elapsed_ms};
 use crate::grounding::{self, GroundedAnswer};
-use crate::llm::{self, ModelRequest, ollama::Ollama};
+use crate::llm::{self, Backend, ChatBackend, ModelRequest};
 use crate::search::{self, SearchHit};
 
 /// What happened to one result page.
@@ -55,8 +55,8 @@ pub struct PageAttempt {
 /// Model call details for the report.
 #[derive(Debug, Clone, Serialize)]
 pub struct ModelInfo {
-    /// "ollama".
-    pub backend: &'static str,
+    /// "ollama" or "openai".
+    pub backend: crate::config::LlmBackend,
     /// Model name.
     pub name: String,
     /// Prompt tokens the server counted.
@@ -218,7 +218,7 @@ pub async fn answer(
         context.estimated_tokens + overhead
     ));
     let t = Instant::now();
-    let client = Ollama::new(llm_settings)?;
+    let client = Backend::new(llm_settings)?;
     let request = ModelRequest {
         system: llm::SYSTEM_PROMPT.to_string(),
         user: llm::user_message(&context.text, question),
@@ -254,7 +254,7 @@ pub async fn answer(
         pages,
         sources,
         model: ModelInfo {
-            backend: "ollama",
+            backend: client.backend(),
             name: client.model().to_string(),
             prompt_tokens: asked.reply.prompt_tokens,
             completion_tokens: asked.reply.completion_tokens,

@@ -8,11 +8,149 @@
 //! a string until the token cap, bounded ones give valid JSON (GUIDE 3).
 
 pub mod ollama;
+pub mod openai;
 
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use crate::config::{LlmBackend, LlmSettings};
 use crate::error::{Error, shorten};
+
+/// Largest reply body read from a model server; a larger one is a model failure.
+pub const MAX_REPLY_BYTES: usize = 4 * 1024 * 1024;
+
+/// A model server that can answer one chat request. Implemented per wire API.
+pub trait ChatBackend {
+    /// Sends one request and returns the reply, mapping every server failure to an
+    /// [`Error`] with a hint.
+    fn chat(
+        &self,
+        request: &ModelRequest,
+    ) -> impl Future<Output = Result<ModelReply, Error>> + Send;
+    /// The model name, for reports.
+    fn model(&self) -> &str;
+    /// Which API this is.
+    fn backend(&self) -> LlmBackend;
+}
+
+/// The configured backend, chosen at run time.
+pub enum Backend {
+    /// Ollama's `/api/chat`.
+    Ollama(ollama::Ollama),
+    /// `/v1/chat/completions`.
+    OpenAi(openai::OpenAi),
+}
+
+impl Backend {
+    /// Builds the backend the settings name.
+    pub fn new(settings: &LlmSettings) -> Result<Self, Error> {
+        Ok(match settings.backend {
+            LlmBackend::Ollama => Backend::Ollama(ollama::Ollama::new(settings)?),
+            LlmBackend::OpenAi => Backend::OpenAi(openai::OpenAi::new(settings)?),
+        })
+    }
+}
+
+impl ChatBackend for Backend {
+    async fn chat(&self, request: &ModelRequest) -> Result<ModelReply, Error> {
+        match self {
+            Backend::Ollama(b) => b.chat(request).await,
+            Backend::OpenAi(b) => b.chat(request).await,
+        }
+    }
+    fn model(&self) -> &str {
+        match self {
+            Backend::Ollama(b) => b.model(),
+            Backend::OpenAi(b) => b.model(),
+        }
+    }
+    fn backend(&self) -> LlmBackend {
+        match self {
+            Backend::Ollama(b) => b.backend(),
+            Backend::OpenAi(b) => b.backend(),
+        }
+    }
+}
+
+/// Builds the HTTP client every model backend uses: our User-Agent, a connect limit
+/// and the whole-call limit from the settings.
+pub(crate) fn http_client(settings: &LlmSettings) -> Result<reqwest::Client, Error> {
+    reqwest::Client::builder()
+        .user_agent(crate::search::searxng::USER_AGENT)
+        .connect_timeout(std::time::Duration::from_secs(10))
+        .timeout(settings.timeout)
+        .build()
+        .map_err(|e| Error::ModelUnreachable {
+            backend: settings.backend,
+            url: settings.url.to_string(),
+            reason: crate::error::describe_reqwest(&e),
+        })
+}
+
+/// Sends a JSON POST and reads the reply body up to [`MAX_REPLY_BYTES`], mapping
+/// transport failures (refused, timed out) to model errors.
+pub(crate) async fn post_json(
+    client: &reqwest::Client,
+    settings: &LlmSettings,
+    url: url::Url,
+    body: &Value,
+) -> Result<(u16, Vec<u8>), Error> {
+    let transport = |e: reqwest::Error| {
+        if e.is_timeout() {
+            Error::ModelTimeout {
+                seconds: settings.timeout.as_secs(),
+            }
+        } else {
+            Error::ModelUnreachable {
+                backend: settings.backend,
+                url: settings.url.as_str().trim_end_matches('/').to_string(),
+                reason: crate::error::describe_reqwest(&e),
+            }
+        }
+    };
+    let mut request = client.post(url).json(body);
+    if let Some(key) = &settings.api_key {
+        request = request.bearer_auth(key.expose());
+    }
+    let mut response = request.send().await.map_err(transport)?;
+    let status = response.status().as_u16();
+    let mut bytes: Vec<u8> = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(transport)? {
+        if bytes.len() + chunk.len() > MAX_REPLY_BYTES {
+            return Err(Error::ModelBadReply {
+                attempts: 1,
+                detail: format!(
+                    "the reply is larger than {} MiB",
+                    MAX_REPLY_BYTES / 1024 / 1024
+                ),
+                raw_start: crate::render::sanitize_line(&shorten(
+                    &String::from_utf8_lossy(&bytes),
+                    120,
+                )),
+                cut_off: false,
+            });
+        }
+        bytes.extend_from_slice(&chunk);
+    }
+    Ok((status, bytes))
+}
+
+/// A server's error text, one sanitised line: `{"error": "..."}` (Ollama),
+/// `{"error": {"message": "..."}}` (OpenAI-compatible), or the raw body.
+pub(crate) fn error_message(bytes: &[u8]) -> String {
+    let message = serde_json::from_slice::<Value>(bytes)
+        .ok()
+        .and_then(|v| match v.get("error") {
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(obj @ Value::Object(_)) => obj
+                .get("message")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            _ => None,
+        })
+        .unwrap_or_else(|| String::from_utf8_lossy(bytes).into_owned());
+    crate::render::sanitize_line(&shorten(&message, 200))
+}
 
 /// Longest statement the schema allows, in characters.
 pub const MAX_STATEMENT_CHARS: u64 = 400;
@@ -289,7 +427,7 @@ pub struct Asked {
 
 /// Sends `request` and parses the answer, retrying once when the reply is cut off at
 /// the token cap, is not valid JSON, or answers without citing anything.
-pub async fn ask(client: &ollama::Ollama, request: &ModelRequest) -> Result<Asked, Error> {
+pub async fn ask(client: &impl ChatBackend, request: &ModelRequest) -> Result<Asked, Error> {
     let mut last_problem: Option<Error> = None;
     for attempt in 1..=2u32 {
         let reply = client.chat(request).await?;

@@ -9,19 +9,14 @@ use serde::Deserialize;
 use serde_json::json;
 use url::Url;
 
-use super::{ModelReply, ModelRequest};
-use crate::config::LlmSettings;
-use crate::error::{Error, describe_reqwest, shorten};
-
-/// Largest reply body read from the server; a larger one is a model failure.
-pub const MAX_REPLY_BYTES: usize = 4 * 1024 * 1024;
+use super::{ChatBackend, ModelReply, ModelRequest, error_message, http_client, post_json};
+use crate::config::{LlmBackend, LlmSettings};
+use crate::error::Error;
 
 /// A client for one Ollama server and model.
 pub struct Ollama {
     client: reqwest::Client,
-    base: Url,
-    model: String,
-    timeout_secs: u64,
+    settings: LlmSettings,
 }
 
 #[derive(Deserialize)]
@@ -44,52 +39,35 @@ struct ChatMessage {
     content: String,
 }
 
-#[derive(Deserialize)]
-struct ErrorBody {
-    error: String,
-}
-
 impl Ollama {
     /// Builds a client from the resolved settings.
     pub fn new(settings: &LlmSettings) -> Result<Self, Error> {
-        let client = reqwest::Client::builder()
-            .user_agent(crate::search::searxng::USER_AGENT)
-            .connect_timeout(std::time::Duration::from_secs(10))
-            .timeout(settings.timeout)
-            .build()
-            .map_err(|e| Error::ModelUnreachable {
-                url: settings.url.to_string(),
-                reason: describe_reqwest(&e),
-            })?;
         Ok(Self {
-            client,
-            base: settings.url.clone(),
-            model: settings.model.clone(),
-            timeout_secs: settings.timeout.as_secs(),
+            client: http_client(settings)?,
+            settings: settings.clone(),
         })
     }
 
-    /// The model name, for reports.
-    pub fn model(&self) -> &str {
-        &self.model
-    }
-
     fn endpoint(&self) -> Url {
-        let mut url = self.base.clone();
+        let mut url = self.settings.url.clone();
         let path = format!("{}/api/chat", url.path().trim_end_matches('/'));
         url.set_path(&path);
         url
     }
+}
 
-    fn base_display(&self) -> String {
-        self.base.as_str().trim_end_matches('/').to_string()
+impl ChatBackend for Ollama {
+    fn model(&self) -> &str {
+        &self.settings.model
     }
 
-    /// Sends one chat request and returns the reply, mapping every server failure
-    /// to an [`Error`] with a hint.
-    pub async fn chat(&self, request: &ModelRequest) -> Result<ModelReply, Error> {
+    fn backend(&self) -> LlmBackend {
+        LlmBackend::Ollama
+    }
+
+    async fn chat(&self, request: &ModelRequest) -> Result<ModelReply, Error> {
         let body = json!({
-            "model": self.model,
+            "model": self.settings.model,
             "messages": [
                 {"role": "system", "content": request.system},
                 {"role": "user", "content": request.user},
@@ -104,53 +82,15 @@ impl Ollama {
                 "seed": 42,
             },
         });
-        let transport = |e: reqwest::Error| {
-            if e.is_timeout() {
-                Error::ModelTimeout {
-                    seconds: self.timeout_secs,
-                }
-            } else {
-                Error::ModelUnreachable {
-                    url: self.base_display(),
-                    reason: describe_reqwest(&e),
-                }
-            }
-        };
-        let mut response = self
-            .client
-            .post(self.endpoint())
-            .json(&body)
-            .send()
-            .await
-            .map_err(transport)?;
-        let status = response.status().as_u16();
-        let mut bytes: Vec<u8> = Vec::new();
-        while let Some(chunk) = response.chunk().await.map_err(transport)? {
-            if bytes.len() + chunk.len() > MAX_REPLY_BYTES {
-                return Err(Error::ModelBadReply {
-                    attempts: 1,
-                    detail: format!(
-                        "the reply is larger than {} MiB",
-                        MAX_REPLY_BYTES / 1024 / 1024
-                    ),
-                    raw_start: crate::render::sanitize_line(&shorten(
-                        &String::from_utf8_lossy(&bytes),
-                        120,
-                    )),
-                    cut_off: false,
-                });
-            }
-            bytes.extend_from_slice(&chunk);
-        }
+        let (status, bytes) =
+            post_json(&self.client, &self.settings, self.endpoint(), &body).await?;
         if status != 200 {
-            let message = serde_json::from_slice::<ErrorBody>(&bytes)
-                .map(|e| e.error)
-                .unwrap_or_else(|_| String::from_utf8_lossy(&bytes).into_owned());
-            let message = crate::render::sanitize_line(&shorten(&message, 200));
+            let message = error_message(&bytes);
             if status == 404 && message.contains("not found") {
                 return Err(Error::ModelNotFound {
-                    model: self.model.clone(),
-                    url: self.base_display(),
+                    backend: LlmBackend::Ollama,
+                    model: self.settings.model.clone(),
+                    url: self.settings.url.as_str().trim_end_matches('/').to_string(),
                 });
             }
             return Err(Error::ModelHttp { status, message });
@@ -164,7 +104,9 @@ impl Ollama {
         if let Some(error) = parsed.error {
             return Err(Error::ModelHttp {
                 status,
-                message: crate::render::sanitize_line(&shorten(&error, 200)),
+                message: error_message(
+                    &serde_json::to_vec(&json!({"error": error})).unwrap_or_default(),
+                ),
             });
         }
         Ok(ModelReply {
