@@ -5,13 +5,13 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-/// Exit codes, shown under `ground answer --help` (and in README).
+/// Exit codes, shown under `--help` of the commands that use them (and in README).
 pub const EXIT_CODES_HELP: &str = "\
 Exit codes:
   0  success (with --strict: every statement has a verified citation)
   1  internal error (a bug)
   2  usage or configuration error
-  3  search backend failure (SearXNG unreachable, 403, 429, 400, 5xx, engines failing)
+  3  search backend failure (unreachable, 403, 429, 400, 5xx, bad key, quota, engines failing)
   4  no usable sources (no results, or every page failed)
   5  model failure (unreachable, model missing, invalid or cut-off reply)
   6  not grounded (no citation at all; with --strict also any unsupported statement
@@ -20,7 +20,8 @@ Exit codes:
 
 /// Answer questions from live web search, with citations you can check.
 ///
-/// Uses your own SearXNG for search and your own Ollama model for the answer.
+/// Uses your own SearXNG for search and your own model (Ollama, or any
+/// OpenAI-compatible server) for the answer.
 #[derive(Debug, Parser)]
 #[command(name = "ground", version, about, max_term_width = 100)]
 pub struct Cli {
@@ -35,8 +36,16 @@ pub enum Command {
     /// Search the web, read the top pages and answer with verified citations.
     #[command(after_help = EXIT_CODES_HELP)]
     Answer(AnswerArgs),
+    /// Search only: results with URL, title, snippet, engines and date.
+    #[command(after_help = EXIT_CODES_HELP)]
+    Search(SearchArgs),
+    /// Fetch one page and print its main text.
+    #[command(after_help = EXIT_CODES_HELP)]
+    Fetch(FetchArgs),
     /// Print the main text of local HTML files (or stdin).
     Extract(ExtractArgs),
+    /// Print a shell completion script.
+    Completions(CompletionsArgs),
 }
 
 /// How to print the answer for a person.
@@ -59,6 +68,95 @@ pub enum TimeRange {
     Month,
     /// The last year.
     Year,
+}
+
+impl TimeRange {
+    /// The parameter value SearXNG expects.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TimeRange::Day => "day",
+            TimeRange::Week => "week",
+            TimeRange::Month => "month",
+            TimeRange::Year => "year",
+        }
+    }
+}
+
+/// The config file option, shared by every command that reads settings.
+#[derive(Debug, Clone, Default, Args)]
+pub struct ConfigOpts {
+    /// Config file [default: $XDG_CONFIG_HOME/ground/config.toml; env: GROUND_CONFIG].
+    #[arg(long, value_name = "PATH")]
+    pub config: Option<PathBuf>,
+}
+
+/// Where and how to search.
+#[derive(Debug, Clone, Default, Args)]
+pub struct SearchOpts {
+    /// Search service: your own `searxng`, or the hosted `brave` or `tavily` APIs
+    /// (key in GROUND_BRAVE_API_KEY / GROUND_TAVILY_API_KEY) [default: searxng; env: GROUND_SEARCH].
+    #[arg(long, value_name = "SERVICE", value_parser = ["searxng", "brave", "tavily"])]
+    pub search: Option<String>,
+
+    /// SearXNG base URL [default: http://localhost:8080; env: GROUND_SEARXNG_URL].
+    #[arg(long, value_name = "URL")]
+    pub searxng_url: Option<String>,
+
+    /// Search language, e.g. `en` or `de-CH`.
+    #[arg(long)]
+    pub language: Option<String>,
+
+    /// SearXNG categories, comma-separated (e.g. `general,news`).
+    #[arg(long)]
+    pub categories: Option<String>,
+
+    /// SearXNG engines, comma-separated.
+    #[arg(long)]
+    pub engines: Option<String>,
+
+    /// Only results from this time range.
+    #[arg(long, value_enum)]
+    pub time_range: Option<TimeRange>,
+
+    /// Safe search: 0 off, 1 moderate, 2 strict.
+    #[arg(long, value_parser = clap::value_parser!(u8).range(0..=2))]
+    pub safesearch: Option<u8>,
+}
+
+/// Page fetching.
+#[derive(Debug, Clone, Default, Args)]
+pub struct FetchOpts {
+    /// Allow fetching pages on loopback, private and link-local addresses
+    /// [env: GROUND_ALLOW_PRIVATE_ADDRESSES].
+    #[arg(long)]
+    pub allow_private_addresses: bool,
+}
+
+/// Which model to ask.
+#[derive(Debug, Clone, Default, Args)]
+pub struct ModelOpts {
+    /// Model server API: `ollama` (Ollama's own API) or `openai` (llama.cpp's
+    /// llama-server, vLLM, LM Studio, hosted) [default: ollama; env: GROUND_LLM].
+    #[arg(long, value_name = "API", value_parser = ["ollama", "openai"])]
+    pub llm: Option<String>,
+
+    /// Model server base URL [default: http://localhost:11434 for ollama,
+    /// http://localhost:8080/v1 for openai; env: GROUND_LLM_URL, then OLLAMA_HOST].
+    #[arg(long, value_name = "URL")]
+    pub llm_url: Option<String>,
+
+    /// Model name [default: llama3.2; env: GROUND_MODEL].
+    #[arg(long)]
+    pub model: Option<String>,
+
+    /// The model's context window in tokens; the prompt is fitted to it
+    /// [default: 4096; env: GROUND_CONTEXT_TOKENS].
+    #[arg(long, value_name = "N")]
+    pub context_tokens: Option<u32>,
+
+    /// Cap on the answer's tokens, reserved in the window [default: 1024; env: GROUND_MAX_ANSWER_TOKENS].
+    #[arg(long, value_name = "N")]
+    pub max_answer_tokens: Option<u32>,
 }
 
 /// `ground answer`.
@@ -87,65 +185,104 @@ pub struct AnswerArgs {
     #[arg(short, long)]
     pub verbose: bool,
 
-    /// Config file [default: $XDG_CONFIG_HOME/ground/config.toml; env: GROUND_CONFIG].
-    #[arg(long, value_name = "PATH")]
-    pub config: Option<PathBuf>,
-
-    /// SearXNG base URL [default: http://localhost:8080; env: GROUND_SEARXNG_URL].
-    #[arg(long, value_name = "URL")]
-    pub searxng_url: Option<String>,
-
-    /// Search language passed to SearXNG, e.g. `en` or `de-CH`.
-    #[arg(long)]
-    pub language: Option<String>,
-
-    /// SearXNG categories, comma-separated (e.g. `general,news`).
-    #[arg(long)]
-    pub categories: Option<String>,
-
-    /// SearXNG engines, comma-separated.
-    #[arg(long)]
-    pub engines: Option<String>,
-
-    /// Only results from this time range.
-    #[arg(long, value_enum)]
-    pub time_range: Option<TimeRange>,
-
-    /// Safe search: 0 off, 1 moderate, 2 strict.
-    #[arg(long, value_parser = clap::value_parser!(u8).range(0..=2))]
-    pub safesearch: Option<u8>,
-
     /// How many pages to read [default: 3; env: GROUND_PAGES].
     #[arg(long, value_name = "N")]
     pub pages: Option<usize>,
 
-    /// Allow fetching pages on loopback, private and link-local addresses
-    /// [env: GROUND_ALLOW_PRIVATE_ADDRESSES].
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub config: ConfigOpts,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub search: SearchOpts,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub fetch: FetchOpts,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub model: ModelOpts,
+}
+
+/// `ground search`.
+#[derive(Debug, Args)]
+pub struct SearchArgs {
+    /// The query. Use `-` or leave it out to read it from stdin.
+    pub query: Vec<String>,
+
+    /// How many results to print (1-100).
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u16).range(1..=100))]
+    pub limit: u16,
+
+    /// Print one JSON object on stdout (errors too, as {"error", "query"}).
     #[arg(long)]
-    pub allow_private_addresses: bool,
+    pub json: bool,
 
-    /// Model server API: `ollama` (Ollama's own API) or `openai` (llama.cpp's
-    /// llama-server, vLLM, LM Studio, hosted) [default: ollama; env: GROUND_LLM].
-    #[arg(long, value_name = "API", value_parser = ["ollama", "openai"])]
-    pub llm: Option<String>,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub config: ConfigOpts,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub search: SearchOpts,
+}
 
-    /// Model server base URL [default: http://localhost:11434 for ollama,
-    /// http://localhost:8080/v1 for openai; env: GROUND_LLM_URL, then OLLAMA_HOST].
-    #[arg(long, value_name = "URL")]
-    pub llm_url: Option<String>,
+/// `ground fetch`.
+#[derive(Debug, Args)]
+pub struct FetchArgs {
+    /// The page's address (http or https).
+    pub url: String,
 
-    /// Model name [default: llama3.2; env: GROUND_MODEL].
+    /// Print one JSON object on stdout: status, http_status, content_type, title, text, chars.
     #[arg(long)]
-    pub model: Option<String>,
+    pub json: bool,
 
-    /// The model's context window in tokens; the prompt is fitted to it
-    /// [default: 4096; env: GROUND_CONTEXT_TOKENS].
-    #[arg(long, value_name = "N")]
-    pub context_tokens: Option<u32>,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub config: ConfigOpts,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub fetch: FetchOpts,
+}
 
-    /// Cap on the answer's tokens, reserved in the window [default: 1024; env: GROUND_MAX_ANSWER_TOKENS].
-    #[arg(long, value_name = "N")]
-    pub max_answer_tokens: Option<u32>,
+/// `ground doctor`.
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Print the checks as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub config: ConfigOpts,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub search: SearchOpts,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub model: ModelOpts,
+}
+
+/// `ground mcp`.
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub config: ConfigOpts,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub search: SearchOpts,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub fetch: FetchOpts,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub model: ModelOpts,
+}
+
+/// `ground completions`.
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell.
+    pub shell: clap_complete::Shell,
 }
 
 /// `ground extract`.
@@ -162,4 +299,34 @@ pub struct ExtractArgs {
     /// The page's address, as a hint for extraction.
     #[arg(long)]
     pub url: Option<String>,
+}
+
+/// Collects the settings-related options of any command into config overrides.
+pub fn overrides(
+    config: &ConfigOpts,
+    search: Option<&SearchOpts>,
+    fetch: Option<&FetchOpts>,
+    model: Option<&ModelOpts>,
+    pages: Option<usize>,
+) -> crate::config::Overrides {
+    let search = search.cloned().unwrap_or_default();
+    let fetch = fetch.cloned().unwrap_or_default();
+    let model = model.cloned().unwrap_or_default();
+    crate::config::Overrides {
+        config_path: config.config.clone(),
+        search_backend: search.search,
+        searxng_url: search.searxng_url,
+        language: search.language,
+        categories: search.categories,
+        engines: search.engines,
+        time_range: search.time_range.map(|t| t.as_str().to_string()),
+        safesearch: search.safesearch,
+        pages,
+        allow_private_addresses: fetch.allow_private_addresses,
+        llm_backend: model.llm,
+        llm_url: model.llm_url,
+        model: model.model,
+        context_tokens: model.context_tokens,
+        max_answer_tokens: model.max_answer_tokens,
+    }
 }

@@ -32,10 +32,65 @@ pub struct Settings {
     pub llm: LlmSettings,
 }
 
+/// Which search service to use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SearchBackend {
+    /// The user's own SearXNG (the default).
+    Searxng,
+    /// Brave Search API (needs a key).
+    Brave,
+    /// Tavily search API (needs a key).
+    Tavily,
+}
+
+impl std::fmt::Display for SearchBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            SearchBackend::Searxng => "SearXNG",
+            SearchBackend::Brave => "Brave Search",
+            SearchBackend::Tavily => "Tavily",
+        })
+    }
+}
+
+impl SearchBackend {
+    /// Parses `searxng` / `brave` / `tavily`.
+    pub fn parse(value: &str) -> Option<Self> {
+        match value.trim().to_ascii_lowercase().as_str() {
+            "searxng" | "searx" => Some(Self::Searxng),
+            "brave" => Some(Self::Brave),
+            "tavily" => Some(Self::Tavily),
+            _ => None,
+        }
+    }
+
+    /// The environment variable holding this service's API key.
+    pub fn key_env(&self) -> &'static str {
+        match self {
+            SearchBackend::Searxng => "(none)",
+            SearchBackend::Brave => "GROUND_BRAVE_API_KEY",
+            SearchBackend::Tavily => "GROUND_TAVILY_API_KEY",
+        }
+    }
+
+    fn default_url(&self) -> &'static str {
+        match self {
+            SearchBackend::Searxng => DEFAULT_SEARXNG_URL,
+            SearchBackend::Brave => "https://api.search.brave.com",
+            SearchBackend::Tavily => "https://api.tavily.com",
+        }
+    }
+}
+
 /// Where and how to search.
 #[derive(Debug, Clone)]
 pub struct SearchSettings {
-    /// SearXNG's base URL (the page with the search box).
+    /// Which service.
+    pub backend: SearchBackend,
+    /// Its API key (Brave, Tavily); never printed.
+    pub api_key: Option<Secret>,
+    /// The service's base URL (for SearXNG, the page with the search box).
     pub url: Url,
     /// `language` parameter, e.g. `en` or `de-CH`.
     pub language: Option<String>,
@@ -146,6 +201,8 @@ pub struct LlmSettings {
 pub struct Overrides {
     /// `--config PATH`.
     pub config_path: Option<PathBuf>,
+    /// `--search`: searxng, brave or tavily.
+    pub search_backend: Option<String>,
     /// `--searxng-url`.
     pub searxng_url: Option<String>,
     /// `--language`.
@@ -194,6 +251,8 @@ pub struct FileConfig {
 #[serde(deny_unknown_fields)]
 #[allow(missing_docs)]
 pub struct FileSearch {
+    pub backend: Option<String>,
+    pub api_key: Option<String>,
     pub url: Option<String>,
     pub language: Option<String>,
     pub categories: Option<String>,
@@ -284,14 +343,53 @@ pub fn resolve(flags: &Overrides, env: &dyn Fn(&str) -> Option<String>) -> Resul
     .unwrap_or_default();
     let env = |name: &str| env(name).filter(|v| !v.trim().is_empty());
 
-    let searxng_url = flags
-        .searxng_url
+    let search_backend = match flags
+        .search_backend
         .clone()
-        .map(|v| (v, "--searxng-url"))
-        .or_else(|| env("GROUND_SEARXNG_URL").map(|v| (v, "GROUND_SEARXNG_URL")))
-        .or_else(|| file.search.url.clone().map(|v| (v, "[search] url")))
-        .unwrap_or_else(|| (DEFAULT_SEARXNG_URL.into(), "the default"));
-    let search_url = parse_base_url(&searxng_url.0, searxng_url.1)?;
+        .map(|v| (v, "--search"))
+        .or_else(|| env("GROUND_SEARCH").map(|v| (v, "GROUND_SEARCH")))
+        .or_else(|| file.search.backend.clone().map(|v| (v, "[search] backend")))
+    {
+        Some((value, origin)) => SearchBackend::parse(&value).ok_or_else(|| Error::Config {
+            message: format!("{origin} is {value:?}, not searxng, brave or tavily"),
+            hint: "use searxng (your own instance), brave or tavily (hosted, with an API key)"
+                .into(),
+        })?,
+        None => SearchBackend::Searxng,
+    };
+    let search_url = match search_backend {
+        SearchBackend::Searxng => flags
+            .searxng_url
+            .clone()
+            .map(|v| (v, "--searxng-url"))
+            .or_else(|| env("GROUND_SEARXNG_URL").map(|v| (v, "GROUND_SEARXNG_URL")))
+            .or_else(|| file.search.url.clone().map(|v| (v, "[search] url"))),
+        _ => file.search.url.clone().map(|v| (v, "[search] url")),
+    }
+    .unwrap_or_else(|| (search_backend.default_url().into(), "the default"));
+    let search_url = parse_base_url(&search_url.0, search_url.1)?;
+    let search_key = match search_backend {
+        SearchBackend::Searxng => None,
+        SearchBackend::Brave => env("GROUND_BRAVE_API_KEY").or_else(|| env("BRAVE_API_KEY")),
+        SearchBackend::Tavily => env("GROUND_TAVILY_API_KEY").or_else(|| env("TAVILY_API_KEY")),
+    }
+    .or_else(|| {
+        file.search
+            .api_key
+            .clone()
+            .filter(|_| search_backend != SearchBackend::Searxng)
+    })
+    .filter(|k| !k.trim().is_empty())
+    .map(|k| Secret(k.trim().to_string()));
+    if search_backend != SearchBackend::Searxng && search_key.is_none() {
+        return Err(Error::Config {
+            message: format!("{search_backend} needs an API key and none is set"),
+            hint: format!(
+                "set {} (or [search] api_key in the config file), or use your SearXNG with --search searxng",
+                search_backend.key_env()
+            ),
+        });
+    }
 
     let backend = match flags
         .llm_backend
@@ -393,6 +491,8 @@ pub fn resolve(flags: &Overrides, env: &dyn Fn(&str) -> Option<String>) -> Resul
 
     Ok(Settings {
         search: SearchSettings {
+            backend: search_backend,
+            api_key: search_key,
             url: search_url,
             language: flags.language.clone().or(file.search.language),
             categories: flags.categories.clone().or(file.search.categories),
@@ -628,6 +728,22 @@ mod tests {
             resolve(&bad, &env_of(&[])),
             Err(Error::Config { .. })
         ));
+    }
+
+    #[test]
+    fn hosted_search_needs_a_key() {
+        let flags = Overrides {
+            search_backend: Some("tavily".into()),
+            ..Default::default()
+        };
+        let err = resolve(&flags, &env_of(&[])).unwrap_err();
+        assert!(
+            err.hint().unwrap().contains("GROUND_TAVILY_API_KEY"),
+            "{err:?}"
+        );
+        let s = resolve(&flags, &env_of(&[("TAVILY_API_KEY", "tvly-secret")])).unwrap();
+        assert_eq!(s.search.url.as_str(), "https://api.tavily.com/");
+        assert!(!format!("{s:?}").contains("tvly-secret"));
     }
 
     #[test]

@@ -6,7 +6,7 @@
 
 use std::fmt::Write as _;
 
-use crate::config::LlmBackend;
+use crate::config::{LlmBackend, SearchBackend};
 
 /// The process exit codes `ground` uses. Stable: scripts depend on them.
 pub mod exit {
@@ -47,8 +47,10 @@ pub enum Error {
     },
 
     /// The search backend could not be reached at all.
-    #[error("cannot reach SearXNG at {url}: {reason}")]
+    #[error("cannot reach {backend} at {url}: {reason}")]
     SearchUnreachable {
+        /// Which search service.
+        backend: SearchBackend,
         /// The search URL tried (never contains secrets).
         url: String,
         /// The transport error, one line.
@@ -77,8 +79,12 @@ pub enum Error {
     },
 
     /// Any other non-success HTTP status from the search backend.
-    #[error("SearXNG at {url} answered HTTP {status}")]
+    #[error("{backend} at {url} answered HTTP {status}{}", detail.as_deref().map(|d| format!(": {d}")).unwrap_or_default())]
     SearchHttp {
+        /// Which search service.
+        backend: SearchBackend,
+        /// The service's own message, when it gave one.
+        detail: Option<String>,
         /// The search URL tried.
         url: String,
         /// The HTTP status code.
@@ -86,12 +92,45 @@ pub enum Error {
     },
 
     /// The search backend's reply was not the JSON we expect.
-    #[error("SearXNG at {url} sent a reply that is not search JSON: {detail}")]
+    #[error("{backend} at {url} sent a reply that is not search JSON: {detail}")]
     SearchInvalidReply {
+        /// Which search service.
+        backend: SearchBackend,
         /// The search URL tried.
         url: String,
         /// What was wrong with it.
         detail: String,
+    },
+
+    /// A search API refused our key (missing, wrong or revoked).
+    #[error("{backend} refused the API key (HTTP {status}): {message}")]
+    SearchAuth {
+        /// Which search service.
+        backend: SearchBackend,
+        /// The HTTP status.
+        status: u16,
+        /// The service's message.
+        message: String,
+    },
+
+    /// A search API's quota or plan limit is used up.
+    #[error("{backend} says the plan's usage limit is reached (HTTP {status}): {message}")]
+    SearchQuota {
+        /// Which search service.
+        backend: SearchBackend,
+        /// The HTTP status.
+        status: u16,
+        /// The service's message.
+        message: String,
+    },
+
+    /// A search API is rate-limiting us.
+    #[error("{backend} is rate-limiting requests (HTTP 429): {message}")]
+    SearchApiRateLimited {
+        /// Which search service.
+        backend: SearchBackend,
+        /// The service's message.
+        message: String,
     },
 
     /// Zero results, and SearXNG said some engines failed: the search itself failed.
@@ -220,6 +259,9 @@ impl Error {
             | SearchBadRequest { .. }
             | SearchHttp { .. }
             | SearchInvalidReply { .. }
+            | SearchAuth { .. }
+            | SearchQuota { .. }
+            | SearchApiRateLimited { .. }
             | SearchEnginesFailed { .. } => exit::SEARCH,
             NoResults { .. } | NoUsableSources { .. } => exit::NO_SOURCES,
             ModelUnreachable { .. }
@@ -246,6 +288,9 @@ impl Error {
             SearchBadRequest { .. } => "search_bad_request",
             SearchHttp { .. } => "search_http",
             SearchInvalidReply { .. } => "search_invalid_reply",
+            SearchAuth { .. } => "search_auth",
+            SearchQuota { .. } => "search_quota",
+            SearchApiRateLimited { .. } => "search_rate_limited",
             SearchEnginesFailed { .. } => "search_engines_failed",
             NoResults { .. } => "no_results",
             NoUsableSources { .. } => "no_usable_sources",
@@ -268,13 +313,20 @@ impl Error {
         Some(match self {
             EmptyQuestion => "pass a question: ground answer \"what is ...?\" (or pipe it on stdin)".into(),
             Config { hint, .. } => hint.clone(),
-            SearchUnreachable { .. } => "start SearXNG, or point ground at it with --searxng-url / GROUND_SEARXNG_URL / [search] url in the config file".into(),
+            SearchUnreachable { backend: SearchBackend::Searxng, .. } => "start SearXNG, or point ground at it with --searxng-url / GROUND_SEARXNG_URL / [search] url in the config file".into(),
+            SearchUnreachable { backend, .. } => format!("check this machine's network connection to {backend}, or the [search] url in the config file"),
             SearchJsonDisabled { .. } => "enable JSON in SearXNG's settings.yml: under `search:` set `formats: [html, json]`, then restart SearXNG".into(),
             SearchRateLimited { .. } => "SearXNG's limiter blocked ground: in limiter.toml add this machine's address to `[botdetection.ip_lists] pass_ip`, or set `server.limiter: false` in settings.yml".into(),
             SearchBadRequest { .. } => "check --language, --categories, --engines, --time-range and --safesearch against what your SearXNG offers".into(),
-            SearchHttp { status, .. } if *status >= 500 => "SearXNG itself failed: look at its logs, then try again".into(),
-            SearchHttp { .. } => "check that --searxng-url points at SearXNG's base URL (the page with the search box)".into(),
-            SearchInvalidReply { .. } => "check that --searxng-url points at SearXNG itself, not a proxy or login page".into(),
+            SearchHttp { backend: SearchBackend::Searxng, status, .. } if *status >= 500 => "SearXNG itself failed: look at its logs, then try again".into(),
+            SearchHttp { backend: SearchBackend::Searxng, .. } => "check that --searxng-url points at SearXNG's base URL (the page with the search box)".into(),
+            SearchHttp { backend, status, .. } if *status >= 500 => format!("{backend} is having trouble: try again later"),
+            SearchHttp { .. } => "check the [search] settings (url, language, time range) against the service's documentation".into(),
+            SearchInvalidReply { backend: SearchBackend::Searxng, .. } => "check that --searxng-url points at SearXNG itself, not a proxy or login page".into(),
+            SearchInvalidReply { .. } => "check the [search] url in the config file: it must be the service's API address".into(),
+            SearchAuth { backend, .. } => format!("set a valid key in {} (or [search] api_key in the config file)", backend.key_env()),
+            SearchQuota { backend, .. } => format!("check your {backend} plan's usage, wait for it to reset, or switch to SearXNG with --search searxng"),
+            SearchApiRateLimited { .. } => "wait a moment and try again; lower --pages or run fewer searches at once".into(),
             SearchEnginesFailed { .. } => "SearXNG's engines are failing (timeouts, blocks or suspensions): check its logs and engine settings, or try again later".into(),
             NoResults { .. } => "rephrase the question, or widen the search (--language, --time-range, --categories)".into(),
             NoUsableSources { .. } => "try again, ask for more pages with --pages, or rephrase the question; `--json` lists each page's status".into(),
@@ -323,6 +375,14 @@ pub fn shorten(text: &str, max: usize) -> String {
 pub fn describe_reqwest(err: &reqwest::Error) -> String {
     if err.is_timeout() {
         return "timed out".into();
+    }
+    if err.is_connect() {
+        // The innermost cause says it plainly ("Connection refused (os error 111)").
+        let mut root: &dyn std::error::Error = err;
+        while let Some(next) = root.source() {
+            root = next;
+        }
+        return format!("connection failed: {}", shorten(&root.to_string(), 160));
     }
     let mut parts: Vec<String> = Vec::new();
     let mut source: Option<&dyn std::error::Error> = Some(err);

@@ -314,7 +314,7 @@ fn check_url(url: &Url, allow_private: bool) -> Result<(), String> {
 }
 
 fn blocked_reason(ip: IpAddr) -> String {
-    format!("address {ip} is not public (use --allow-private-addresses to permit it)")
+    format!("{ip} is not a public address")
 }
 
 /// Whether an address is on the public internet: not loopback, private, link-local
@@ -367,7 +367,7 @@ impl reqwest::dns::Resolve for PublicOnlyResolver {
             if public.is_empty() {
                 let ip = addrs.first().map(|a| a.ip());
                 let reason = match ip {
-                    Some(ip) => format!("{host} resolves to {}", blocked_reason(ip)),
+                    Some(ip) => format!("{host} resolves to {ip}, which is not a public address"),
                     None => format!("{host} did not resolve to any address"),
                 };
                 return Err(Box::new(Blocked(reason)) as Box<dyn std::error::Error + Send + Sync>);

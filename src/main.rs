@@ -1,12 +1,13 @@
 //! The `ground` binary: parse arguments, call the library, print, and map the outcome
 //! to an exit code. All behaviour lives in the library.
 
+use std::future::Future;
 use std::io::{IsTerminal, Read, Write};
 use std::process::ExitCode;
 
-use clap::Parser;
-use ground::cli::{AnswerArgs, Cli, Command, Format, TimeRange};
-use ground::config::{self, Overrides};
+use clap::{CommandFactory, Parser};
+use ground::cli::{self, AnswerArgs, Cli, Command, Format};
+use ground::config::{self, Overrides, Settings};
 use ground::error::{Error, exit};
 use ground::render::{self, Style};
 
@@ -14,57 +15,56 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let code = match cli.command {
         Command::Answer(args) => run_answer(args),
-        Command::Extract(args) => {
-            let args = ground::extract_command::ExtractArgs {
-                files: args.files,
-                input_dir: args.input_dir,
-                output_dir: args.output_dir,
-                url: args.url,
-            };
-            match ground::extract_command::run(&args) {
-                Ok(()) => exit::SUCCESS,
-                Err(e) => {
-                    eprintln!("error: {e}");
-                    exit::USAGE
-                }
-            }
+        Command::Search(args) => run_search(args),
+        Command::Fetch(args) => run_fetch(args),
+        Command::Extract(args) => run_extract(args),
+        Command::Completions(args) => {
+            let mut script = Vec::new();
+            clap_complete::generate(args.shell, &mut Cli::command(), "ground", &mut script);
+            let _ = std::io::stdout().lock().write_all(&script); // a closed pipe is not an error
+            exit::SUCCESS
         }
     };
     ExitCode::from(u8::try_from(code).unwrap_or(1))
 }
 
+/// Resolves settings from flags, the real environment and the config file.
+fn settings(overrides: &Overrides) -> Result<Settings, Error> {
+    config::resolve(overrides, &|name| std::env::var(name).ok())
+}
+
+/// Runs `work` on a fresh runtime, ending early with [`Error::Interrupted`] on Ctrl-C
+/// and never waiting for tasks still in flight afterwards.
+fn block_on<T>(work: impl Future<Output = Result<T, Error>>) -> Result<T, Error> {
+    let runtime = tokio::runtime::Runtime::new().map_err(|e| Error::Config {
+        message: format!("cannot start the async runtime: {e}"),
+        hint: "this machine is out of threads or memory; close something and retry".into(),
+    })?;
+    let outcome = runtime.block_on(async {
+        tokio::select! {
+            result = work => result,
+            _ = tokio::signal::ctrl_c() => Err(Error::Interrupted),
+        }
+    });
+    runtime.shutdown_background();
+    outcome
+}
+
 fn run_answer(args: AnswerArgs) -> i32 {
-    let question = match read_question(&args.question) {
+    let question = match read_input(&args.question, "question") {
         Ok(q) => q,
-        Err(e) => return fail(&args, "", &e),
+        Err(e) => return fail(args.json, "question", "", &e),
     };
-    let overrides = Overrides {
-        config_path: args.config.clone(),
-        searxng_url: args.searxng_url.clone(),
-        language: args.language.clone(),
-        categories: args.categories.clone(),
-        engines: args.engines.clone(),
-        time_range: args.time_range.map(|t| {
-            match t {
-                TimeRange::Day => "day",
-                TimeRange::Week => "week",
-                TimeRange::Month => "month",
-                TimeRange::Year => "year",
-            }
-            .to_string()
-        }),
-        safesearch: args.safesearch,
-        pages: args.pages,
-        allow_private_addresses: args.allow_private_addresses,
-        llm_backend: args.llm.clone(),
-        llm_url: args.llm_url.clone(),
-        model: args.model.clone(),
-        context_tokens: args.context_tokens,
-        max_answer_tokens: args.max_answer_tokens,
-    };
-    let settings = match config::resolve(&overrides, &|name| std::env::var(name).ok()) {
+    let overrides = cli::overrides(
+        &args.config,
+        Some(&args.search),
+        Some(&args.fetch),
+        Some(&args.model),
+        args.pages,
+    );
+    let settings = match settings(&overrides) {
         Ok(s) => s,
-        Err(e) => return fail(&args, &question, &e),
+        Err(e) => return fail(args.json, "question", &question, &e),
     };
 
     let show_progress = !args.quiet && std::io::stderr().is_terminal();
@@ -73,24 +73,9 @@ fn run_answer(args: AnswerArgs) -> i32 {
             eprintln!("ground: {line}…");
         }
     };
-    let runtime = match tokio::runtime::Runtime::new() {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
-            return exit::INTERNAL;
-        }
-    };
-    let outcome = runtime.block_on(async {
-        tokio::select! {
-            result = ground::pipeline::answer(&question, &settings, &progress) => result,
-            _ = tokio::signal::ctrl_c() => Err(Error::Interrupted),
-        }
-    });
-    // Do not wait for fetches still in flight after an error or Ctrl-C.
-    runtime.shutdown_background();
-    let report = match outcome {
+    let report = match block_on(ground::pipeline::answer(&question, &settings, &progress)) {
         Ok(report) => report,
-        Err(e) => return fail(&args, &question, &e),
+        Err(e) => return fail(args.json, "question", &question, &e),
     };
 
     if args.verbose {
@@ -126,17 +111,20 @@ fn run_answer(args: AnswerArgs) -> i32 {
         }
     }
 
-    let mut stdout = std::io::stdout().lock();
     let printed = if args.json {
-        writeln!(stdout, "{}", render::json(&report))
+        print_json(&render::json(&report))
     } else {
-        let colour = std::io::stdout().is_terminal()
-            && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
         let style = match args.format {
-            Format::Text => Style::Text { colour },
+            Format::Text => Style::Text {
+                colour: colour_stdout(),
+            },
             Format::Markdown => Style::Markdown,
         };
-        write!(stdout, "{}", render::person(&report, style))
+        write!(
+            std::io::stdout().lock(),
+            "{}",
+            render::person(&report, style)
+        )
     };
     if printed.is_err() {
         return exit::SUCCESS; // stdout closed (e.g. piped into `head`): nothing to report
@@ -170,18 +158,125 @@ fn run_answer(args: AnswerArgs) -> i32 {
     }
 }
 
-/// Prints an error (and, with `--json`, the error object on stdout) and returns its code.
-fn fail(args: &AnswerArgs, question: &str, error: &Error) -> i32 {
-    if args.json {
-        println!("{}", render::json_error(question, error));
+fn run_search(args: cli::SearchArgs) -> i32 {
+    let query = match read_input(&args.query, "query") {
+        Ok(q) => q,
+        Err(e) => return fail(args.json, "query", "", &e),
+    };
+    if query.is_empty() {
+        return fail(args.json, "query", &query, &Error::EmptyQuestion);
+    }
+    let overrides = cli::overrides(&args.config, Some(&args.search), None, None, None);
+    let settings = match settings(&overrides) {
+        Ok(s) => s,
+        Err(e) => return fail(args.json, "query", &query, &e),
+    };
+    let limit = usize::from(args.limit);
+    let mut search_settings = settings.search.clone();
+    search_settings.max_results = search_settings.max_results.max(limit);
+    let outcome = match block_on(ground::search::search(&search_settings, &query)) {
+        Ok(o) => o,
+        Err(e) => return fail(args.json, "query", &query, &e),
+    };
+    if outcome.hits.is_empty() {
+        let error = if outcome.unresponsive_engines.is_empty() {
+            Error::NoResults {
+                query: query.clone(),
+            }
+        } else {
+            Error::SearchEnginesFailed {
+                engines: ground::search::searxng::describe_unresponsive(
+                    &outcome.unresponsive_engines,
+                ),
+            }
+        };
+        return fail(args.json, "query", &query, &error);
+    }
+    let printed = if args.json {
+        print_json(&ground::search_command::json(
+            &outcome,
+            &query,
+            &search_settings,
+            limit,
+        ))
+    } else {
+        write!(
+            std::io::stdout().lock(),
+            "{}",
+            ground::search_command::person(&outcome, limit)
+        )
+    };
+    let _ = printed;
+    exit::SUCCESS
+}
+
+fn run_fetch(args: cli::FetchArgs) -> i32 {
+    let overrides = cli::overrides(&args.config, None, Some(&args.fetch), None, None);
+    let settings = match settings(&overrides) {
+        Ok(s) => s,
+        Err(e) => return fail(args.json, "url", &args.url, &e),
+    };
+    let fetched = match block_on(ground::fetch_command::fetch(&settings.fetch, &args.url)) {
+        Ok(f) => f,
+        Err(e) => return fail(args.json, "url", &args.url, &e),
+    };
+    let ok = ground::fetch_command::succeeded(&fetched);
+    let _ = if args.json {
+        print_json(&ground::fetch_command::json(&fetched))
+    } else if ok {
+        write!(
+            std::io::stdout().lock(),
+            "{}",
+            ground::fetch_command::person(&fetched)
+        )
+    } else {
+        Ok(())
+    };
+    if ok {
+        exit::SUCCESS
+    } else {
+        eprintln!("{}", ground::fetch_command::failure_report(&fetched));
+        exit::NO_SOURCES
+    }
+}
+
+fn run_extract(args: cli::ExtractArgs) -> i32 {
+    let args = ground::extract_command::ExtractArgs {
+        files: args.files,
+        input_dir: args.input_dir,
+        output_dir: args.output_dir,
+        url: args.url,
+    };
+    match ground::extract_command::run(&args) {
+        Ok(()) => exit::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            exit::USAGE
+        }
+    }
+}
+
+fn colour_stdout() -> bool {
+    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+fn print_json(value: &serde_json::Value) -> std::io::Result<()> {
+    writeln!(std::io::stdout().lock(), "{value}")
+}
+
+/// Prints an error (and, with `--json`, an error object naming the input on stdout)
+/// and returns its exit code.
+fn fail(json: bool, input_name: &str, input: &str, error: &Error) -> i32 {
+    if json {
+        let _ = print_json(&render::json_error(input_name, input, error));
     }
     eprintln!("{}", error.report());
     error.exit_code()
 }
 
-/// The question from the arguments, or from stdin for `-` / no argument when stdin
-/// is not a terminal.
-fn read_question(words: &[String]) -> Result<String, Error> {
+/// The question or query from the arguments, or from stdin for `-` / no argument
+/// when stdin is not a terminal. At most 64 KiB is read.
+fn read_input(words: &[String], what: &str) -> Result<String, Error> {
     let from_stdin = words.is_empty() && !std::io::stdin().is_terminal() || words == ["-"];
     if from_stdin {
         let mut text = String::new();
@@ -189,8 +284,8 @@ fn read_question(words: &[String]) -> Result<String, Error> {
             .take(64 * 1024)
             .read_to_string(&mut text)
             .map_err(|e| Error::Config {
-                message: format!("cannot read the question from stdin: {e}"),
-                hint: "pass the question as an argument instead".into(),
+                message: format!("cannot read the {what} from stdin: {e}"),
+                hint: format!("pass the {what} as an argument instead"),
             })?;
         return Ok(text.trim().to_string());
     }

@@ -303,7 +303,13 @@ async fn gather(fetcher: &Fetcher, hits: &[SearchHit], wanted: usize) -> Vec<(Pa
     done
 }
 
-async fn fetch_and_extract(fetcher: &Fetcher, rank: usize, hit: &SearchHit) -> (PageAttempt, u64) {
+/// Fetches one result page and extracts its main text. Returns the attempt (status,
+/// sizes, the text on success) and the extraction time in ms.
+pub async fn fetch_and_extract(
+    fetcher: &Fetcher,
+    rank: usize,
+    hit: &SearchHit,
+) -> (PageAttempt, u64) {
     let start = Instant::now();
     let mut attempt = PageAttempt {
         rank,

@@ -322,11 +322,12 @@ pub fn json(report: &Report) -> Value {
     })
 }
 
-/// The `--json` object for a failed run: the error and what was asked.
-pub fn json_error(question: &str, error: &Error) -> Value {
+/// The `--json` object for a failed run: the error and what was asked, under
+/// `input_name` ("question" for answer, "query" for search, "url" for fetch).
+pub fn json_error(input_name: &str, input: &str, error: &Error) -> Value {
     json!({
         "version": JSON_VERSION,
-        "question": question,
+        input_name: input,
         "error": {
             "kind": error.kind(),
             "message": error.to_string(),

@@ -11,7 +11,7 @@ use serde_json::Value;
 use url::Url;
 
 use super::{SearchHit, SearchOutcome};
-use crate::config::SearchSettings;
+use crate::config::{SearchBackend, SearchSettings};
 use crate::error::{Error, describe_reqwest, shorten};
 
 /// The User-Agent sent to every server: honest, with our version.
@@ -27,6 +27,7 @@ pub async fn search(settings: &SearchSettings, query: &str) -> Result<SearchOutc
         .timeout(settings.timeout)
         .build()
         .map_err(|e| Error::SearchUnreachable {
+            backend: SearchBackend::Searxng,
             url: display_url.clone(),
             reason: describe_reqwest(&e),
         })?;
@@ -41,6 +42,7 @@ pub async fn search(settings: &SearchSettings, query: &str) -> Result<SearchOutc
         .send()
         .await
         .map_err(|e| Error::SearchUnreachable {
+            backend: SearchBackend::Searxng,
             url: display_url.clone(),
             reason: describe_reqwest(&e),
         })?;
@@ -49,6 +51,7 @@ pub async fn search(settings: &SearchSettings, query: &str) -> Result<SearchOutc
         .bytes()
         .await
         .map_err(|e| Error::SearchUnreachable {
+            backend: SearchBackend::Searxng,
             url: display_url.clone(),
             reason: describe_reqwest(&e),
         })?;
@@ -132,6 +135,8 @@ pub fn parse_reply(
         }
         _ => {
             return Err(Error::SearchHttp {
+                backend: SearchBackend::Searxng,
+                detail: None,
                 url: url.into(),
                 status,
             });
@@ -145,6 +150,7 @@ pub fn parse_reply(
             format!("{e}")
         };
         Error::SearchInvalidReply {
+            backend: SearchBackend::Searxng,
             url: url.into(),
             detail,
         }

@@ -1,0 +1,149 @@
+//! Brave Search API (`GET {base}/res/v1/web/search`, key in `X-Subscription-Token`).
+//!
+//! Replies carry results under `web.results[]` (`title`, `url`, `description`,
+//! `page_age`/`age`); errors are `{"type": "ErrorResponse", "error": {"code",
+//! "detail", "status"}}` with 401/403/422 for a bad key, 402 for a used-up plan and
+//! 429 for the rate limit.
+
+use serde::Deserialize;
+
+use super::{SearchHit, SearchOutcome, display_url, http_client, provider_message, send};
+use crate::config::{SearchBackend, SearchSettings};
+use crate::error::Error;
+
+/// Brave returns at most this many results per request.
+pub const MAX_COUNT: usize = 20;
+
+#[derive(Deserialize)]
+struct Reply {
+    #[serde(default)]
+    web: Option<Web>,
+}
+
+#[derive(Deserialize)]
+struct Web {
+    #[serde(default)]
+    results: Vec<WebResult>,
+}
+
+#[derive(Deserialize)]
+struct WebResult {
+    url: Option<String>,
+    #[serde(default)]
+    title: String,
+    #[serde(default)]
+    description: String,
+    #[serde(default)]
+    page_age: Option<String>,
+    #[serde(default)]
+    age: Option<String>,
+}
+
+/// Searches Brave for `query`.
+pub async fn search(settings: &SearchSettings, query: &str) -> Result<SearchOutcome, Error> {
+    let client = http_client(settings)?;
+    let mut url = settings.url.clone();
+    let path = format!("{}/res/v1/web/search", url.path().trim_end_matches('/'));
+    url.set_path(&path);
+    {
+        let mut pairs = url.query_pairs_mut();
+        pairs
+            .append_pair("q", query)
+            .append_pair("count", &settings.max_results.min(MAX_COUNT).to_string());
+        if let Some(language) = &settings.language {
+            pairs.append_pair("search_lang", language);
+        }
+        if let Some(range) = &settings.time_range {
+            let freshness = match range.as_str() {
+                "day" => "pd",
+                "week" => "pw",
+                "month" => "pm",
+                _ => "py",
+            };
+            pairs.append_pair("freshness", freshness);
+        }
+        if let Some(level) = settings.safesearch {
+            pairs.append_pair(
+                "safesearch",
+                ["off", "moderate", "strict"][usize::from(level.min(2))],
+            );
+        }
+    }
+    let key = settings.api_key.as_ref().map(|k| k.expose()).unwrap_or("");
+    let request = client
+        .get(url)
+        .header(reqwest::header::ACCEPT, "application/json")
+        .header("X-Subscription-Token", key);
+    let (status, body) = send(settings, request).await?;
+    parse_reply(
+        status,
+        &body,
+        &display_url(settings),
+        query,
+        settings.max_results,
+    )
+}
+
+/// Turns Brave's status and body into hits or the matching error.
+pub fn parse_reply(
+    status: u16,
+    body: &[u8],
+    url: &str,
+    query: &str,
+    max_results: usize,
+) -> Result<SearchOutcome, Error> {
+    let backend = SearchBackend::Brave;
+    if status != 200 {
+        let message = provider_message(body);
+        return Err(match status {
+            401 | 403 | 422 if message.to_ascii_lowercase().contains("token") || status != 422 => {
+                Error::SearchAuth {
+                    backend,
+                    status,
+                    message,
+                }
+            }
+            402 => Error::SearchQuota {
+                backend,
+                status,
+                message,
+            },
+            429 => Error::SearchApiRateLimited { backend, message },
+            _ => Error::SearchHttp {
+                backend,
+                url: url.into(),
+                status,
+                detail: Some(message),
+            },
+        });
+    }
+    let reply: Reply = serde_json::from_slice(body).map_err(|e| Error::SearchInvalidReply {
+        backend,
+        url: url.into(),
+        detail: e.to_string(),
+    })?;
+    let mut hits: Vec<SearchHit> = Vec::new();
+    for r in reply.web.map(|w| w.results).unwrap_or_default() {
+        let Some(url) = r
+            .url
+            .filter(|u| u.starts_with("http://") || u.starts_with("https://"))
+        else {
+            continue;
+        };
+        if hits.len() >= max_results || hits.iter().any(|h| h.url == url) {
+            continue;
+        }
+        hits.push(SearchHit {
+            url,
+            title: r.title,
+            snippet: r.description,
+            engines: vec!["brave".into()],
+            published: r.page_age.or(r.age),
+        });
+    }
+    Ok(SearchOutcome {
+        query: query.to_string(),
+        hits,
+        unresponsive_engines: Vec::new(),
+    })
+}

@@ -1,0 +1,129 @@
+//! Tavily search API (`POST {base}/search`, key as a Bearer token).
+//!
+//! We ask for `search_depth: "basic"` (one credit), `max_results`, and `topic`
+//! ("general", or "news" when SearXNG-style `categories` say news). Replies carry
+//! `results[]` (`url`, `title`, `content`, `score`, optional `published_date`);
+//! errors are `{"detail": {"error": "..."}}` with 401 for a bad key, 429 for the rate
+//! limit and 432/433 for plan and pay-as-you-go limits.
+
+use serde::Deserialize;
+use serde_json::json;
+
+use super::{SearchHit, SearchOutcome, display_url, http_client, provider_message, send};
+use crate::config::{SearchBackend, SearchSettings};
+use crate::error::Error;
+
+/// Tavily returns at most this many results per request.
+pub const MAX_RESULTS: usize = 20;
+
+#[derive(Deserialize)]
+struct Reply {
+    #[serde(default)]
+    results: Vec<TavilyResult>,
+}
+
+#[derive(Deserialize)]
+struct TavilyResult {
+    url: Option<String>,
+    #[serde(default)]
+    title: String,
+    #[serde(default)]
+    content: String,
+    #[serde(default)]
+    published_date: Option<String>,
+}
+
+/// Searches Tavily for `query`.
+pub async fn search(settings: &SearchSettings, query: &str) -> Result<SearchOutcome, Error> {
+    let client = http_client(settings)?;
+    let mut url = settings.url.clone();
+    let path = format!("{}/search", url.path().trim_end_matches('/'));
+    url.set_path(&path);
+    let topic = match settings.categories.as_deref() {
+        Some(c) if c.split(',').any(|c| c.trim() == "news") => "news",
+        _ => "general",
+    };
+    let mut body = json!({
+        "query": query,
+        "search_depth": "basic",
+        "max_results": settings.max_results.min(MAX_RESULTS),
+        "topic": topic,
+        "include_answer": false,
+        "include_raw_content": false,
+    });
+    if let Some(range) = &settings.time_range {
+        body["time_range"] = json!(range);
+    }
+    let key = settings.api_key.as_ref().map(|k| k.expose()).unwrap_or("");
+    let request = client.post(url).bearer_auth(key).json(&body);
+    let (status, reply) = send(settings, request).await?;
+    parse_reply(
+        status,
+        &reply,
+        &display_url(settings),
+        query,
+        settings.max_results,
+    )
+}
+
+/// Turns Tavily's status and body into hits or the matching error.
+pub fn parse_reply(
+    status: u16,
+    body: &[u8],
+    url: &str,
+    query: &str,
+    max_results: usize,
+) -> Result<SearchOutcome, Error> {
+    let backend = SearchBackend::Tavily;
+    if status != 200 {
+        let message = provider_message(body);
+        return Err(match status {
+            401 | 403 => Error::SearchAuth {
+                backend,
+                status,
+                message,
+            },
+            429 => Error::SearchApiRateLimited { backend, message },
+            432 | 433 => Error::SearchQuota {
+                backend,
+                status,
+                message,
+            },
+            _ => Error::SearchHttp {
+                backend,
+                url: url.into(),
+                status,
+                detail: Some(message),
+            },
+        });
+    }
+    let reply: Reply = serde_json::from_slice(body).map_err(|e| Error::SearchInvalidReply {
+        backend,
+        url: url.into(),
+        detail: e.to_string(),
+    })?;
+    let mut hits: Vec<SearchHit> = Vec::new();
+    for r in reply.results {
+        let Some(url) = r
+            .url
+            .filter(|u| u.starts_with("http://") || u.starts_with("https://"))
+        else {
+            continue;
+        };
+        if hits.len() >= max_results || hits.iter().any(|h| h.url == url) {
+            continue;
+        }
+        hits.push(SearchHit {
+            url,
+            title: r.title,
+            snippet: r.content,
+            engines: vec!["tavily".into()],
+            published: r.published_date,
+        });
+    }
+    Ok(SearchOutcome {
+        query: query.to_string(),
+        hits,
+        unresponsive_engines: Vec::new(),
+    })
+}

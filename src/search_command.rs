@@ -1,0 +1,84 @@
+//! `ground search`: the search stage alone, for people and scripts.
+
+use std::fmt::Write as _;
+
+use serde_json::{Value, json};
+
+use crate::config::SearchSettings;
+use crate::render::sanitize_line;
+use crate::search::SearchOutcome;
+
+/// The results as a numbered list for a person.
+pub fn person(outcome: &SearchOutcome, limit: usize) -> String {
+    let mut out = String::new();
+    if outcome.hits.is_empty() {
+        out.push_str("No results.\n");
+    }
+    for (i, hit) in outcome.hits.iter().take(limit).enumerate() {
+        let title = if hit.title.trim().is_empty() {
+            "(untitled)".to_string()
+        } else {
+            sanitize_line(&hit.title)
+        };
+        let _ = writeln!(out, "{:>2}. {title}", i + 1);
+        let _ = writeln!(out, "    {}", sanitize_line(&hit.url));
+        if !hit.snippet.trim().is_empty() {
+            let _ = writeln!(out, "    {}", sanitize_line(&hit.snippet));
+        }
+        let mut meta = Vec::new();
+        if !hit.engines.is_empty() {
+            meta.push(sanitize_line(&hit.engines.join(", ")));
+        }
+        if let Some(date) = &hit.published {
+            meta.push(sanitize_line(date));
+        }
+        if !meta.is_empty() {
+            let _ = writeln!(out, "    [{}]", meta.join(" · "));
+        }
+    }
+    if !outcome.unresponsive_engines.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nEngines that failed: {}",
+            sanitize_line(&crate::search::searxng::describe_unresponsive(
+                &outcome.unresponsive_engines
+            ))
+        );
+    }
+    out
+}
+
+/// The results as one JSON object for scripts.
+pub fn json(
+    outcome: &SearchOutcome,
+    query: &str,
+    settings: &SearchSettings,
+    limit: usize,
+) -> Value {
+    let results: Vec<Value> = outcome
+        .hits
+        .iter()
+        .take(limit)
+        .map(|h| {
+            json!({
+                "url": h.url,
+                "title": h.title,
+                "snippet": h.snippet,
+                "engines": h.engines,
+                "published": h.published,
+            })
+        })
+        .collect();
+    let unresponsive: Vec<Value> = outcome
+        .unresponsive_engines
+        .iter()
+        .map(|(engine, reason)| json!({"engine": engine, "reason": reason}))
+        .collect();
+    json!({
+        "version": crate::render::JSON_VERSION,
+        "query": query,
+        "backend": settings.backend,
+        "results": results,
+        "unresponsive_engines": unresponsive,
+    })
+}
