@@ -1,16 +1,12 @@
-//! Drives `ground extract`'s engine before the subcommand is wired into the CLI:
+//! Drives `ground extract`'s engine without the CLI layer (handy for profiling):
 //! `cargo run --release --example extract_dir -- [--input-dir D --output-dir O] [--url U] [FILE...]`.
 
 use std::path::PathBuf;
 
-use ground::extract;
-
-#[path = "../src/extract_command.rs"]
-#[allow(dead_code)]
-mod extract_command;
+use ground::extract_command::{self, ExtractArgs};
 
 fn main() {
-    let mut args = extract_command::ExtractArgs::default();
+    let mut args = ExtractArgs::default();
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
         match arg.as_str() {

@@ -230,16 +230,23 @@ impl<'a> Dom<'a> {
                 self.link_chars[p] += self.link_chars[i];
             }
         }
-        // Boilerplate flags, now that sizes are known: a class word cannot throw away
-        // the bulk of the page (`<div class="page has-share-bar">` around everything).
+        self.mark_boilerplate(true);
+    }
+
+    /// Boilerplate flags, once sizes are known: furniture tags, hidden elements and
+    /// (with `use_hints`) negative class/id words. Neither a tag nor a class word can
+    /// throw away the bulk of the page (`<div class="page has-share-bar">` around
+    /// everything).
+    fn mark_boilerplate(&mut self, use_hints: bool) {
         let total = self.chars.first().copied().unwrap_or(0);
-        for i in 0..n {
+        for i in 0..self.len() {
             let p_boiler = self.parent_of(i).is_some_and(|p| self.boiler[p]);
             let bad = match &self.items[i] {
                 Item::Element { kind, el } => {
-                    *kind == Kind::Furniture && self.chars[i] * 2 < total
+                    let minor = self.chars[i] * 2 < total;
+                    (*kind == Kind::Furniture && minor)
                         || hidden(el)
-                        || self.hint[i] == Hint::Negative && self.chars[i] * 2 < total
+                        || (use_hints && self.hint[i] == Hint::Negative && minor)
                 }
                 _ => false,
             };
@@ -382,7 +389,14 @@ fn hidden(el: &Element) -> bool {
 pub fn main_text(doc: &Html) -> String {
     let mut dom = Dom::flatten(doc);
     dom.measure();
-    let candidates = dom.score();
+    let mut candidates = dom.score();
+    if candidates.is_empty() {
+        // Class words hid every paragraph (`<div class="article modal-enabled">`):
+        // judge by tags and visibility alone.
+        dom.mark_boilerplate(false);
+        dom.score.iter_mut().for_each(|s| *s = 0.0);
+        candidates = dom.score();
+    }
     let body = (0..dom.len())
         .find(|&i| matches!(&dom.items[i], Item::Element { el, .. } if el.name() == "body"))
         .unwrap_or(0);
