@@ -86,7 +86,9 @@ impl ChatBackend for Ollama {
             post_json(&self.client, &self.settings, self.endpoint(), &body).await?;
         if status != 200 {
             let message = error_message(&bytes);
-            if status == 404 && message.contains("not found") {
+            // Only Ollama's "model 'NAME' not found" means a missing model; a bare
+            // "404 page not found" is a wrong URL path (e.g. an OpenAI `/v1` base URL).
+            if status == 404 && message.contains("model") && message.contains("not found") {
                 return Err(Error::ModelNotFound {
                     backend: LlmBackend::Ollama,
                     model: self.settings.model.clone(),
