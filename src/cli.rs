@@ -44,6 +44,8 @@ pub enum Command {
     Fetch(FetchArgs),
     /// Print the main text of local HTML files (or stdin).
     Extract(ExtractArgs),
+    /// Serve web_search, web_fetch and grounded_answer to AI agents over MCP (stdio).
+    Mcp(McpArgs),
     /// Print a shell completion script.
     Completions(CompletionsArgs),
 }

@@ -18,6 +18,7 @@ pub mod fetch;
 pub mod fetch_command;
 pub mod grounding;
 pub mod llm;
+pub mod mcp;
 pub mod pipeline;
 pub mod render;
 pub mod search;

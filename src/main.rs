@@ -18,6 +18,7 @@ fn main() -> ExitCode {
         Command::Search(args) => run_search(args),
         Command::Fetch(args) => run_fetch(args),
         Command::Extract(args) => run_extract(args),
+        Command::Mcp(args) => run_mcp(args),
         Command::Completions(args) => {
             let mut script = Vec::new();
             clap_complete::generate(args.shell, &mut Cli::command(), "ground", &mut script);
@@ -237,6 +238,24 @@ fn run_fetch(args: cli::FetchArgs) -> i32 {
     } else {
         eprintln!("{}", ground::fetch_command::failure_report(&fetched));
         exit::NO_SOURCES
+    }
+}
+
+fn run_mcp(args: cli::McpArgs) -> i32 {
+    let overrides = cli::overrides(
+        &args.config,
+        Some(&args.search),
+        Some(&args.fetch),
+        Some(&args.model),
+        None,
+    );
+    let outcome = settings(&overrides).and_then(|s| block_on(ground::mcp::serve(s)));
+    match outcome {
+        Ok(()) => exit::SUCCESS,
+        Err(e) => {
+            eprintln!("{}", e.report());
+            e.exit_code()
+        }
     }
 }
 

@@ -213,3 +213,126 @@ pub fn limiter_friendly_headers() -> impl wiremock::Match {
             && get("user-agent").starts_with("ground/")
     }
 }
+
+/// How long one run of `ground` may take before a test calls it a hang. Every limit
+/// the tests configure is far below this.
+pub const RUN_DEADLINE: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Like [`run`], but a run that has not ended after `deadline` is killed and the test
+/// fails: a hang is a bug, not a slow test.
+pub async fn run_within(mut cmd: std::process::Command, deadline: std::time::Duration) -> Output {
+    use std::io::Read;
+    tokio::task::spawn_blocking(move || {
+        let started = std::time::Instant::now();
+        let mut child = cmd
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("run ground");
+        // Drain both pipes while waiting so a chatty run cannot block on a full pipe.
+        let drain = |mut pipe: Box<dyn Read + Send>| {
+            std::thread::spawn(move || {
+                let mut buf = Vec::new();
+                let _ = pipe.read_to_end(&mut buf);
+                buf
+            })
+        };
+        let out = drain(Box::new(child.stdout.take().unwrap()));
+        let err = drain(Box::new(child.stderr.take().unwrap()));
+        let status = loop {
+            if let Some(status) = child.try_wait().expect("wait for ground") {
+                break Ok(status);
+            }
+            if started.elapsed() > deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                break Err(());
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        let (stdout, stderr) = (out.join().unwrap(), err.join().unwrap());
+        match status {
+            Ok(status) => Output {
+                status,
+                stdout,
+                stderr,
+            },
+            Err(()) => panic!(
+                "ground did not end within {deadline:?} (killed); stderr so far: {}",
+                String::from_utf8_lossy(&stderr)
+            ),
+        }
+    })
+    .await
+    .unwrap()
+}
+
+impl World {
+    /// Writes `toml` as a config file in the scratch home and returns its path, for
+    /// `--config`.
+    pub fn config_file(&self, toml: &str) -> PathBuf {
+        let path = self.home.path().join("test-config.toml");
+        std::fs::write(&path, toml).unwrap();
+        path
+    }
+}
+
+/// Asserts that a run failed the way a user should see it: exit code `code`, an
+/// `error:` line on stderr containing every piece of `cause`, and right after it a
+/// `hint:` line containing `hint`. Returns the two lines.
+pub fn assert_error_report(
+    out: &Output,
+    code: i32,
+    cause: &[&str],
+    hint: &str,
+) -> (String, String) {
+    let err = stderr(out);
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "exit code; stderr: {err}\nstdout: {}",
+        stdout(out)
+    );
+    let lines: Vec<&str> = err.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.starts_with("error: "))
+        .unwrap_or_else(|| panic!("no `error:` line on stderr: {err}"));
+    let error_line = lines[at];
+    for piece in cause {
+        assert!(
+            error_line.contains(piece),
+            "the error line should contain {piece:?}: {error_line}"
+        );
+    }
+    let hint_line = lines
+        .get(at + 1)
+        .filter(|l| l.starts_with("hint: "))
+        .unwrap_or_else(|| panic!("no `hint:` line right after the error: {err}"));
+    assert!(
+        hint_line.contains(hint),
+        "the hint should contain {hint:?}: {hint_line}"
+    );
+    (error_line.to_string(), hint_line.to_string())
+}
+
+/// Asserts that stdout is exactly one JSON error object (`--json` runs that fail) for
+/// `question`, of `kind`, with the process's exit code in it. Returns the object.
+pub fn assert_json_error(out: &Output, kind: &str, question: &str) -> Value {
+    let value = json_stdout(out);
+    assert!(value.is_object(), "not an object: {value}");
+    assert_eq!(value["error"]["kind"], kind, "{value}");
+    assert_eq!(value["question"], question, "{value}");
+    assert_eq!(
+        value["error"]["exit_code"].as_i64(),
+        out.status.code().map(i64::from),
+        "{value}"
+    );
+    assert!(value["error"]["message"].is_string(), "{value}");
+    assert!(value["error"]["hint"].is_string(), "{value}");
+    assert!(
+        value.get("answer").is_none(),
+        "an error object has no answer: {value}"
+    );
+    value
+}

@@ -1,0 +1,402 @@
+//! `ground mcp`: the search, fetch and answer stages as tools for AI agents, served
+//! over the Model Context Protocol on stdin/stdout (newline-delimited JSON-RPC).
+//!
+//! Three tools, each the MCP twin of a command, returning the very object that
+//! command prints with `--json` as the result's `structuredContent` (and as JSON text,
+//! for clients that only read `content`):
+//!
+//! | tool               | command                  | arguments                  |
+//! |--------------------|--------------------------|----------------------------|
+//! | `web_search`       | `ground search --json`   | `query`, `limit` (1-10)    |
+//! | `web_fetch`        | `ground fetch --json`    | `url`                      |
+//! | `grounded_answer`  | `ground answer --json`   | `question`                 |
+//!
+//! Design decisions a reader would otherwise have to reconstruct:
+//!
+//! - **Settings are resolved once**, by the binary, from flags, environment and
+//!   config file exactly like the other commands; the server only reads them.
+//! - **A failure is a tool result, never a dead server.** Search failures, bad URLs,
+//!   unusable pages and model errors come back as `isError: true` with a text that
+//!   says what failed, on which input, and a `hint:` line (the same words as the
+//!   CLI's), plus the CLI's `--json` error object as structured content. Each call
+//!   runs in its own task, so even a panic in a stage becomes an error result and the
+//!   session goes on. Arguments that do not fit the input schema are also tool errors
+//!   (rmcp reports undeserialisable ones the same way); an unknown tool name is a
+//!   JSON-RPC error, as the protocol says.
+//! - **stdout is the protocol.** Nothing else is ever written to it; the few log
+//!   lines (start, stop, failed calls) go to stderr, which MCP clients keep as the
+//!   server's log.
+
+use std::sync::Arc;
+
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
+use rmcp::{ServerHandler, ServiceExt, tool, tool_handler, tool_router};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::config::Settings;
+use crate::error::Error;
+use crate::render::sanitize_line;
+
+/// Most results `web_search` returns (and its default).
+pub const MAX_SEARCH_RESULTS: usize = 10;
+
+/// What the server tells a client about itself at `initialize`.
+const INSTRUCTIONS: &str = "\
+web_search finds pages (url, title, snippet) for a query. web_fetch reads one page \
+and returns its main text. grounded_answer searches, reads the top pages and asks a \
+model, returning an answer whose statements carry citations verified against the \
+pages (answer, citations[].source_url, citations[].text, groundingMetadata). \
+Prefer grounded_answer for a question, web_search + web_fetch to read sources yourself.";
+
+/// `web_search` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct WebSearchArgs {
+    /// What to search for.
+    pub query: String,
+    /// How many results to return, 1-10 (default 10).
+    #[schemars(with = "Option<u8>", range(min = 1, max = 10), extend("default" = 10))]
+    pub limit: Option<Value>,
+}
+
+/// `web_fetch` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct WebFetchArgs {
+    /// The page's address (http or https).
+    pub url: String,
+}
+
+/// `grounded_answer` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct GroundedAnswerArgs {
+    /// The question to answer from the web.
+    pub question: String,
+}
+
+/// The MCP server: the resolved settings, shared by every call, and the tool table
+/// that rmcp's macros build from the `#[tool]` methods below.
+#[derive(Clone)]
+pub struct GroundServer {
+    settings: Arc<Settings>,
+    tool_router: ToolRouter<Self>,
+}
+
+/// Serves MCP on stdin/stdout until the client closes the connection.
+pub async fn serve(settings: Settings) -> Result<(), Error> {
+    eprintln!(
+        "ground mcp: serving web_search, web_fetch and grounded_answer on stdio \
+         (search: {} at {}, model: {} at {})",
+        settings.search.backend,
+        crate::search::display_url(&settings.search),
+        settings.llm.model,
+        settings.llm.url.as_str().trim_end_matches('/'),
+    );
+    let running = GroundServer::new(settings)
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| transport_error(&e.to_string()))?;
+    let reason = running
+        .waiting()
+        .await
+        .map_err(|e| transport_error(&e.to_string()))?;
+    eprintln!("ground mcp: session ended ({reason:?})");
+    Ok(())
+}
+
+/// The server could not speak MCP at all (stdin closed before `initialize`, or not
+/// MCP on it): the only failure that ends `ground mcp` with an error.
+fn transport_error(detail: &str) -> Error {
+    Error::Config {
+        message: format!("MCP session over stdio failed: {}", sanitize_line(detail)),
+        hint: "run `ground mcp` from an MCP client (it speaks JSON-RPC on stdin/stdout), \
+               not from a terminal"
+            .into(),
+    }
+}
+
+#[tool_router]
+impl GroundServer {
+    /// A server answering with `settings`.
+    pub fn new(settings: Settings) -> Self {
+        GroundServer {
+            settings: Arc::new(settings),
+            tool_router: Self::tool_router(),
+        }
+    }
+
+    /// `ground search --json` as a tool.
+    #[tool(
+        description = "Search the web. Returns {query, backend, results: [{url, title, \
+                       snippet, engines, published}], unresponsive_engines}, at most 10 results.",
+        annotations(read_only_hint = true, open_world_hint = true)
+    )]
+    async fn web_search(&self, params: Parameters<WebSearchArgs>) -> CallToolResult {
+        let WebSearchArgs { query, limit } = params.0;
+        let query = query.trim().to_string();
+        let limit = match parse_limit(limit.as_ref()) {
+            Ok(limit) => limit,
+            Err(problem) => return failure("web_search", "query", &query, problem),
+        };
+        if query.is_empty() {
+            let problem = Failure::usage(
+                "the query is empty",
+                "pass the words to search for in `query`",
+            );
+            return failure("web_search", "query", &query, problem);
+        }
+        let mut search = self.settings.search.clone();
+        search.max_results = search.max_results.max(limit);
+        let outcome = {
+            let (search, query) = (search.clone(), query.clone());
+            isolated(async move { crate::search::search(&search, &query).await }).await
+        };
+        match outcome {
+            Ok(outcome) if outcome.hits.is_empty() => {
+                let error = if outcome.unresponsive_engines.is_empty() {
+                    Error::NoResults {
+                        query: query.clone(),
+                    }
+                } else {
+                    Error::SearchEnginesFailed {
+                        engines: crate::search::searxng::describe_unresponsive(
+                            &outcome.unresponsive_engines,
+                        ),
+                    }
+                };
+                failure("web_search", "query", &query, error.into())
+            }
+            Ok(outcome) => CallToolResult::structured(crate::search_command::json(
+                &outcome, &query, &search, limit,
+            )),
+            Err(problem) => failure("web_search", "query", &query, problem),
+        }
+    }
+
+    /// `ground fetch --json` as a tool: same limits, statuses and address policy.
+    #[tool(
+        description = "Fetch one web page and extract its main text. Returns {url, final_url, \
+                       status (SUCCESS, ERROR, TIMEOUT, UNSUPPORTED, BLOCKED, EMPTY), \
+                       http_status, content_type, title, text, chars}. Private and loopback \
+                       addresses are blocked unless the server was started with \
+                       --allow-private-addresses.",
+        annotations(read_only_hint = true, open_world_hint = true)
+    )]
+    async fn web_fetch(&self, params: Parameters<WebFetchArgs>) -> CallToolResult {
+        let url = params.0.url.trim().to_string();
+        let fetched = {
+            let (settings, url) = (self.settings.fetch.clone(), url.clone());
+            isolated(async move { crate::fetch_command::fetch(&settings, &url).await }).await
+        };
+        match fetched {
+            Ok(fetched) if crate::fetch_command::succeeded(&fetched) => {
+                CallToolResult::structured(crate::fetch_command::json(&fetched))
+            }
+            Ok(fetched) => {
+                // The page was tried and is unusable: an error, with the page's
+                // status and sizes as the structured content.
+                let text = crate::fetch_command::failure_report(&fetched);
+                let reason = fetched.attempt.error.as_deref().unwrap_or("no usable text");
+                log_failure("web_fetch", "url", &url, reason);
+                let mut result = CallToolResult::error(vec![ContentBlock::text(text)]);
+                result.structured_content = Some(crate::fetch_command::json(&fetched));
+                result
+            }
+            Err(problem) => failure("web_fetch", "url", &url, problem),
+        }
+    }
+
+    /// `ground answer --json` as a tool.
+    #[tool(
+        description = "Answer a question from live web search with verified citations: \
+                       searches, reads the top pages, asks the configured model and checks \
+                       every quote against the pages. Returns the same object as `ground \
+                       answer --json`: answer, grounded, statements, citations[{source_url, \
+                       text, verified}], sources with retrieval status, groundingMetadata \
+                       (Gemini's shape), model, timings_ms.",
+        annotations(read_only_hint = true, open_world_hint = true)
+    )]
+    async fn grounded_answer(&self, params: Parameters<GroundedAnswerArgs>) -> CallToolResult {
+        let question = params.0.question.trim().to_string();
+        if question.is_empty() {
+            let problem =
+                Failure::usage("the question is empty", "pass the question in `question`");
+            return failure("grounded_answer", "question", &question, problem);
+        }
+        let report = {
+            let (settings, question) = (Arc::clone(&self.settings), question.clone());
+            // The pipeline takes a `&dyn Fn` progress callback, so its future is not
+            // `Send`: run it on a blocking thread with a handle to this runtime.
+            let runtime = tokio::runtime::Handle::current();
+            tokio::task::spawn_blocking(move || {
+                runtime.block_on(crate::pipeline::answer(&question, &settings, &|_| {}))
+            })
+            .await
+            .map_err(crashed)
+            .and_then(|r| r.map_err(Failure::from))
+        };
+        match report {
+            Ok(report) => CallToolResult::structured(crate::render::json(&report)),
+            Err(problem) => failure("grounded_answer", "question", &question, problem),
+        }
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for GroundServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(
+                Implementation::new("ground", env!("CARGO_PKG_VERSION"))
+                    .with_title("ground: grounded web answers"),
+            )
+            .with_instructions(INSTRUCTIONS)
+    }
+}
+
+/// Why a call failed: a message, a hint, and the error's kind and JSON for the
+/// structured content.
+#[derive(Debug)]
+struct Failure {
+    kind: &'static str,
+    message: String,
+    hint: Option<String>,
+}
+
+impl Failure {
+    /// Arguments that the schema allows to be wrong (empty text, a bad limit).
+    fn usage(message: impl Into<String>, hint: impl Into<String>) -> Self {
+        Failure {
+            kind: "invalid_arguments",
+            message: message.into(),
+            hint: Some(hint.into()),
+        }
+    }
+}
+
+impl From<Error> for Failure {
+    fn from(error: Error) -> Self {
+        let message = match &error {
+            // "invalid configuration: ..." reads wrong for a bad URL argument.
+            Error::Config { message, .. } => message.clone(),
+            other => other.to_string(),
+        };
+        Failure {
+            kind: error.kind(),
+            message,
+            hint: error.hint(),
+        }
+    }
+}
+
+/// A panic inside a call, caught at its task's boundary.
+fn crashed(error: tokio::task::JoinError) -> Failure {
+    Failure {
+        kind: "internal",
+        message: format!("ground failed internally ({error})"),
+        hint: Some("this is a bug in ground: please report it with the input".into()),
+    }
+}
+
+/// Runs one stage call in its own task so that a panic becomes a [`Failure`].
+async fn isolated<T: Send + 'static>(
+    work: impl Future<Output = Result<T, Error>> + Send + 'static,
+) -> Result<T, Failure> {
+    match tokio::spawn(work).await {
+        Ok(result) => result.map_err(Failure::from),
+        Err(e) => Err(crashed(e)),
+    }
+}
+
+/// `limit`: absent means 10; otherwise a whole number from 1 to 10.
+fn parse_limit(limit: Option<&Value>) -> Result<usize, Failure> {
+    match limit {
+        None | Some(Value::Null) => Ok(MAX_SEARCH_RESULTS),
+        Some(value) => value
+            .as_u64()
+            .and_then(|n| usize::try_from(n).ok())
+            .filter(|n| (1..=MAX_SEARCH_RESULTS).contains(n))
+            .ok_or_else(|| {
+                Failure::usage(
+                    format!(
+                        "limit must be a whole number from 1 to {MAX_SEARCH_RESULTS}, not {}",
+                        crate::error::shorten(&value.to_string(), 40)
+                    ),
+                    format!("leave limit out for {MAX_SEARCH_RESULTS} results"),
+                )
+            }),
+    }
+}
+
+/// The tool error result for `problem`: a text naming the input, with the hint, and
+/// the CLI's `--json` error object as structured content.
+fn failure(tool: &str, input_name: &str, input: &str, problem: Failure) -> CallToolResult {
+    let mut text = format!(
+        "error: {}\n{input_name}: {}",
+        sanitize_line(&problem.message),
+        sanitize_line(input)
+    );
+    if let Some(hint) = &problem.hint {
+        text.push_str(&format!("\nhint: {hint}"));
+    }
+    log_failure(tool, input_name, input, &problem.message);
+    let mut result = CallToolResult::error(vec![ContentBlock::text(text)]);
+    result.structured_content = Some(json!({
+        "version": crate::render::JSON_VERSION,
+        input_name: input,
+        "error": {
+            "kind": problem.kind,
+            "message": problem.message,
+            "hint": problem.hint,
+        }
+    }));
+    result
+}
+
+/// One line on stderr per failed call, for the client's server log.
+fn log_failure(tool: &str, input_name: &str, input: &str, message: &str) {
+    eprintln!(
+        "ground mcp: {tool} failed ({input_name} {:?}): {}",
+        crate::error::shorten(input, 120),
+        sanitize_line(message).replace('\n', " ")
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limit_defaults_to_ten_and_stays_in_range() {
+        assert_eq!(parse_limit(None).unwrap(), 10);
+        assert_eq!(parse_limit(Some(&Value::Null)).unwrap(), 10);
+        assert_eq!(parse_limit(Some(&json!(3))).unwrap(), 3);
+        for bad in [json!(0), json!(11), json!(-1), json!(2.5), json!("5")] {
+            let problem = parse_limit(Some(&bad)).unwrap_err();
+            assert_eq!(problem.kind, "invalid_arguments");
+            assert!(problem.message.contains("1 to 10"), "{}", problem.message);
+        }
+    }
+
+    #[test]
+    fn errors_name_the_input_and_carry_the_hint() {
+        let result = failure(
+            "web_search",
+            "query",
+            "tardigrades",
+            Error::NoResults {
+                query: "tardigrades".into(),
+            }
+            .into(),
+        );
+        assert_eq!(result.is_error, Some(true));
+        let text = &result.content[0].as_text().unwrap().text;
+        assert!(text.starts_with("error: the search for \"tardigrades\" returned no results"));
+        assert!(text.contains("\nquery: tardigrades\nhint: "), "{text}");
+        let structured = result.structured_content.unwrap();
+        assert_eq!(structured["query"], "tardigrades");
+        assert_eq!(structured["error"]["kind"], "no_results");
+    }
+}
