@@ -410,6 +410,20 @@ mod tests {
     }
 
     #[test]
+    fn redirect_and_first_hop_checks() {
+        // The redirect policy calls check_url on every hop: IP literals are judged
+        // here, names by the resolver.
+        let check = |u: &str| check_url(&Url::parse(u).unwrap(), false);
+        assert!(check("http://169.254.169.254/latest/meta-data/").is_err());
+        assert!(check("http://[::1]:8080/").is_err());
+        assert!(check("http://10.0.0.1/").is_err());
+        assert!(check("file:///etc/passwd").is_err());
+        assert!(check("http://93.184.216.34/").is_ok());
+        assert!(check("https://example.org/").is_ok());
+        assert!(check_url(&Url::parse("http://127.0.0.1/").unwrap(), true).is_ok());
+    }
+
+    #[test]
     fn content_types() {
         assert_eq!(
             declared_kind("text/html; charset=utf-8"),

@@ -135,8 +135,8 @@ pub fn parse_reply(
         }
         hits.push(SearchHit {
             url,
-            title: r.title,
-            snippet: r.description,
+            title: html_to_text(&r.title),
+            snippet: html_to_text(&r.description),
             engines: vec!["brave".into()],
             published: r.page_age.or(r.age),
         });
@@ -146,4 +146,14 @@ pub fn parse_reply(
         hits,
         unresponsive_engines: Vec::new(),
     })
+}
+
+/// Brave marks matches with `<strong>` and escapes entities; people and models want
+/// the plain text.
+fn html_to_text(fragment: &str) -> String {
+    if !fragment.contains(['<', '&']) {
+        return fragment.to_string();
+    }
+    let parsed = scraper::Html::parse_fragment(fragment);
+    crate::extract::clean_inline(&parsed.root_element().text().collect::<String>())
 }
