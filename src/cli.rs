@@ -18,6 +18,14 @@ Exit codes:
      or a reply that the sources do not answer)
   130 interrupted (Ctrl-C)";
 
+/// Exit codes of `ground doctor`.
+pub const DOCTOR_EXIT_CODES_HELP: &str = "\
+Exit codes:
+  0  every check passed (warnings allowed)
+  2  the configuration is invalid (config file, environment or flags)
+  3  a search check failed
+  5  a model check failed (and no search check did)";
+
 /// Answer questions from live web search, with citations you can check.
 ///
 /// Uses your own SearXNG for search and your own model (Ollama, or any
@@ -44,6 +52,9 @@ pub enum Command {
     Fetch(FetchArgs),
     /// Print the main text of local HTML files (or stdin).
     Extract(ExtractArgs),
+    /// Check the configured search engine and model, and say what to fix.
+    #[command(after_help = DOCTOR_EXIT_CODES_HELP)]
+    Doctor(DoctorArgs),
     /// Serve web_search, web_fetch and grounded_answer to AI agents over MCP (stdio).
     Mcp(McpArgs),
     /// Print a shell completion script.

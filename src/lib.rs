@@ -11,6 +11,7 @@
 pub mod cli;
 pub mod config;
 pub mod context;
+pub mod doctor;
 pub mod error;
 pub mod extract;
 pub mod extract_command;

@@ -18,6 +18,7 @@ fn main() -> ExitCode {
         Command::Search(args) => run_search(args),
         Command::Fetch(args) => run_fetch(args),
         Command::Extract(args) => run_extract(args),
+        Command::Doctor(args) => run_doctor(args),
         Command::Mcp(args) => run_mcp(args),
         Command::Completions(args) => {
             let mut script = Vec::new();
@@ -257,6 +258,18 @@ fn run_mcp(args: cli::McpArgs) -> i32 {
             e.exit_code()
         }
     }
+}
+
+fn run_doctor(args: cli::DoctorArgs) -> i32 {
+    let overrides = cli::overrides(
+        &args.config,
+        Some(&args.search),
+        None,
+        Some(&args.model),
+        None,
+    );
+    let env = |name: &str| std::env::var(name).ok();
+    ground::doctor::run(&overrides, &env, args.json, colour_stdout())
 }
 
 fn run_extract(args: cli::ExtractArgs) -> i32 {
