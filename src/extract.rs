@@ -243,23 +243,20 @@ fn is_invisible(c: char) -> bool {
         | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{206F}' | '\u{FEFF}')
 }
 
-/// Collapses whitespace runs to one space and drops soft hyphens and zero-width
-/// characters, which would otherwise break quote matching.
+/// Collapses whitespace (and control-character) runs to one space and drops soft
+/// hyphens, zero-width and bidi-control characters, which would otherwise break quote
+/// matching.
 pub fn clean_inline(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut pending_space = false;
     for c in text.chars() {
-        if matches!(
-            c,
-            '\u{00AD}' | '\u{200B}' | '\u{200C}' | '\u{200D}' | '\u{2060}' | '\u{FEFF}'
-        ) {
-            continue;
-        }
-        if c.is_whitespace() {
-            pending_space = !out.is_empty();
-            continue;
-        }
         if is_invisible(c) {
+            continue;
+        }
+        // Control characters (escape sequences included) count as whitespace, so
+        // extracted text can never drive a terminal.
+        if c.is_whitespace() || c.is_control() {
+            pending_space = !out.is_empty();
             continue;
         }
         if pending_space {

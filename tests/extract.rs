@@ -1,0 +1,262 @@
+//! Main-text extraction through the public functions, on small pages shaped like real
+//! ones (fixtures/extract/), plus robustness: deep nesting and arbitrary input.
+
+use std::path::PathBuf;
+
+use ground::extract::{
+    self, Extracted, clean_inline, decode_body, extract_html, extract_plain_text,
+};
+use proptest::prelude::*;
+
+fn fixture(name: &str) -> Vec<u8> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/extract")
+        .join(name);
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn extract_fixture(name: &str) -> Extracted {
+    let html = decode_body(&fixture(name), None);
+    extract_html(&html, None)
+}
+
+#[test]
+fn article_keeps_body_and_drops_boilerplate() {
+    let page = extract_fixture("news-article.html");
+    assert_eq!(
+        page.title.as_deref(),
+        Some("City council approves new bike lanes | The Daily Example")
+    );
+    let text = &page.text;
+    for kept in [
+        "The city council voted on Tuesday to build twelve kilometres",
+        "Supporters said the lanes would make cycling safer",
+        "What changes for drivers",
+        "Construction starts in March and should be finished by the end of the year.",
+        "The mayor said the council would review the results",
+    ] {
+        assert!(text.contains(kept), "missing {kept:?} in:\n{text}");
+    }
+    for dropped in [
+        "cookies",
+        "Accept all",
+        "Sport",
+        "Share on",
+        "Bus fares",
+        "Great news",
+        "Most read",
+        "Copyright",
+        "Advertisement",
+        "dataLayer",
+        "color: red",
+    ] {
+        assert!(!text.contains(dropped), "kept {dropped:?} in:\n{text}");
+    }
+    // One block per line, in reading order.
+    let lines: Vec<&str> = text.lines().collect();
+    let heading = lines
+        .iter()
+        .position(|l| *l == "What changes for drivers")
+        .unwrap();
+    let item = lines
+        .iter()
+        .position(|l| l.starts_with("Construction starts"))
+        .unwrap();
+    assert!(heading < item);
+}
+
+#[test]
+fn pre_blocks_keep_their_lines_and_tables_one_row_per_line() {
+    let page = extract_fixture("code-and-table.html");
+    let text = &page.text;
+    assert!(
+        text.contains(
+            "fn parse(s: &str) -> Option<(u32, u32, u32)> {\n    let mut it = s.split('-');"
+        ),
+        "{text}"
+    );
+    assert!(text.lines().any(|l| l == "ISO 8601 2024-03-01"), "{text}");
+    assert!(text.lines().any(|l| l == "US 03/01/2024"), "{text}");
+    assert!(text.contains("With these three cases covered"), "{text}");
+    assert!(
+        !text.contains("Blog") && !text.contains("static site generator"),
+        "{text}"
+    );
+}
+
+#[test]
+fn javascript_shell_is_not_substantial() {
+    let shell = extract_fixture("js-shell.html");
+    assert!(!extract::is_substantial(&shell), "{shell:?}");
+    assert!(!shell.text.contains("__INITIAL_STATE__"));
+    assert!(extract::is_substantial(&extract_fixture(
+        "news-article.html"
+    )));
+}
+
+#[test]
+fn charset_from_content_type_header() {
+    let bytes = "<p>Café crème</p>".as_bytes();
+    let latin1: Vec<u8> = encoding_rs::WINDOWS_1252
+        .encode("<p>Café crème</p>")
+        .0
+        .into_owned();
+    assert_eq!(
+        decode_body(&latin1, Some("text/html; charset=\"windows-1252\"")),
+        "<p>Café crème</p>"
+    );
+    assert_eq!(
+        decode_body(bytes, Some("text/html; charset=utf-8")),
+        "<p>Café crème</p>"
+    );
+}
+
+#[test]
+fn charset_from_meta_windows_1252() {
+    let page = extract_fixture("windows-1252.html");
+    assert_eq!(page.title.as_deref(), Some("Café"));
+    assert!(
+        page.text.contains("Le café coûte deux euros – une affaire"),
+        "{}",
+        page.text
+    );
+}
+
+#[test]
+fn shift_jis_from_header() {
+    let html = decode_body(
+        &fixture("shift_jis.html"),
+        Some("text/html; charset=Shift_JIS"),
+    );
+    let page = extract_html(&html, None);
+    assert_eq!(page.title.as_deref(), Some("ニュース"));
+    assert!(
+        page.text.contains("東京で新しい図書館が開館しました。"),
+        "{}",
+        page.text
+    );
+    assert!(extract::is_substantial(&page));
+}
+
+#[test]
+fn byte_order_mark_beats_declarations() {
+    let html = decode_body(
+        &fixture("utf8-bom.html"),
+        Some("text/html; charset=iso-8859-1"),
+    );
+    assert!(html.contains("Grüße aus Köln – ein Gruß"), "{html}");
+}
+
+#[test]
+fn invalid_utf8_is_replaced_not_an_error() {
+    assert_eq!(
+        decode_body(b"ok \xff\xfe done", None),
+        "ok \u{fffd}\u{fffd} done"
+    );
+}
+
+#[test]
+fn plain_text_is_cleaned_line_by_line() {
+    let page =
+        extract_plain_text("  First   line\u{00AD}s \n\n\n\tsecond\u{200B} line \u{1b}[31m\n");
+    assert_eq!(
+        page,
+        Extracted {
+            title: None,
+            text: "First lines\nsecond line [31m".into()
+        }
+    );
+}
+
+#[test]
+fn clean_inline_collapses_and_strips_invisibles() {
+    assert_eq!(
+        clean_inline("  a\u{00A0}\u{00A0}b\n c\u{00AD}d\u{FEFF}\u{200D} "),
+        "a b cd"
+    );
+}
+
+#[test]
+fn soft_hyphens_inside_html_are_removed() {
+    let html = "<html><body><article><p>Extra\u{00AD}ordinary news from the coun&shy;cil, \
+                which met on Monday to discuss the budget for next year.</p></article></body></html>";
+    let page = extract_html(html, None);
+    assert_eq!(
+        page.text,
+        "Extraordinary news from the council, which met on Monday to discuss the budget for next year."
+    );
+}
+
+#[test]
+fn deeply_nested_divs_do_not_overflow_or_hang() {
+    let depth = 100_000;
+    let html = format!(
+        "<html><body><p>Before the nesting there is a paragraph of ordinary text, long enough to count.</p>{}deep{}</body></html>",
+        "<div>".repeat(depth),
+        "</div>".repeat(depth)
+    );
+    let started = std::time::Instant::now();
+    let page = extract_html(&html, None);
+    assert!(page.text.contains("Before the nesting"), "{}", page.text);
+    assert!(
+        started.elapsed().as_secs() < 20,
+        "took {:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn deeply_nested_inline_tags_do_not_overflow() {
+    let depth = 100_000;
+    let html = format!(
+        "<p>{}words inside many spans{}</p>",
+        "<span>".repeat(depth),
+        "</span>".repeat(depth)
+    );
+    let page = extract_html(&html, None);
+    assert!(page.text.contains("words inside many spans"));
+}
+
+#[test]
+fn base_url_is_accepted_and_never_required() {
+    let url = url::Url::parse("https://example.com/a/b.html").unwrap();
+    let html = String::from_utf8(fixture("news-article.html")).unwrap();
+    assert_eq!(extract_html(&html, Some(&url)), extract_html(&html, None));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn never_panics_on_arbitrary_text(input in any::<String>()) {
+        let page = extract_html(&input, None);
+        prop_assert!(!page.text.chars().any(|c| c.is_control() && c != '\n' && c != '\t'));
+        let _ = extract_plain_text(&input);
+        let _ = clean_inline(&input);
+    }
+
+    #[test]
+    fn never_panics_on_arbitrary_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..512),
+                                       ct in proptest::option::of("[ -~]{0,40}")) {
+        let html = decode_body(&bytes, ct.as_deref());
+        let _ = extract_html(&html, None);
+    }
+
+    #[test]
+    fn never_panics_on_tag_soup(parts in proptest::collection::vec(
+        prop_oneof![
+            Just("<div>".to_string()), Just("</div>".to_string()), Just("<p>".to_string()),
+            Just("</p>".to_string()), Just("<pre>".to_string()), Just("</pre>".to_string()),
+            Just("<a href=x>".to_string()), Just("</a>".to_string()), Just("<table><tr><td>".to_string()),
+            Just("<nav class=menu>".to_string()), Just("<!--".to_string()), Just("-->".to_string()),
+            Just("<script>".to_string()), Just("</script>".to_string()), Just("<br>".to_string()),
+            Just("<article class='post-content'>".to_string()), Just("&shy;".to_string()),
+            "[a-zA-Z ,.]{0,80}",
+        ],
+        0..200,
+    )) {
+        let html = parts.concat();
+        let page = extract_html(&html, None);
+        let _ = extract::is_substantial(&page);
+    }
+}
