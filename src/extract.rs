@@ -207,16 +207,34 @@ fn page_title(doc: &scraper::Html) -> Option<String> {
         .filter(|t| !t.is_empty())
 }
 
-/// The article's own headline is the page title, not main text: drop a first line
-/// that the title starts with or contains.
+/// The article's own headline is the page title, not main text: among the first
+/// [`HEADLINE_WINDOW`] lines, drop the first one that the title contains (at least 15
+/// characters long) or that contains the title without its site name.
 fn drop_leading_title(text: &mut String, title: &str) {
-    let first_end = text.find('\n').unwrap_or(text.len());
-    let first = &text[..first_end];
-    if first.len() >= 10 && title.contains(first) {
-        let rest = text.get(first_end + 1..).unwrap_or("").to_string();
-        *text = rest;
+    let core = title
+        .split(['|', '–', '—'])
+        .flat_map(|part| part.split(" - "))
+        .map(str::trim)
+        .max_by_key(|part| part.len())
+        .unwrap_or(title);
+    let mut offset = 0;
+    for line in text.split('\n').take(HEADLINE_WINDOW) {
+        let headline = (line.len() >= 15 && title.contains(line))
+            || (core.len() >= 15 && line.len() <= core.len() + 40 && line.contains(core));
+        if headline {
+            let end = (offset + line.len() + 1).min(text.len());
+            text.replace_range(offset..end, "");
+            if text.ends_with('\n') {
+                text.pop();
+            }
+            return;
+        }
+        offset += line.len() + 1;
     }
 }
+
+/// How many leading lines of main text are searched for a repeated headline.
+const HEADLINE_WINDOW: usize = 5;
 
 /// Wraps plain text (text/plain pages) as an [`Extracted`] document: invisible
 /// characters dropped, runs of blank lines folded.

@@ -58,6 +58,7 @@ const STRONG_NEGATIVE: &[&str] = &[
 /// Boilerplate words that an article-body word overrides
 /// (`content-sidebar` stays negative; `main-content` with `menu-open` is not dropped).
 const NEGATIVE: &[&str] = &[
+    "submitted",
     "modal",
     "popup",
     "more",
@@ -102,6 +103,10 @@ const NEGATIVE: &[&str] = &[
     "footnote",
 ];
 
+/// Words that keep an element even next to a boilerplate word: an embedded post
+/// (`social-media-embed`, `twitter-tweet`) quoted inside an article is content.
+const KEEP: &[&str] = &["embed", "tweet"];
+
 /// Words that are whole-word only (too short to match as prefixes).
 const NEGATIVE_EXACT: &[&str] = &["ad", "ads", "adv", "dfp", "gpt", "nl", "cta", "rss", "tag"];
 
@@ -119,6 +124,7 @@ pub fn judge(class: Option<&str>, id: Option<&str>) -> Hint {
     let mut positive = false;
     let mut negative = false;
     let mut strong = false;
+    let mut keep = false;
     for attr in [class, id].into_iter().flatten() {
         let mut skip_next = false;
         for_each_word(attr, |word| {
@@ -130,7 +136,9 @@ pub fn judge(class: Option<&str>, id: Option<&str>) -> Hint {
                 skip_next = true;
                 return;
             }
-            if STRONG_NEGATIVE.iter().any(|h| word.starts_with(h)) {
+            if KEEP.iter().any(|h| word.starts_with(h)) {
+                keep = true;
+            } else if STRONG_NEGATIVE.iter().any(|h| word.starts_with(h)) {
                 strong = true;
             } else if NEGATIVE_EXACT.contains(&word) || NEGATIVE.iter().any(|h| word.starts_with(h))
             {
@@ -140,7 +148,9 @@ pub fn judge(class: Option<&str>, id: Option<&str>) -> Hint {
             }
         });
     }
-    if strong || (negative && !positive) {
+    if keep {
+        Hint::Positive
+    } else if strong || (negative && !positive) {
         Hint::Negative
     } else if positive {
         Hint::Positive

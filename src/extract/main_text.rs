@@ -95,6 +95,8 @@ struct Dom<'a> {
     chars: Vec<u32>,
     /// ... of which inside links.
     link_chars: Vec<u32>,
+    /// Number of `<a>` elements in the subtree.
+    links: Vec<u32>,
     /// Own (inline) text of a block element: characters, link characters, commas.
     own_chars: Vec<u32>,
     own_link_chars: Vec<u32>,
@@ -156,6 +158,7 @@ impl<'a> Dom<'a> {
             end,
             chars: vec![0; n],
             link_chars: vec![0; n],
+            links: vec![0; n],
             own_chars: vec![0; n],
             own_link_chars: vec![0; n],
             own_commas: vec![0; n],
@@ -199,6 +202,7 @@ impl<'a> Dom<'a> {
                         _ => hints::judge(el.attr("class"), el.attr("id")),
                     };
                     in_link[i] = p_link || *kind == Kind::Link;
+                    self.links[i] = u32::from(*kind == Kind::Link);
                     block[i] = match kind {
                         Kind::Inline | Kind::Link | Kind::Br | Kind::Skip => p_block,
                         _ => i as u32,
@@ -228,6 +232,7 @@ impl<'a> Dom<'a> {
             if let Some(p) = self.parent_of(i) {
                 self.chars[p] += self.chars[i];
                 self.link_chars[p] += self.link_chars[i];
+                self.links[p] += self.links[i];
             }
         }
         self.mark_boilerplate(true);
@@ -518,6 +523,11 @@ fn with_siblings(dom: &Dom, top: usize) -> Vec<(usize, usize)> {
 const FILLER_LINES: &[&str] = &[
     "advertisement",
     "advertisements",
+    "advert",
+    "comments",
+    "comment",
+    "this slideshow requires javascript",
+    "loading",
     "continue reading the main story",
     "continue reading below",
     "story continues below advertisement",
@@ -590,6 +600,8 @@ impl<'d, 'a> Printer<'d, 'a> {
                     || (*kind == Kind::Container && density > 0.5 && text < 600)
                     || (*kind == Kind::Para && density > 0.8 && text < 200 && text > 0)
             }
+            // A cluster of links inside a sentence: a hover card of related headlines.
+            Kind::Inline => dom.links[i] >= 3 && dom.link_density(i) > 0.9,
             _ => false,
         }
     }
@@ -677,8 +689,51 @@ impl<'d, 'a> Printer<'d, 'a> {
 }
 
 fn is_filler(line: &str) -> bool {
-    line.len() <= 40 && {
-        let lower = line.trim_end_matches([':', '.', '!']).to_lowercase();
-        FILLER_LINES.contains(&lower.as_str())
+    if line.len() > 120 {
+        return false;
     }
+    let lower = line.trim_end_matches([':', '.', '!']).to_lowercase();
+    FILLER_LINES.contains(&lower.as_str())
+        || lower.starts_with("tags:")
+        || lower.starts_with("tagged:")
+        || is_dateline(&lower)
+}
+
+const MONTHS: &[&str] = &[
+    "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
+];
+
+/// A short line that is a date stamp or a byline with a date ("Wednesday 20 November
+/// 2019 9:22 am", "By A. Writer - 11/18/19 11:04 PM EST", "Updated: 2019-11-20"):
+/// at most 10 words, no sentence end, and a date (a year next to a month name, a
+/// numeric date, or a clock time).
+fn is_dateline(lower: &str) -> bool {
+    let words: Vec<&str> = lower.split_whitespace().collect();
+    if words.is_empty() || words.len() > 10 || lower.ends_with(['.', '?', '!', '"', '”']) {
+        return false;
+    }
+    let has_year = words.iter().any(|w| {
+        let digits = w.trim_matches(|c: char| !c.is_ascii_digit());
+        digits.len() == 4 && (digits.starts_with("19") || digits.starts_with("20"))
+    });
+    let has_month = words.iter().any(|w| {
+        let w = w.trim_matches(|c: char| !c.is_alphabetic());
+        w.len() >= 3 && MONTHS.iter().any(|m| w.starts_with(m)) && w.len() <= 9
+    });
+    let numeric_date = words.iter().any(|w| {
+        let parts: Vec<&str> = w.split(['/', '-', '.']).collect();
+        parts.len() == 3
+            && parts
+                .iter()
+                .all(|p| !p.is_empty() && p.len() <= 4 && p.chars().all(|c| c.is_ascii_digit()))
+    });
+    let clock = words.iter().any(|w| {
+        let (h, m) = w.split_once(':').unwrap_or(("", ""));
+        !h.is_empty()
+            && h.len() <= 2
+            && h.chars().all(|c| c.is_ascii_digit())
+            && m.len() >= 2
+            && m.chars().take(2).all(|c| c.is_ascii_digit())
+    });
+    (has_year && has_month) || numeric_date || (clock && (has_year || has_month))
 }
