@@ -95,12 +95,20 @@ impl TimeRange {
     }
 }
 
-/// The config file option, shared by every command that reads settings.
+/// The config file and cache options, shared by every command that reads settings.
 #[derive(Debug, Clone, Default, Args)]
 pub struct ConfigOpts {
     /// Config file [default: $XDG_CONFIG_HOME/ground/config.toml; env: GROUND_CONFIG].
     #[arg(long, value_name = "PATH")]
     pub config: Option<PathBuf>,
+
+    /// Neither read nor write the cache ($XDG_CACHE_HOME/ground).
+    #[arg(long)]
+    pub no_cache: bool,
+
+    /// Ignore cached entries, but store what is fetched now.
+    #[arg(long, conflicts_with = "no_cache")]
+    pub refresh: bool,
 }
 
 /// Where and how to search.
@@ -201,6 +209,36 @@ pub struct AnswerArgs {
     /// How many pages to read [default: 3; env: GROUND_PAGES].
     #[arg(long, value_name = "N")]
     pub pages: Option<usize>,
+
+    /// Deadline for the whole run in seconds [default: 600].
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<u64>,
+
+    /// Let the model decide first whether the question needs the web; if not, the
+    /// answer is printed labelled "not grounded" with no sources.
+    #[arg(long)]
+    pub auto: bool,
+
+    /// Search queries to plan from the question (1-3; 1 = the question itself).
+    #[arg(long, value_name = "N")]
+    pub queries: Option<usize>,
+
+    /// Region hint for the query planner, e.g. `de` or `us`.
+    #[arg(long)]
+    pub region: Option<String>,
+
+    /// Most searches this run may make [default: 3].
+    #[arg(long, value_name = "N")]
+    pub max_searches: Option<usize>,
+
+    /// What to do when search fails: `fail` (default, exit 3) or `offline` (answer
+    /// from the model alone, labelled not grounded, exit 7).
+    #[arg(long, value_name = "MODE", value_parser = ["fail", "offline"])]
+    pub fallback: Option<String>,
+
+    /// Write one JSON line per stage to FILE (`-` for stderr).
+    #[arg(long, value_name = "FILE")]
+    pub events: Option<PathBuf>,
 
     #[command(flatten)]
     #[allow(missing_docs)]
@@ -341,5 +379,8 @@ pub fn overrides(
         model: model.model,
         context_tokens: model.context_tokens,
         max_answer_tokens: model.max_answer_tokens,
+        no_cache: config.no_cache,
+        refresh: config.refresh,
+        ..Default::default()
     }
 }

@@ -30,6 +30,57 @@ pub struct Settings {
     pub fetch: FetchSettings,
     /// The model stage.
     pub llm: LlmSettings,
+    /// The whole run: deadline, search budget, planning.
+    pub run: RunSettings,
+    /// The on-disk cache of search results and pages.
+    pub cache: CacheSettings,
+}
+
+/// Settings of one run as a whole.
+#[derive(Debug, Clone)]
+pub struct RunSettings {
+    /// Deadline for the whole run (`--timeout`).
+    pub timeout: Duration,
+    /// Searches one run may make at most (`--max-searches`); the planner never
+    /// exceeds it.
+    pub max_searches: usize,
+    /// Search queries to plan (`--queries`, 1-3; 1 = the question itself).
+    pub queries: usize,
+    /// Let the model decide whether the question needs the web at all (`--auto`).
+    pub auto: bool,
+    /// When search fails, answer from the model alone, labelled not grounded
+    /// (`--fallback offline`).
+    pub fallback_offline: bool,
+    /// Region hint for the query planner (`--region`, e.g. `de` or `us`).
+    pub region: Option<String>,
+}
+
+/// Whether and how the cache is used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CacheMode {
+    /// Read fresh entries, write new ones.
+    Use,
+    /// Do not read, but write what is fetched (`--refresh`).
+    Refresh,
+    /// Neither read nor write (`--no-cache`).
+    Off,
+}
+
+/// The on-disk cache.
+#[derive(Debug, Clone)]
+pub struct CacheSettings {
+    /// Folder of the cache (`$XDG_CACHE_HOME/ground`); `None` when no home is known,
+    /// which turns the cache off.
+    pub dir: Option<PathBuf>,
+    /// Use, refresh or off.
+    pub mode: CacheMode,
+    /// How long a search result stays fresh.
+    pub search_ttl: Duration,
+    /// How long a fetched page stays fresh.
+    pub page_ttl: Duration,
+    /// Size cap; the oldest entries are evicted past it.
+    pub max_bytes: u64,
 }
 
 /// Which search service to use.
@@ -229,6 +280,22 @@ pub struct Overrides {
     pub context_tokens: Option<u32>,
     /// `--max-answer-tokens`.
     pub max_answer_tokens: Option<u32>,
+    /// `--timeout` in seconds.
+    pub timeout_secs: Option<u64>,
+    /// `--max-searches`.
+    pub max_searches: Option<usize>,
+    /// `--queries`.
+    pub queries: Option<usize>,
+    /// `--auto`.
+    pub auto: bool,
+    /// `--fallback offline|fail`.
+    pub fallback: Option<String>,
+    /// `--region`.
+    pub region: Option<String>,
+    /// `--no-cache`.
+    pub no_cache: bool,
+    /// `--refresh`.
+    pub refresh: bool,
 }
 
 /// The config file's shape (config.example.toml documents every key).
@@ -244,6 +311,37 @@ pub struct FileConfig {
     /// `[llm]`.
     #[serde(default)]
     pub llm: FileLlm,
+    /// `[run]`.
+    #[serde(default)]
+    pub run: FileRun,
+    /// `[cache]`.
+    #[serde(default)]
+    pub cache: FileCache,
+}
+
+/// `[run]` in the config file.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct FileRun {
+    pub timeout_secs: Option<u64>,
+    pub max_searches: Option<usize>,
+    pub queries: Option<usize>,
+    pub auto: Option<bool>,
+    pub fallback: Option<String>,
+    pub region: Option<String>,
+}
+
+/// `[cache]` in the config file.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct FileCache {
+    pub enabled: Option<bool>,
+    pub dir: Option<PathBuf>,
+    pub search_ttl_hours: Option<u64>,
+    pub page_ttl_hours: Option<u64>,
+    pub max_mb: Option<u64>,
 }
 
 /// `[search]` in the config file.
@@ -489,7 +587,63 @@ pub fn resolve(flags: &Overrides, env: &dyn Fn(&str) -> Option<String>) -> Resul
             None => file.fetch.allow_private_addresses.unwrap_or(false),
         };
 
+    let queries = flags.queries.or(file.run.queries).unwrap_or(1);
+    check_range("queries", queries as u64, 1, 3)?;
+    let max_searches = flags.max_searches.or(file.run.max_searches).unwrap_or(3);
+    check_range("max searches", max_searches as u64, 1, 100)?;
+    let fallback_offline = match flags
+        .fallback
+        .clone()
+        .or(file.run.fallback.clone())
+        .as_deref()
+    {
+        None | Some("fail") => false,
+        Some("offline") => true,
+        Some(other) => {
+            return Err(Error::Config {
+                message: format!("fallback {other:?} is not fail or offline"),
+                hint: "use --fallback fail (the default) or --fallback offline".into(),
+            });
+        }
+    };
+    let run = RunSettings {
+        timeout: secs(
+            flags.timeout_secs.or(file.run.timeout_secs),
+            600,
+            "--timeout / [run] timeout_secs",
+        )?,
+        max_searches,
+        queries,
+        auto: flags.auto || file.run.auto.unwrap_or(false),
+        fallback_offline,
+        region: flags.region.clone().or(file.run.region.clone()),
+    };
+    let cache_dir = env("GROUND_CACHE_DIR")
+        .map(PathBuf::from)
+        .or(file.cache.dir.clone())
+        .or_else(|| env("XDG_CACHE_HOME").map(|d| Path::new(&d).join("ground")))
+        .or_else(|| env("HOME").map(|h| Path::new(&h).join(".cache").join("ground")));
+    let cache = CacheSettings {
+        dir: cache_dir,
+        mode: if flags.no_cache || file.cache.enabled == Some(false) {
+            CacheMode::Off
+        } else if flags.refresh {
+            CacheMode::Refresh
+        } else {
+            CacheMode::Use
+        },
+        search_ttl: Duration::from_secs(
+            3600 * file.cache.search_ttl_hours.unwrap_or(24).clamp(0, 24 * 365),
+        ),
+        page_ttl: Duration::from_secs(
+            3600 * file.cache.page_ttl_hours.unwrap_or(24).clamp(0, 24 * 365),
+        ),
+        max_bytes: file.cache.max_mb.unwrap_or(200).clamp(1, 100_000) * 1024 * 1024,
+    };
+
     Ok(Settings {
+        run,
+        cache,
         search: SearchSettings {
             backend: search_backend,
             api_key: search_key,
