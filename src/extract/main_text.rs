@@ -706,7 +706,8 @@ const MONTHS: &[&str] = &[
 /// A short line that is a date stamp or a byline with a date ("Wednesday 20 November
 /// 2019 9:22 am", "By A. Writer - 11/18/19 11:04 PM EST", "Updated: 2019-11-20"):
 /// at most 10 words, no sentence end, and a date (a year next to a month name, a
-/// numeric date, or a clock time).
+/// numeric date or a clock time next to a year, a month or a word such as "by" or
+/// "updated").
 fn is_dateline(lower: &str) -> bool {
     let words: Vec<&str> = lower.split_whitespace().collect();
     if words.is_empty() || words.len() > 10 || lower.ends_with(['.', '?', '!', '"', '”']) {
@@ -735,5 +736,28 @@ fn is_dateline(lower: &str) -> bool {
             && m.len() >= 2
             && m.chars().take(2).all(|c| c.is_ascii_digit())
     });
-    (has_year && has_month) || numeric_date || (clock && (has_year || has_month))
+    let marker = words.iter().any(|w| {
+        matches!(
+            w.trim_matches(|c: char| !c.is_alphabetic()),
+            "by" | "updated" | "published" | "posted" | "am" | "pm" | "last" | "modified"
+        )
+    });
+    (has_year && has_month) || ((numeric_date || clock) && (marker || has_year || has_month))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn datelines_and_fillers() {
+        assert!(is_filler("Wednesday 20 November 2019 9:22 am"));
+        assert!(is_filler("By Justine Coleman - 11/18/19 11:04 PM EST"));
+        assert!(is_filler("By admin - 2018-09-16"));
+        assert!(is_filler("Advertisement"));
+        assert!(is_filler("Tags: Alibaba"));
+        assert!(!is_filler("ISO 8601 2024-03-01"));
+        assert!(!is_filler("Construction starts in March 2024."));
+        assert!(!is_filler("Comments from readers were mostly positive about the plan"));
+    }
 }
