@@ -271,9 +271,12 @@ fn config_checks(
         ),
     };
     let file_detail = match &path {
-        None => "none (HOME is not set), using defaults".to_string(),
+        None => "no config file (HOME is not set), using defaults".to_string(),
         Some(p) => match config::load_file(p, explicit) {
-            Ok(None) => format!("none ({} does not exist), using defaults", p.display()),
+            Ok(None) => format!(
+                "no config file ({} does not exist), using defaults",
+                p.display()
+            ),
             Ok(Some(_)) => format!("{} is valid", p.display()),
             Err(e) => return (vec![config_fail(&e)], None),
         },
