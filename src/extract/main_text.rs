@@ -696,7 +696,7 @@ fn is_filler(line: &str) -> bool {
     FILLER_LINES.contains(&lower.as_str())
         || lower.starts_with("tags:")
         || lower.starts_with("tagged:")
-        || is_dateline(&lower)
+        || is_dateline(&line.to_lowercase())
 }
 
 const MONTHS: &[&str] = &[
