@@ -133,6 +133,12 @@ def cmd_answer(path, rc, site_base):
     doc, why = load_reply(path)
     if not check(isinstance(doc, dict), "stdout is exactly one JSON object", why):
         return
+    if "error" in doc:
+        err = doc["error"] if isinstance(doc["error"], dict) else {}
+        print(f"info: ground answered with an error: {err.get('kind')}: {err.get('message')}"[:600])
+        print(f"info: hint: {err.get('hint')}"[:300])
+        check(err.get("exit_code") == rc, f"the JSON `error` object carries the exit code ({err.get('exit_code')})")
+        return
     answer = doc.get("answer")
     check(isinstance(answer, str), "`answer` is a string", repr(answer)[:100])
     sources = doc.get("sources")

@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """The loopback web site of the end-to-end test: fixture pages plus a search endpoint.
 
-    python3 e2e/site.py --port-file FILE
+    python3 e2e/site.py [--port N] --port-file FILE
 
-Listens on 127.0.0.1 on a free port (written to FILE once listening) and serves
+Listens on 127.0.0.1 port N, or on a free port if N is 0 or taken, and writes the port
+to FILE once listening. A fixed port keeps the page URLs, and so the model's prompt and
+its (greedy, seeded) reply, the same from run to run. Serves
   GET /NAME.html             the fixture pages in e2e/site/ (text/html; charset=utf-8)
   GET /search?q=WORDS        JSON for searx's `json_engine`:
                              {"query": ..., "results": [{"url", "title", "content"}]}
@@ -96,9 +98,14 @@ class Handler(BaseHTTPRequestHandler):
 
 def main():
     ap = argparse.ArgumentParser()
+    ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--port-file", required=True)
     args = ap.parse_args()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    try:
+        server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
+    except OSError as e:
+        print(f"site: port {args.port} unavailable ({e}); using a free port", file=sys.stderr)
+        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.pages = load_pages()
     with open(args.port_file + ".tmp", "w") as f:
         f.write(str(server.server_address[1]))
