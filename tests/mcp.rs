@@ -1,0 +1,460 @@
+//! `ground mcp` as an MCP client sees it: the real binary as a child process, spoken to
+//! in newline-delimited JSON-RPC over its stdin/stdout (the stdio transport), against
+//! wiremock stand-ins for SearXNG, the pages and Ollama.
+//!
+//! The client here is written by hand on purpose: it checks the wire format itself
+//! (every stdout line is one JSON-RPC message, nothing else), which an SDK client
+//! would hide. Every read has a time limit, so a hung server fails the test.
+
+mod common;
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use common::*;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdin, ChildStdout};
+
+/// How long one reply may take (the slowest is a whole grounded_answer run).
+const REPLY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The protocol revision this client asks for.
+const PROTOCOL: &str = "2025-06-18";
+
+/// One MCP session with a `ground mcp` child process.
+struct Session {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: Lines<BufReader<ChildStdout>>,
+    stderr: tokio::task::JoinHandle<String>,
+    next_id: u64,
+}
+
+impl Session {
+    /// Starts `ground mcp FLAGS` from the world's clean command and runs the handshake:
+    /// `initialize` (whose result is returned) and `notifications/initialized`.
+    async fn start(cmd: std::process::Command, flags: &[&str]) -> (Self, Value) {
+        let mut cmd = tokio::process::Command::from(cmd);
+        cmd.arg("mcp")
+            .args(flags)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        let mut child = cmd.spawn().expect("start ground mcp");
+        let stdin = child.stdin.take();
+        let stdout = BufReader::new(child.stdout.take().unwrap()).lines();
+        let mut stderr = child.stderr.take().unwrap();
+        let stderr = tokio::spawn(async move {
+            let mut text = String::new();
+            let _ = stderr.read_to_string(&mut text).await;
+            text
+        });
+        let mut session = Session {
+            child,
+            stdin,
+            stdout,
+            stderr,
+            next_id: 1,
+        };
+        let init = session
+            .request(
+                "initialize",
+                json!({
+                    "protocolVersion": PROTOCOL,
+                    "capabilities": {},
+                    "clientInfo": {"name": "ground-tests", "version": "0.0.0"}
+                }),
+            )
+            .await;
+        session
+            .send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
+        (session, init)
+    }
+
+    async fn send(&mut self, message: Value) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        let mut line = message.to_string();
+        line.push('\n');
+        stdin.write_all(line.as_bytes()).await.expect("write");
+        stdin.flush().await.expect("flush");
+    }
+
+    /// The next message on stdout; fails the test on a timeout, on end of output or
+    /// on a line that is not one JSON-RPC 2.0 object.
+    async fn read(&mut self) -> Value {
+        let line = tokio::time::timeout(REPLY_TIMEOUT, self.stdout.next_line())
+            .await
+            .unwrap_or_else(|_| panic!("no reply within {REPLY_TIMEOUT:?}"))
+            .expect("read stdout")
+            .expect("ground mcp closed stdout");
+        let message: Value = serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"));
+        assert_eq!(message["jsonrpc"], "2.0", "{message}");
+        message
+    }
+
+    /// Sends a request and returns the whole response with the same id (the `result`
+    /// or `error` member), skipping notifications the server sends in between.
+    async fn request_raw(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await;
+        loop {
+            let message = self.read().await;
+            if message["id"] == json!(id) {
+                return message;
+            }
+            assert!(
+                message.get("id").is_none(),
+                "reply to another request: {message}"
+            );
+        }
+    }
+
+    /// A request that must succeed at the JSON-RPC level: its `result`.
+    async fn request(&mut self, method: &str, params: Value) -> Value {
+        let reply = self.request_raw(method, params).await;
+        assert!(reply.get("error").is_none(), "{method} failed: {reply}");
+        reply["result"].clone()
+    }
+
+    /// `tools/call`: the CallToolResult.
+    async fn call(&mut self, tool: &str, arguments: Value) -> Value {
+        self.request("tools/call", json!({"name": tool, "arguments": arguments}))
+            .await
+    }
+
+    /// Closes stdin (the client goes away) and returns the exit code and stderr.
+    async fn close(mut self) -> (Option<i32>, String) {
+        drop(self.stdin.take());
+        let status = tokio::time::timeout(REPLY_TIMEOUT, self.child.wait())
+            .await
+            .expect("ground mcp did not exit after stdin closed")
+            .expect("wait");
+        let stderr = self.stderr.await.unwrap();
+        (status.code(), stderr)
+    }
+}
+
+/// A successful tool result's object: `structuredContent`, which must equal the JSON
+/// in the text content (for clients that only read text).
+fn structured(result: &Value) -> Value {
+    assert_eq!(result["isError"], json!(false), "{result}");
+    let content = &result["structuredContent"];
+    assert!(content.is_object(), "{result}");
+    let text = result["content"][0]["text"].as_str().expect("text content");
+    assert_eq!(&serde_json::from_str::<Value>(text).unwrap(), content);
+    content.clone()
+}
+
+/// A tool error's text (and that it is one).
+fn error_text(result: &Value) -> String {
+    assert_eq!(result["isError"], json!(true), "{result}");
+    assert_eq!(result["content"][0]["type"], "text", "{result}");
+    result["content"][0]["text"].as_str().unwrap().to_string()
+}
+
+#[tokio::test]
+async fn a_session_lists_and_calls_every_tool() {
+    let world = World::new().await;
+    world.healthy(&good_answer()).await;
+    let (mut mcp, init) = Session::start(world.ground(), &[]).await;
+
+    assert_eq!(init["protocolVersion"], PROTOCOL);
+    assert_eq!(init["serverInfo"]["name"], "ground");
+    assert_eq!(init["serverInfo"]["version"], env!("CARGO_PKG_VERSION"));
+    assert!(init["capabilities"]["tools"].is_object(), "{init}");
+    assert!(
+        init["instructions"]
+            .as_str()
+            .unwrap()
+            .contains("web_search")
+    );
+
+    let list = mcp.request("tools/list", json!({})).await;
+    let tools = list["tools"].as_array().unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["grounded_answer", "web_fetch", "web_search"]);
+    let required = |name: &str| {
+        let tool = tools.iter().find(|t| t["name"] == name).unwrap();
+        assert!(!tool["description"].as_str().unwrap().is_empty());
+        assert_eq!(tool["inputSchema"]["type"], "object", "{tool}");
+        tool["inputSchema"]["required"].clone()
+    };
+    assert_eq!(required("web_search"), json!(["query"]));
+    assert_eq!(required("web_fetch"), json!(["url"]));
+    assert_eq!(required("grounded_answer"), json!(["question"]));
+    let search_schema = &tools[2]["inputSchema"]["properties"];
+    assert_eq!(search_schema["limit"]["minimum"], 1);
+    assert_eq!(search_schema["limit"]["maximum"], 10);
+
+    // web_search: the CLI's `search --json` object, cut to the limit.
+    let found = structured(
+        &mcp.call(
+            "web_search",
+            json!({"query": "tardigrades space", "limit": 2}),
+        )
+        .await,
+    );
+    assert_eq!(found["query"], "tardigrades space");
+    assert_eq!(found["backend"], "searxng");
+    let results = found["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2);
+    assert_eq!(
+        results[0]["title"],
+        "Tardigrades in space: the FOTON-M3 experiment"
+    );
+    assert_eq!(
+        results[0]["url"],
+        format!("{}/pages/tardigrades-space.html", world.pages.uri())
+    );
+    for key in ["snippet", "engines", "published"] {
+        assert!(
+            results[0].get(key).is_some(),
+            "{key} missing: {}",
+            results[0]
+        );
+    }
+    // Without a limit: every result of the capture (4, under the cap of 10).
+    let all = structured(
+        &mcp.call("web_search", json!({"query": "tardigrades"}))
+            .await,
+    );
+    assert_eq!(all["results"].as_array().unwrap().len(), 4);
+
+    // web_fetch: one page's main text.
+    let url = format!("{}/pages/tardigrades-space.html", world.pages.uri());
+    let page = structured(&mcp.call("web_fetch", json!({"url": url})).await);
+    assert_eq!(page["status"], "SUCCESS");
+    assert_eq!(page["http_status"], 200);
+    assert!(
+        page["content_type"]
+            .as_str()
+            .unwrap()
+            .starts_with("text/html")
+    );
+    assert!(
+        page["text"].as_str().unwrap().contains("FOTON-M3"),
+        "{page}"
+    );
+    assert!(page["chars"].as_u64().unwrap() > 100);
+    assert_eq!(page["final_url"], json!(url));
+
+    // grounded_answer: exactly what `ground answer --json` prints for the question.
+    let question = "Can tardigrades survive in space?";
+    let answer = structured(
+        &mcp.call("grounded_answer", json!({"question": question}))
+            .await,
+    );
+    assert_eq!(answer["question"], question);
+    assert_eq!(answer["grounded"], true, "{answer}");
+    assert!(!answer["citations"].as_array().unwrap().is_empty());
+    assert!(answer["groundingMetadata"]["groundingChunks"].is_array());
+    let mut cli = world.ground();
+    cli.args(["answer", "--json", question]);
+    let cli = json_stdout(&run(cli).await);
+    assert_eq!(stable_json(answer), stable_json(cli));
+
+    let (code, stderr) = mcp.close().await;
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stderr.contains("ground mcp: serving"), "{stderr}");
+}
+
+#[tokio::test]
+async fn failures_are_tool_errors_and_the_session_goes_on() {
+    let world = World::new().await;
+    world.serve_fixture_pages().await;
+    let mut cmd = world.ground();
+    cmd.env("GROUND_SEARXNG_URL", closed_port_url());
+    let (mut mcp, _) = Session::start(cmd, &[]).await;
+
+    // SearXNG is down: an error result naming the query, with the hint.
+    let text = error_text(
+        &mcp.call("web_search", json!({"query": "tardigrades in orbit"}))
+            .await,
+    );
+    assert!(
+        text.starts_with("error: cannot reach SearXNG at http://127.0.0.1:"),
+        "{text}"
+    );
+    assert!(text.contains("\nquery: tardigrades in orbit\n"), "{text}");
+    assert!(text.contains("hint: start SearXNG"), "{text}");
+    let failed = mcp
+        .call("web_search", json!({"query": "tardigrades in orbit"}))
+        .await;
+    assert_eq!(failed["structuredContent"]["query"], "tardigrades in orbit");
+    assert_eq!(
+        failed["structuredContent"]["error"]["kind"],
+        "search_unreachable"
+    );
+
+    // The same for a whole answer, which needs the search first.
+    let text = error_text(
+        &mcp.call(
+            "grounded_answer",
+            json!({"question": "Why is the sky blue?"}),
+        )
+        .await,
+    );
+    assert!(text.contains("cannot reach SearXNG"), "{text}");
+    assert!(
+        text.contains("\nquestion: Why is the sky blue?\n"),
+        "{text}"
+    );
+
+    // The server is still there: a fetch that needs no search works.
+    let url = format!("{}/pages/sqlite-vacuum.html", world.pages.uri());
+    let page = structured(&mcp.call("web_fetch", json!({"url": url})).await);
+    assert_eq!(page["status"], "SUCCESS");
+
+    // A bad URL and an unusable page are tool errors too.
+    let text = error_text(&mcp.call("web_fetch", json!({"url": "not a url"})).await);
+    assert!(
+        text.starts_with("error: \"not a url\" is not a valid URL"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\nurl: not a url\nhint: give a full address"),
+        "{text}"
+    );
+    let missing = format!("{}/pages/missing.html", world.pages.uri());
+    let result = mcp.call("web_fetch", json!({"url": missing})).await;
+    let text = error_text(&result);
+    assert!(text.contains("(ERROR: "), "{text}");
+    assert_eq!(result["structuredContent"]["status"], "ERROR");
+    assert_eq!(result["structuredContent"]["http_status"], 404);
+
+    // Arguments the schema rejects: tool errors, still naming the query.
+    for limit in [json!(0), json!(11), json!("three")] {
+        let text = error_text(
+            &mcp.call(
+                "web_search",
+                json!({"query": "tardigrades", "limit": limit}),
+            )
+            .await,
+        );
+        assert!(
+            text.contains("limit must be a whole number from 1 to 10"),
+            "{text}"
+        );
+        assert!(text.contains("\nquery: tardigrades\n"), "{text}");
+    }
+    let text = error_text(&mcp.call("web_search", json!({"query": "  "})).await);
+    assert!(text.starts_with("error: the query is empty"), "{text}");
+    let text = error_text(&mcp.call("web_search", json!({"limit": 3})).await);
+    assert!(text.contains("query"), "{text}");
+    let text = error_text(&mcp.call("grounded_answer", json!({"question": ""})).await);
+    assert!(text.starts_with("error: the question is empty"), "{text}");
+
+    // An unknown tool is a JSON-RPC error (invalid params), not a crash.
+    let reply = mcp
+        .request_raw(
+            "tools/call",
+            json!({"name": "web_browse", "arguments": {"url": url}}),
+        )
+        .await;
+    assert_eq!(reply["error"]["code"], -32602, "{reply}");
+
+    // And after all that, the session still serves.
+    let list = mcp.request("tools/list", json!({})).await;
+    assert_eq!(list["tools"].as_array().unwrap().len(), 3);
+    let page = structured(&mcp.call("web_fetch", json!({"url": url})).await);
+    assert_eq!(page["status"], "SUCCESS");
+
+    let (code, stderr) = mcp.close().await;
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stderr.contains("ground mcp: web_search failed (query \"tardigrades in orbit\")"),
+        "{stderr}"
+    );
+}
+
+#[tokio::test]
+async fn a_model_that_is_down_is_a_tool_error() {
+    let world = World::new().await;
+    world
+        .search_replies_with_capture("searxng/normal.body.json")
+        .await;
+    world.serve_fixture_pages().await;
+    let mut cmd = world.ground();
+    cmd.env("GROUND_LLM_URL", closed_port_url());
+    let (mut mcp, _) = Session::start(cmd, &[]).await;
+
+    let question = "Can tardigrades survive in space?";
+    let result = mcp
+        .call("grounded_answer", json!({"question": question}))
+        .await;
+    let text = error_text(&result);
+    assert!(
+        text.starts_with("error: cannot reach the Ollama model server at http://127.0.0.1:"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("\nquestion: {question}\n")),
+        "{text}"
+    );
+    assert!(
+        text.contains("hint: start Ollama with `ollama serve`"),
+        "{text}"
+    );
+    assert_eq!(result["structuredContent"]["question"], question);
+    assert_eq!(
+        result["structuredContent"]["error"]["kind"],
+        "model_unreachable"
+    );
+
+    // Search does not need the model.
+    let found = structured(
+        &mcp.call("web_search", json!({"query": "tardigrades"}))
+            .await,
+    );
+    assert_eq!(found["results"].as_array().unwrap().len(), 4);
+    let (code, _) = mcp.close().await;
+    assert_eq!(code, Some(0));
+}
+
+#[tokio::test]
+async fn private_addresses_stay_blocked_unless_allowed() {
+    let world = World::new().await;
+    world.serve_fixture_pages().await;
+    let mut cmd = world.ground();
+    cmd.env_remove("GROUND_ALLOW_PRIVATE_ADDRESSES");
+    let (mut mcp, _) = Session::start(cmd, &[]).await;
+    let url = format!("{}/pages/tardigrades-space.html", world.pages.uri());
+    let result = mcp.call("web_fetch", json!({"url": url})).await;
+    let text = error_text(&result);
+    assert!(
+        text.contains("(BLOCKED: 127.0.0.1 is not a public address)"),
+        "{text}"
+    );
+    assert!(text.contains("hint: the address is not public"), "{text}");
+    assert_eq!(result["structuredContent"]["status"], "BLOCKED");
+    mcp.close().await;
+
+    // The flag on the command line allows them, as for `ground fetch`.
+    let mut cmd = world.ground();
+    cmd.env_remove("GROUND_ALLOW_PRIVATE_ADDRESSES");
+    let (mut mcp, _) = Session::start(cmd, &["--allow-private-addresses"]).await;
+    let page = structured(&mcp.call("web_fetch", json!({"url": url})).await);
+    assert_eq!(page["status"], "SUCCESS");
+    mcp.close().await;
+}
+
+#[tokio::test]
+async fn a_bad_configuration_stops_before_serving() {
+    let world = World::new().await;
+    let mut cmd = world.ground();
+    cmd.args(["mcp"]).env("GROUND_SEARCH", "bing");
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty(), "stdout is the protocol");
+    assert_eq!(
+        stderr(&out),
+        "error: invalid configuration: GROUND_SEARCH is \"bing\", not searxng, brave or tavily\n\
+         hint: use searxng (your own instance), brave or tavily (hosted, with an API key)\n"
+    );
+}
