@@ -878,6 +878,21 @@ mod tests {
     }
 
     #[test]
+    fn colour_only_paints_the_status_word() {
+        let checks = [
+            Check::ok("config", Area::Config, "fine"),
+            Check::fail("search.json", Area::Search, "off", "add\n  json".into()),
+        ];
+        assert_eq!(
+            person(&checks, true),
+            "\x1b[32mok  \x1b[0m  config: fine\n\
+             \x1b[31mfail\x1b[0m  search: off\n      fix: add\n             json\n\
+             1 check failed\n"
+        );
+        assert!(!person(&checks, false).contains('\x1b'));
+    }
+
+    #[test]
     fn passwords_stay_out_of_urls() {
         let url = Url::parse("http://me:hunter2@searx.example/").unwrap();
         assert_eq!(public_url(&url), "http://me:redacted@searx.example");

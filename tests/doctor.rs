@@ -583,3 +583,84 @@ async fn json_report_has_the_documented_shape() {
         "enable JSON in SearXNG's settings.yml, then restart SearXNG:\nsearch:\n  formats:\n    - html\n    - json"
     );
 }
+
+const BRAVE_KEY: &str = "BSA-FAKE-brave-key-123";
+
+/// `ground` set up for Brave Search, with the search mock as its API address.
+fn ground_brave(world: &World) -> std::process::Command {
+    let config = world.config_file(&format!(
+        "[search]\nbackend = \"brave\"\nurl = \"{}\"\n",
+        world.searx.uri()
+    ));
+    let mut cmd = world.ground();
+    cmd.env("GROUND_BRAVE_API_KEY", BRAVE_KEY)
+        .env("GROUND_CONFIG", config);
+    cmd
+}
+
+#[tokio::test]
+async fn brave_key_and_test_query() {
+    let world = World::new().await;
+    Mock::given(method("GET"))
+        .and(path("/res/v1/web/search"))
+        .and(query_param("q", "wikipedia"))
+        .and(header("x-subscription-token", BRAVE_KEY))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "type": "search",
+            "query": {"original": "wikipedia", "more_results_available": true},
+            "web": {"type": "search", "family_friendly": true, "results": [
+                {"title": "Wikipedia", "url": "https://www.wikipedia.org/", "description": "Wikipedia is a free online encyclopedia.", "type": "search_result"},
+                {"title": "Wikipedia - Wikipedia", "url": "https://en.wikipedia.org/wiki/Wikipedia", "description": "Wikipedia is a free-content online encyclopedia.", "type": "search_result"}
+            ]}
+        })))
+        .expect(1)
+        .mount(&world.searx)
+        .await;
+    ollama_healthy(&world).await;
+
+    let out = doctor(ground_brave(&world), &[]).await;
+    assert_eq!(out.status.code(), Some(0), "stdout: {}", stdout(&out));
+    let text = scrubbed(&world, &out);
+    assert_lines(
+        &text,
+        &[
+            "ok    search: Brave Search API key is set",
+            "ok    search: Brave Search at http://searx.test answers",
+            "ok    search: test query \"wikipedia\" returned 2 results",
+        ],
+    );
+    assert!(
+        !text.contains(BRAVE_KEY) && !text.contains("SearXNG"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn brave_refusing_the_key_fails_the_key_check() {
+    let world = World::new().await;
+    Mock::given(method("GET"))
+        .and(path("/res/v1/web/search"))
+        .respond_with(ResponseTemplate::new(401).set_body_json(json!({
+            "type": "ErrorResponse",
+            "error": {"id": "c1", "status": 401, "code": "SUBSCRIPTION_TOKEN_INVALID",
+                      "detail": "The provided subscription token is invalid."},
+            "time": 1763768412
+        })))
+        .mount(&world.searx)
+        .await;
+    ollama_healthy(&world).await;
+
+    let out = doctor(ground_brave(&world), &[]).await;
+    assert_eq!(out.status.code(), Some(3), "stdout: {}", stdout(&out));
+    let text = scrubbed(&world, &out);
+    assert_lines(
+        &text,
+        &[
+            "ok    search: Brave Search at http://searx.test answers",
+            "fail  search: Brave Search refused the API key (HTTP 401): The provided subscription token is invalid.",
+            "      fix: set a valid key in GROUND_BRAVE_API_KEY (or [search] api_key in the config file)",
+        ],
+    );
+    assert!(!text.contains("API key is set"), "{text}");
+    assert!(!text.contains(BRAVE_KEY), "{text}");
+}
