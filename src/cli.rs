@@ -59,6 +59,8 @@ pub enum Command {
     Mcp(McpArgs),
     /// Print a shell completion script.
     Completions(CompletionsArgs),
+    /// Show or clear the on-disk cache of search results and pages.
+    Cache(CacheArgs),
 }
 
 /// How to print the answer for a person.
@@ -327,6 +329,31 @@ pub struct McpArgs {
     #[command(flatten)]
     #[allow(missing_docs)]
     pub model: ModelOpts,
+}
+
+/// `ground cache`.
+#[derive(Debug, Args)]
+pub struct CacheArgs {
+    /// What to do.
+    #[arg(value_enum)]
+    pub action: CacheAction,
+
+    /// Print one JSON object on stdout.
+    #[arg(long)]
+    pub json: bool,
+
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub config: ConfigOpts,
+}
+
+/// `ground cache` actions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CacheAction {
+    /// Entries, size and age of the cache, and where it is.
+    Stats,
+    /// Delete every cached search result and page.
+    Clear,
 }
 
 /// `ground completions`.

@@ -7,6 +7,7 @@
 use std::fmt::Write as _;
 
 use crate::config::{LlmBackend, SearchBackend};
+use crate::events::Stage;
 
 /// The process exit codes `ground` uses. Stable: scripts depend on them.
 pub mod exit {
@@ -25,6 +26,9 @@ pub mod exit {
     /// The answer is not grounded: no verified citation at all, or with `--strict`
     /// any unsupported statement or a "the sources do not answer" reply.
     pub const NOT_GROUNDED: i32 = 6;
+    /// `--fallback offline`: search failed, so the answer is the model's alone and
+    /// not grounded.
+    pub const OFFLINE: i32 = 7;
     /// Interrupted by Ctrl-C (SIGINT).
     pub const INTERRUPTED: i32 = 130;
 }
@@ -242,6 +246,15 @@ pub enum Error {
         reason: String,
     },
 
+    /// The whole run took longer than `--timeout`.
+    #[error("ground did not finish within {seconds} s (stopped while {})", stage.describe())]
+    Deadline {
+        /// The deadline.
+        seconds: u64,
+        /// Where the run was.
+        stage: crate::events::Stage,
+    },
+
     /// Interrupted by the user.
     #[error("interrupted")]
     Interrupted,
@@ -272,6 +285,12 @@ impl Error {
             | ModelTimeout { .. }
             | ModelBadReply { .. } => exit::MODEL,
             Uncited { .. } | NotGrounded { .. } => exit::NOT_GROUNDED,
+            Deadline { stage, .. } => match stage {
+                Stage::Searching => exit::SEARCH,
+                Stage::Fetching | Stage::Building => exit::NO_SOURCES,
+                Stage::Deciding | Stage::Planning | Stage::Asking => exit::MODEL,
+                Stage::Starting | Stage::Checking => exit::INTERNAL,
+            },
             Interrupted => exit::INTERRUPTED,
         }
     }
@@ -303,6 +322,7 @@ impl Error {
             ModelBadReply { .. } => "model_bad_reply",
             Uncited { .. } => "uncited",
             NotGrounded { .. } => "not_grounded",
+            Deadline { .. } => "deadline",
             Interrupted => "interrupted",
         }
     }
@@ -344,6 +364,7 @@ impl Error {
             ModelBadReply { .. } => "use a model that follows JSON schemas better (a larger one usually does), via --model".into(),
             Uncited { .. } => "use a model that follows instructions better (--model), or give it more of each page with a larger --context-tokens".into(),
             NotGrounded { .. } => "read the unsupported statements in the output; drop --strict to accept partially supported answers".into(),
+            Deadline { .. } => "raise --timeout (or [run] timeout_secs), or make the run smaller with fewer --pages".into(),
             Interrupted => return None,
         })
     }

@@ -113,6 +113,24 @@ pub struct GroundedAnswer {
 }
 
 impl GroundedAnswer {
+    /// An answer the model gave without sources: one statement, no citations, so
+    /// it is never shown as grounded.
+    pub fn ungrounded(text: String) -> Self {
+        let text = text.trim().to_string();
+        GroundedAnswer {
+            statements: vec![Statement {
+                text: text.clone(),
+                start: 0,
+                end: text.len(),
+                citations: Vec::new(),
+            }],
+            answer: text,
+            answerable: true,
+            unknowns: Vec::new(),
+            rejected: Vec::new(),
+        }
+    }
+
     /// True when the sources answered and every statement has a verified citation.
     pub fn grounded(&self) -> bool {
         self.answerable

@@ -9,6 +9,8 @@ use clap::{CommandFactory, Parser};
 use ground::cli::{self, AnswerArgs, Cli, Command, Format};
 use ground::config::{self, Overrides, Settings};
 use ground::error::{Error, exit};
+use ground::events::{Events, Progress};
+use ground::pipeline::AnswerMode;
 use ground::render::{self, Style};
 
 fn main() -> ExitCode {
@@ -20,6 +22,7 @@ fn main() -> ExitCode {
         Command::Extract(args) => run_extract(args),
         Command::Doctor(args) => run_doctor(args),
         Command::Mcp(args) => run_mcp(args),
+        Command::Cache(args) => run_cache(args),
         Command::Completions(args) => {
             let mut script = Vec::new();
             clap_complete::generate(args.shell, &mut Cli::command(), "ground", &mut script);
@@ -57,25 +60,47 @@ fn run_answer(args: AnswerArgs) -> i32 {
         Ok(q) => q,
         Err(e) => return fail(args.json, "question", "", &e),
     };
-    let overrides = cli::overrides(
+    let mut overrides = cli::overrides(
         &args.config,
         Some(&args.search),
         Some(&args.fetch),
         Some(&args.model),
         args.pages,
     );
+    overrides.timeout_secs = args.timeout;
+    overrides.auto = args.auto;
+    overrides.queries = args.queries;
+    overrides.region = args.region.clone();
+    overrides.max_searches = args.max_searches;
+    overrides.fallback = args.fallback.clone();
     let settings = match settings(&overrides) {
         Ok(s) => s,
         Err(e) => return fail(args.json, "question", &question, &e),
     };
+    let events = match open_events(
+        args.events.as_deref(),
+        !args.quiet && std::io::stderr().is_terminal(),
+    ) {
+        Ok(events) => events,
+        Err(e) => return fail(args.json, "question", &question, &e),
+    };
 
-    let show_progress = !args.quiet && std::io::stderr().is_terminal();
-    let progress = |line: &str| {
-        if show_progress {
-            eprintln!("ground: {line}…");
+    let deadline = settings.run.timeout;
+    let run = async {
+        match tokio::time::timeout(
+            deadline,
+            ground::pipeline::answer(&question, &settings, &events),
+        )
+        .await
+        {
+            Ok(result) => result,
+            Err(_) => Err(Error::Deadline {
+                seconds: deadline.as_secs(),
+                stage: events.current(),
+            }),
         }
     };
-    let report = match block_on(ground::pipeline::answer(&question, &settings, &progress)) {
+    let report = match block_on(run) {
         Ok(report) => report,
         Err(e) => return fail(args.json, "question", &question, &e),
     };
@@ -133,12 +158,22 @@ fn run_answer(args: AnswerArgs) -> i32 {
     }
 
     let answer = &report.answer;
-    let problem = if answer.answerable && !answer.cites_anything() {
+    let grounded_run = report.mode == AnswerMode::Grounded;
+    if let AnswerMode::Offline { .. } = report.mode {
+        eprintln!(
+            "warning: search failed; this answer is the model's alone and not grounded (exit {})",
+            exit::OFFLINE
+        );
+        return exit::OFFLINE;
+    }
+    let problem = if grounded_run && answer.answerable && !answer.cites_anything() {
         Some(Error::Uncited {
             sources: report.sources.len(),
         })
     } else if args.strict && !answer.grounded() {
-        let reason = if !answer.answerable {
+        let reason = if !grounded_run {
+            "no search was made (--auto decided the question needs none)".to_string()
+        } else if !answer.answerable {
             "the model reported that the sources do not answer the question".to_string()
         } else {
             let unsupported = answer.statements.iter().filter(|s| !s.supported()).count();
@@ -260,6 +295,14 @@ fn run_mcp(args: cli::McpArgs) -> i32 {
     }
 }
 
+fn run_cache(args: cli::CacheArgs) -> i32 {
+    let overrides = cli::overrides(&args.config, None, None, None, None);
+    match settings(&overrides) {
+        Ok(s) => ground::cache_command::run(&s.cache, args.action, args.json),
+        Err(e) => fail(args.json, "cache", "", &e),
+    }
+}
+
 fn run_doctor(args: cli::DoctorArgs) -> i32 {
     let overrides = cli::overrides(
         &args.config,
@@ -286,6 +329,29 @@ fn run_extract(args: cli::ExtractArgs) -> i32 {
             exit::USAGE
         }
     }
+}
+
+/// The run's event sink: progress lines on stderr when it is a terminal, and JSON
+/// lines to `--events FILE` (appended) or `-` (stderr).
+fn open_events(path: Option<&std::path::Path>, progress: bool) -> Result<Events, Error> {
+    let progress: Option<Progress> =
+        progress.then(|| Box::new(|line: &str| eprintln!("ground: {line}…")) as Progress);
+    let log: Option<Box<dyn Write + Send>> = match path {
+        None => None,
+        Some(p) if p.as_os_str() == "-" => Some(Box::new(std::io::stderr())),
+        Some(p) => {
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(p)
+                .map_err(|e| Error::Config {
+                    message: format!("cannot open the events file {}: {e}", p.display()),
+                    hint: "give --events a writable path, or - for stderr".into(),
+                })?;
+            Some(Box::new(file))
+        }
+    };
+    Ok(Events::new(progress, log))
 }
 
 fn colour_stdout() -> bool {

@@ -231,7 +231,11 @@ impl GroundServer {
             // `Send`: run it on a blocking thread with a handle to this runtime.
             let runtime = tokio::runtime::Handle::current();
             tokio::task::spawn_blocking(move || {
-                runtime.block_on(crate::pipeline::answer(&question, &settings, &|_| {}))
+                runtime.block_on(crate::pipeline::answer(
+                    &question,
+                    &settings,
+                    &crate::events::Events::silent(),
+                ))
             })
             .await
             .map_err(crashed)

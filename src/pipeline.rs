@@ -6,15 +6,18 @@
 use std::time::Instant;
 
 use serde::Serialize;
+use serde_json::json;
 use tokio::task::JoinSet;
 
 use crate::config::Settings;
 use crate::context::{self, Context, SourceText};
 use crate::error::Error;
+use crate::events::{Events, Stage};
 use crate::extract;
 use crate::fetch::{BodyKind, FetchFailure, FetchedPage, Fetcher, RetrievalStatus, elapsed_ms};
 use crate::grounding::{self, GroundedAnswer};
-use crate::llm::{self, Backend, ChatBackend, ModelRequest};
+use crate::llm::{self, Backend, ChatBackend, ModelReply, ModelRequest};
+use crate::plan::{self, Decision};
 use crate::search::{self, SearchHit};
 
 /// What happened to one result page.
@@ -90,14 +93,62 @@ pub struct Timings {
     pub total: u64,
 }
 
+/// How the answer came about.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AnswerMode {
+    /// Searched, read pages, answered from them (the normal case).
+    Grounded,
+    /// `--auto`: the gate decided no search was needed; the model answered alone.
+    NoSearchNeeded,
+    /// `--fallback offline`: search failed; the model answered alone.
+    Offline {
+        /// Why search failed.
+        reason: String,
+    },
+}
+
+impl AnswerMode {
+    /// The name used in `--json`: grounded, no_search_needed or offline.
+    pub fn name(&self) -> &'static str {
+        match self {
+            AnswerMode::Grounded => "grounded",
+            AnswerMode::NoSearchNeeded => "no_search_needed",
+            AnswerMode::Offline { .. } => "offline",
+        }
+    }
+}
+
+/// One search call of the run.
+#[derive(Debug, Clone, Serialize)]
+pub struct SearchRun {
+    /// The query sent.
+    pub query: String,
+    /// The service.
+    pub backend: crate::config::SearchBackend,
+    /// Results it returned (0 when it failed).
+    pub results: usize,
+    /// Whether the results came from the cache.
+    pub cached: bool,
+    /// Time taken.
+    pub ms: u64,
+    /// Why it failed, when it did.
+    pub error: Option<String>,
+}
+
 /// Everything one run produced.
 #[derive(Debug, Clone)]
 pub struct Report {
     /// The question.
     pub question: String,
-    /// Queries that ran.
+    /// How the answer came about.
+    pub mode: AnswerMode,
+    /// The gate's verdict (`--auto` only).
+    pub decision: Option<Decision>,
+    /// Queries that ran, in order.
     pub queries: Vec<String>,
-    /// Search results, in rank order.
+    /// Every search call.
+    pub searches: Vec<SearchRun>,
+    /// Search results, merged, in rank order.
     pub hits: Vec<SearchHit>,
     /// Every page tried, in rank order.
     pub pages: Vec<PageAttempt>,
@@ -115,54 +166,120 @@ pub struct Report {
     pub warnings: Vec<String>,
 }
 
-/// Runs the whole pipeline for `question`. `progress` receives one short line per
-/// stage for the terminal.
-pub async fn answer(
-    question: &str,
-    settings: &Settings,
-    progress: &dyn Fn(&str),
-) -> Result<Report, Error> {
+/// Runs the whole pipeline for `question`, reporting stages to `events`.
+pub async fn answer(question: &str, settings: &Settings, events: &Events) -> Result<Report, Error> {
     let started = Instant::now();
     let question = question.trim();
     if question.is_empty() {
         return Err(Error::EmptyQuestion);
     }
-    let mut warnings = Vec::new();
-    let mut timings = Timings::default();
+    let mut run = Run {
+        warnings: Vec::new(),
+        timings: Timings::default(),
+        calls: 0,
+    };
+    let client = Backend::new(&settings.llm)?;
 
-    // 1. Search.
-    progress(&format!(
-        "searching {}",
-        settings.search.url.as_str().trim_end_matches('/')
-    ));
-    let t = Instant::now();
-    let found = search::searxng::search(&settings.search, question).await?;
-    timings.search = elapsed_ms(t);
-    if !found.unresponsive_engines.is_empty() {
-        let engines = search::searxng::describe_unresponsive(&found.unresponsive_engines);
-        if found.hits.is_empty() {
-            return Err(Error::SearchEnginesFailed { engines });
+    // 0. Decide (only with --auto): does this question need the web at all?
+    let mut decision = None;
+    let mut query_budget = settings.run.queries.min(settings.run.max_searches);
+    if settings.run.auto {
+        events.stage(Stage::Deciding, "deciding whether to search");
+        let t = Instant::now();
+        let (verdict, warning) =
+            plan::decide(&client, question, settings.llm.context_tokens).await?;
+        run.calls += 1;
+        run.timings.llm += elapsed_ms(t);
+        run.warnings.extend(warning);
+        events.emit("decided", json!({"need_search": verdict.need_search, "reason_codes": verdict.reason_codes, "max_queries": verdict.max_queries}));
+        query_budget = query_budget.min(verdict.max_queries);
+        let skip = !verdict.need_search;
+        decision = Some(verdict);
+        if skip {
+            let report = offline(
+                question,
+                settings,
+                &client,
+                AnswerMode::NoSearchNeeded,
+                decision,
+                run,
+                started,
+                events,
+            )
+            .await?;
+            return Ok(report);
         }
-        warnings.push(format!("some search engines failed: {engines}"));
     }
-    if found.hits.is_empty() {
-        return Err(Error::NoResults {
-            query: question.to_string(),
-        });
-    }
+
+    // 1. Plan and search.
+    let (queries, warning) = if query_budget > 1 {
+        events.stage(Stage::Planning, "planning queries");
+        let t = Instant::now();
+        let planned = plan::plan_queries(
+            &client,
+            question,
+            query_budget,
+            settings.search.language.as_deref(),
+            settings.run.region.as_deref(),
+            settings.llm.context_tokens,
+        )
+        .await?;
+        run.calls += 1;
+        run.timings.llm += elapsed_ms(t);
+        planned
+    } else {
+        (vec![question.to_string()], None)
+    };
+    run.warnings.extend(warning);
+    events.emit("query_planned", json!({"queries": queries}));
+
+    events.stage(
+        Stage::Searching,
+        &format!("searching {}", settings.search.backend),
+    );
+    let t = Instant::now();
+    let searched = search_all(settings, &queries, events).await;
+    run.timings.search = elapsed_ms(t);
+    let (hits, searches) = match searched {
+        Ok((hits, searches, warnings)) => {
+            run.warnings.extend(warnings);
+            (hits, searches)
+        }
+        Err(error)
+            if settings.run.fallback_offline && error.exit_code() == crate::error::exit::SEARCH =>
+        {
+            let reason = error.to_string();
+            run.warnings.push(format!(
+                "search failed, answering without sources: {reason}"
+            ));
+            let mode = AnswerMode::Offline { reason };
+            return offline(
+                question, settings, &client, mode, decision, run, started, events,
+            )
+            .await;
+        }
+        Err(error) => return Err(error),
+    };
 
     // 2 + 3. Fetch and extract, replacing failed pages with the next results.
-    progress(&format!(
-        "fetching {} of {} results",
-        settings.fetch.pages.min(found.hits.len()),
-        found.hits.len()
-    ));
+    events.stage(
+        Stage::Fetching,
+        &format!(
+            "fetching {} of {} results",
+            settings.fetch.pages.min(hits.len()),
+            hits.len()
+        ),
+    );
     let t = Instant::now();
     let fetcher = Fetcher::new(&settings.fetch)?;
-    let pages = gather(&fetcher, &found.hits, settings.fetch.pages).await;
-    timings.fetch = elapsed_ms(t);
-    timings.extract = pages.iter().map(|p| p.1).sum();
-    let mut pages: Vec<PageAttempt> = pages.into_iter().map(|p| p.0).collect();
+    let fetched = gather(&fetcher, &hits, settings.fetch.pages).await;
+    run.timings.fetch = elapsed_ms(t);
+    run.timings.extract = fetched.iter().map(|p| p.1).sum();
+    let mut pages: Vec<PageAttempt> = fetched.into_iter().map(|p| p.0).collect();
+    events.emit(
+        "pages_fetched",
+        json!({"pages": pages.iter().map(|p| json!({"url": p.url, "status": p.status, "http_status": p.http_status, "ms": p.ms})).collect::<Vec<_>>()}),
+    );
     let mut sources = Vec::new();
     for page in pages
         .iter_mut()
@@ -184,7 +301,7 @@ pub async fn answer(
         });
     }
     if sources.len() < settings.fetch.pages {
-        warnings.push(format!(
+        run.warnings.push(format!(
             "only {} of the {} pages asked for could be used",
             sources.len(),
             settings.fetch.pages
@@ -192,6 +309,7 @@ pub async fn answer(
     }
 
     // 4. Context, fitted to the window.
+    events.stage(Stage::Building, "building the context");
     let llm_settings = &settings.llm;
     let overhead = llm::prompt_overhead_tokens(question, sources.len());
     let budget = llm_settings
@@ -201,24 +319,36 @@ pub async fn answer(
         .saturating_mul(97)
         / 100;
     let context = context::build(&sources, budget);
-    let cut = context.sources.iter().filter(|s| s.truncated).count();
-    if cut > 0 {
-        warnings.push(format!(
-            "{cut} of {} sources were shortened to fit the {}-token context window (raise --context-tokens to send more)",
+    let cut: Vec<usize> = context
+        .sources
+        .iter()
+        .filter(|s| s.truncated)
+        .map(|s| s.number)
+        .collect();
+    if !cut.is_empty() {
+        run.warnings.push(format!(
+            "{} of {} sources were shortened to fit the {}-token context window (raise --context-tokens to send more)",
+            cut.len(),
             sources.len(),
             llm_settings.context_tokens
         ));
     }
+    events.emit(
+        "context_built",
+        json!({"tokens": context.estimated_tokens + overhead, "budget": budget, "sources": sources.len(), "dropped": cut}),
+    );
 
     // 5. Model.
-    progress(&format!(
-        "asking {} ({} sources, ~{} tokens)",
-        llm_settings.model,
-        sources.len(),
-        context.estimated_tokens + overhead
-    ));
+    events.stage(
+        Stage::Asking,
+        &format!(
+            "asking {} ({} sources, ~{} tokens)",
+            llm_settings.model,
+            sources.len(),
+            context.estimated_tokens + overhead
+        ),
+    );
     let t = Instant::now();
-    let client = Backend::new(llm_settings)?;
     let request = ModelRequest {
         system: llm::SYSTEM_PROMPT.to_string(),
         user: llm::user_message(&context.text, question),
@@ -227,7 +357,8 @@ pub async fn answer(
         max_answer_tokens: llm_settings.max_answer_tokens,
     };
     let asked = llm::ask(&client, &request).await?;
-    timings.llm = elapsed_ms(t);
+    run.calls += asked.attempts;
+    run.timings.llm += elapsed_ms(t);
     let estimated_prompt_tokens = overhead + context.estimated_tokens;
     if let Some(counted) = asked.reply.prompt_tokens {
         // Ollama keeps the end of an over-long prompt; a count at the window's edge
@@ -236,39 +367,216 @@ pub async fn answer(
             .context_tokens
             .saturating_sub(llm_settings.max_answer_tokens);
         if counted >= usable && estimated_prompt_tokens > counted {
-            warnings.push(format!(
+            run.warnings.push(format!(
                 "the model server counted {counted} prompt tokens against an estimate of {estimated_prompt_tokens}: the prompt was probably cut; lower --pages or raise --context-tokens"
             ));
         }
     }
 
     // 6. Grounding.
+    events.stage(Stage::Checking, "checking citations");
     let answer = grounding::verify(&asked.answer, &sources);
-    progress("checking citations");
+    events.emit(
+        "answer_shown",
+        json!({"grounded": answer.grounded(), "statements": answer.statements.len(), "supports": answer.statements.iter().filter(|s| s.supported()).count()}),
+    );
 
-    timings.total = elapsed_ms(started);
+    run.timings.total = elapsed_ms(started);
+    let model = model_info(
+        &client,
+        settings,
+        &asked.reply,
+        estimated_prompt_tokens,
+        run.calls,
+    );
     Ok(Report {
         question: question.to_string(),
-        queries: vec![question.to_string()],
-        hits: found.hits,
+        mode: AnswerMode::Grounded,
+        decision,
+        queries,
+        searches,
+        hits,
         pages,
         sources,
-        model: ModelInfo {
-            backend: client.backend(),
-            name: client.model().to_string(),
-            prompt_tokens: asked.reply.prompt_tokens,
-            completion_tokens: asked.reply.completion_tokens,
-            estimated_prompt_tokens,
-            context_window: llm_settings.context_tokens,
-            max_answer_tokens: llm_settings.max_answer_tokens,
-            attempts: asked.attempts,
-            done_reason: asked.reply.done_reason.clone(),
-        },
+        model,
         context,
         answer,
-        timings,
-        warnings,
+        timings: run.timings,
+        warnings: run.warnings,
     })
+}
+
+/// What a run accumulates on its way.
+struct Run {
+    warnings: Vec<String>,
+    timings: Timings,
+    calls: u32,
+}
+
+fn model_info(
+    client: &Backend,
+    settings: &Settings,
+    reply: &ModelReply,
+    estimated: u32,
+    calls: u32,
+) -> ModelInfo {
+    ModelInfo {
+        backend: client.backend(),
+        name: client.model().to_string(),
+        prompt_tokens: reply.prompt_tokens,
+        completion_tokens: reply.completion_tokens,
+        estimated_prompt_tokens: estimated,
+        context_window: settings.llm.context_tokens,
+        max_answer_tokens: settings.llm.max_answer_tokens,
+        attempts: calls,
+        done_reason: reply.done_reason.clone(),
+    }
+}
+
+/// The model's answer with no sources (gate said no search, or search failed with
+/// `--fallback offline`), labelled as not grounded.
+#[allow(clippy::too_many_arguments)]
+async fn offline(
+    question: &str,
+    settings: &Settings,
+    client: &Backend,
+    mode: AnswerMode,
+    decision: Option<Decision>,
+    mut run: Run,
+    started: Instant,
+    events: &Events,
+) -> Result<Report, Error> {
+    events.stage(
+        Stage::Asking,
+        &format!("asking {} without sources", settings.llm.model),
+    );
+    let t = Instant::now();
+    let (text, reply) = plan::answer_offline(
+        client,
+        question,
+        settings.llm.context_tokens,
+        settings.llm.max_answer_tokens,
+    )
+    .await?;
+    run.calls += 1;
+    run.timings.llm += elapsed_ms(t);
+    let answer = GroundedAnswer::ungrounded(text);
+    events.emit(
+        "answer_shown",
+        json!({"grounded": false, "statements": 1, "supports": 0}),
+    );
+    run.timings.total = elapsed_ms(started);
+    let model = model_info(client, settings, &reply, 0, run.calls);
+    Ok(Report {
+        question: question.to_string(),
+        mode,
+        decision,
+        queries: Vec::new(),
+        searches: Vec::new(),
+        hits: Vec::new(),
+        pages: Vec::new(),
+        sources: Vec::new(),
+        context: context::build(&[], 0),
+        answer,
+        model,
+        timings: run.timings,
+        warnings: run.warnings,
+    })
+}
+
+/// Runs every query concurrently and merges the results by normalised URL, ranked
+/// by their best position in any query (ties: the earlier query). Fails only when
+/// every query failed or nothing was found.
+async fn search_all(
+    settings: &Settings,
+    queries: &[String],
+    events: &Events,
+) -> Result<(Vec<SearchHit>, Vec<SearchRun>, Vec<String>), Error> {
+    let calls = queries.iter().map(|query| async move {
+        let t = Instant::now();
+        let outcome = search::search(&settings.search, query).await;
+        (query.clone(), outcome, elapsed_ms(t))
+    });
+    let results = futures_util::future::join_all(calls).await;
+
+    let mut runs = Vec::new();
+    let mut first_error = None;
+    let mut unresponsive: Vec<(String, String)> = Vec::new();
+    let mut ranked: Vec<(usize, usize, SearchHit)> = Vec::new(); // (position, query index, hit)
+    for (qi, (query, outcome, ms)) in results.into_iter().enumerate() {
+        let run = match outcome {
+            Ok(found) => {
+                for (name, reason) in found.unresponsive_engines {
+                    if !unresponsive.iter().any(|(n, _)| *n == name) {
+                        unresponsive.push((name, reason));
+                    }
+                }
+                let count = found.hits.len();
+                for (position, hit) in found.hits.into_iter().enumerate() {
+                    ranked.push((position, qi, hit));
+                }
+                SearchRun {
+                    query,
+                    backend: settings.search.backend,
+                    results: count,
+                    cached: false,
+                    ms,
+                    error: None,
+                }
+            }
+            Err(error) => {
+                let run = SearchRun {
+                    query,
+                    backend: settings.search.backend,
+                    results: 0,
+                    cached: false,
+                    ms,
+                    error: Some(error.to_string()),
+                };
+                first_error.get_or_insert(error);
+                run
+            }
+        };
+        events.emit("search_called", json!({"query": run.query, "backend": run.backend, "results": run.results, "cached": run.cached, "ms": run.ms, "error": run.error}));
+        runs.push(run);
+    }
+    if let Some(error) = first_error
+        .take()
+        .filter(|_| runs.iter().all(|r| r.error.is_some()))
+    {
+        return Err(error);
+    }
+    ranked.sort_by_key(|(position, qi, _)| (*position, *qi));
+    let mut hits: Vec<SearchHit> = Vec::new();
+    let mut seen: Vec<String> = Vec::new();
+    for (_, _, hit) in ranked {
+        let key = search::normalize_url(&hit.url);
+        if !seen.contains(&key) {
+            seen.push(key);
+            hits.push(hit);
+        }
+    }
+    if hits.is_empty() {
+        if !unresponsive.is_empty() {
+            return Err(Error::SearchEnginesFailed {
+                engines: search::searxng::describe_unresponsive(&unresponsive),
+            });
+        }
+        return Err(Error::NoResults {
+            query: queries.join(" | "),
+        });
+    }
+    let mut warnings = Vec::new();
+    if !unresponsive.is_empty() {
+        warnings.push(format!(
+            "some search engines failed: {}",
+            search::searxng::describe_unresponsive(&unresponsive)
+        ));
+    }
+    if runs.iter().any(|r| r.error.is_some()) {
+        warnings.push("some searches failed; answering from the others".to_string());
+    }
+    Ok((hits, runs, warnings))
 }
 
 /// Fetches results until `wanted` pages are usable or the results run out, with at

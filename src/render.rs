@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use crate::error::Error;
 use crate::grounding::{self, Statement};
-use crate::pipeline::Report;
+use crate::pipeline::{AnswerMode, Report};
 
 /// Version of the `--json` shape; bumped on any incompatible change.
 pub const JSON_VERSION: u32 = 1;
@@ -91,9 +91,45 @@ fn markers(statement: &Statement) -> Vec<usize> {
         .collect()
 }
 
+/// The label an answer without sources carries, or `None` for a grounded run.
+fn ungrounded_label(report: &Report) -> Option<String> {
+    match &report.mode {
+        AnswerMode::Grounded => None,
+        AnswerMode::NoSearchNeeded => {
+            let reasons = report
+                .decision
+                .as_ref()
+                .map(|d| d.reason_codes.join(", "))
+                .unwrap_or_default();
+            Some(format!(
+                "Not grounded: answered from the model's own knowledge, no search needed{}.",
+                if reasons.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({reasons})")
+                }
+            ))
+        }
+        AnswerMode::Offline { reason } => Some(format!(
+            "Not grounded: search unavailable ({}); answered from the model's own knowledge.",
+            sanitize_line(reason)
+        )),
+    }
+}
+
 fn text(report: &Report, paint: &Paint) -> String {
     let mut out = String::new();
     let answer = &report.answer;
+    if let Some(label) = ungrounded_label(report) {
+        let _ = writeln!(
+            out,
+            "{}
+",
+            paint.yellow(&label)
+        );
+        let _ = writeln!(out, "{}", sanitize_text(&answer.answer));
+        return out;
+    }
     if !answer.answerable {
         let _ = writeln!(
             out,
@@ -182,6 +218,11 @@ fn source_mark(report: &Report, number: usize) -> String {
 fn markdown(report: &Report) -> String {
     let mut out = String::new();
     let answer = &report.answer;
+    if let Some(label) = ungrounded_label(report) {
+        let _ = writeln!(out, "> **{}**\n", escape_markdown(&label));
+        let _ = writeln!(out, "{}", escape_markdown(&sanitize_text(&answer.answer)));
+        return out;
+    }
     if !answer.answerable {
         out.push_str("**The sources found do not answer this question.**\n");
     } else {
@@ -304,7 +345,14 @@ pub fn json(report: &Report) -> Value {
         "version": JSON_VERSION,
         "question": report.question,
         "answer": answer.answer,
-        "grounded": answer.grounded(),
+        "grounded": report.mode == AnswerMode::Grounded && answer.grounded(),
+        "mode": report.mode.name(),
+        "offline_reason": match &report.mode {
+            AnswerMode::Offline { reason } => Some(reason.as_str()),
+            _ => None,
+        },
+        "decision": report.decision,
+        "searches": report.searches,
         "answerable": answer.answerable,
         "statements": statements,
         "citations": citations,

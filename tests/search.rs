@@ -239,7 +239,7 @@ async fn brave_error_replies_map_to_search_failures_with_hints() {
             "{status}: {err}"
         );
         assert!(
-            err.contains(&format!("hint: ")) && err.contains(hint),
+            err.contains("hint: ") && err.contains(hint),
             "{status}: {err}"
         );
         assert!(!err.contains(BRAVE_KEY));

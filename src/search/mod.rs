@@ -24,6 +24,41 @@ pub async fn search(settings: &SearchSettings, query: &str) -> Result<SearchOutc
     }
 }
 
+/// A URL in the form used to recognise the same page across queries and in the
+/// cache: scheme and host lower-cased (the parser does that), default port and
+/// fragment dropped, tracking parameters (`utm_*`, `fbclid`, `gclid`, `mc_cid`,
+/// `mc_eid`) removed, and a trailing slash on the path dropped. Unparsable input is
+/// returned trimmed.
+pub fn normalize_url(url: &str) -> String {
+    let Ok(mut parsed) = url::Url::parse(url.trim()) else {
+        return url.trim().to_string();
+    };
+    parsed.set_fragment(None);
+    let kept: Vec<(String, String)> = parsed
+        .query_pairs()
+        .filter(|(k, _)| {
+            let k = k.to_ascii_lowercase();
+            !(k.starts_with("utm_")
+                || matches!(k.as_str(), "fbclid" | "gclid" | "mc_cid" | "mc_eid"))
+        })
+        .map(|(k, v)| (k.into_owned(), v.into_owned()))
+        .collect();
+    if kept.is_empty() {
+        parsed.set_query(None);
+    } else {
+        parsed.query_pairs_mut().clear().extend_pairs(kept);
+    }
+    let path = parsed.path().to_string();
+    if path.len() > 1 && path.ends_with('/') {
+        parsed.set_path(path.trim_end_matches('/'));
+    }
+    let mut out = parsed.to_string();
+    if parsed.path() == "/" && parsed.query().is_none() {
+        out.pop(); // "https://example.org/" and "https://example.org" are one page
+    }
+    out
+}
+
 /// The base URL without a trailing slash, for messages.
 pub(crate) fn display_url(settings: &SearchSettings) -> String {
     settings.url.as_str().trim_end_matches('/').to_string()
@@ -104,7 +139,7 @@ pub(crate) fn provider_message(body: &[u8]) -> String {
 }
 
 /// One search result, as the later stages need it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct SearchHit {
     /// The result's address (http or https).
     pub url: String,
@@ -120,7 +155,7 @@ pub struct SearchHit {
 }
 
 /// The outcome of one search call.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
 pub struct SearchOutcome {
     /// The query that ran.
     pub query: String,
@@ -128,4 +163,34 @@ pub struct SearchOutcome {
     pub hits: Vec<SearchHit>,
     /// Engines that failed, with SearXNG's reason ("timeout", "Suspended: ...").
     pub unresponsive_engines: Vec<(String, String)>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::normalize_url;
+
+    #[test]
+    fn urls_are_normalised_for_merging() {
+        assert_eq!(
+            normalize_url("HTTPS://Example.ORG:443/a/?utm_source=x&id=3#top"),
+            "https://example.org/a?id=3"
+        );
+        assert_eq!(
+            normalize_url("https://example.org/a/"),
+            normalize_url("https://example.org/a")
+        );
+        assert_eq!(
+            normalize_url("https://example.org/"),
+            normalize_url("https://example.org")
+        );
+        assert_eq!(
+            normalize_url("https://example.org/?fbclid=1&gclid=2"),
+            "https://example.org"
+        );
+        assert_ne!(
+            normalize_url("https://example.org/a?id=1"),
+            normalize_url("https://example.org/a?id=2")
+        );
+        assert_eq!(normalize_url(" not a url "), "not a url");
+    }
 }

@@ -177,6 +177,11 @@ pub fn stable_json(mut value: Value) -> Value {
             *v = json!(0);
         }
     }
+    if let Some(searches) = value.get_mut("searches").and_then(Value::as_array_mut) {
+        for s in searches {
+            s["ms"] = json!(0);
+        }
+    }
     if let Some(sources) = value.get_mut("sources").and_then(Value::as_array_mut) {
         for s in sources {
             s["ms"] = json!(0);
