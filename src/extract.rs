@@ -104,12 +104,14 @@ fn limit_nesting(html: &str) -> &str {
     let bytes = html.as_bytes();
     let mut depth = 0usize;
     let mut i = 0;
-    while let Some(off) = memchr_lt(&bytes[i..]) {
+    // `str::find` with an ASCII char is a fast memchr; every index stays on a
+    // char boundary because it points at or just past an ASCII byte.
+    while let Some(off) = html.get(i..).and_then(|rest| rest.find('<')) {
         let at = i + off;
         let rest = &bytes[at + 1..];
         i = at + 1;
         if rest.starts_with(b"!--") {
-            i = find(bytes, i, b"-->").map_or(bytes.len(), |e| e + 3);
+            i = find_ci(html, i, b"-->").map_or(bytes.len(), |e| e + 3);
             continue;
         }
         let closing = rest.first() == Some(&b'/');
@@ -119,18 +121,21 @@ fn limit_nesting(html: &str) -> &str {
             .take(12)
             .take_while(|b| b.is_ascii_alphanumeric())
             .count();
-        let name = bytes[name_start..name_start + name_len].to_ascii_lowercase();
+        let mut lower = [0u8; 12];
+        lower[..name_len].copy_from_slice(&bytes[name_start..name_start + name_len]);
+        lower.make_ascii_lowercase();
+        let name = &lower[..name_len];
         if !closing && (name == b"script" || name == b"style") {
             let close: &[u8] = if name == b"script" {
                 b"</script"
             } else {
                 b"</style"
             };
-            i = find_ci(bytes, i, close).unwrap_or(bytes.len());
+            i = find_ci(html, i, close).unwrap_or(bytes.len());
             continue;
         }
         if !matches!(
-            name.as_slice(),
+            name,
             b"div"
                 | b"section"
                 | b"article"
@@ -165,24 +170,23 @@ fn limit_nesting(html: &str) -> &str {
     html
 }
 
-fn memchr_lt(bytes: &[u8]) -> Option<usize> {
-    bytes.iter().position(|&b| b == b'<')
-}
-
-fn find(bytes: &[u8], from: usize, needle: &[u8]) -> Option<usize> {
-    bytes
-        .get(from..)?
-        .windows(needle.len())
-        .position(|w| w == needle)
-        .map(|p| p + from)
-}
-
-fn find_ci(bytes: &[u8], from: usize, needle: &[u8]) -> Option<usize> {
-    bytes
-        .get(from..)?
-        .windows(needle.len())
-        .position(|w| w.eq_ignore_ascii_case(needle))
-        .map(|p| p + from)
+/// Finds `needle` (whose first byte is ASCII and not a letter) from `from` on, ASCII
+/// case-insensitively; the scan jumps from one first-byte match to the next.
+fn find_ci(html: &str, from: usize, needle: &[u8]) -> Option<usize> {
+    let (&first, _) = needle.split_first()?;
+    let bytes = html.as_bytes();
+    let mut at = from;
+    while at < bytes.len() {
+        at += html.get(at..)?.find(char::from(first))?;
+        if bytes
+            .get(at..at + needle.len())
+            .is_some_and(|w| w.eq_ignore_ascii_case(needle))
+        {
+            return Some(at);
+        }
+        at += 1;
+    }
+    None
 }
 
 /// `<title>`, else `og:title`, else the first `<h1>`.

@@ -136,14 +136,13 @@ pub fn judge(class: Option<&str>, id: Option<&str>) -> Hint {
                 skip_next = true;
                 return;
             }
-            if KEEP.iter().any(|h| word.starts_with(h)) {
+            if has_prefix(word, KEEP) {
                 keep = true;
-            } else if STRONG_NEGATIVE.iter().any(|h| word.starts_with(h)) {
+            } else if has_prefix(word, STRONG_NEGATIVE) {
                 strong = true;
-            } else if NEGATIVE_EXACT.contains(&word) || NEGATIVE.iter().any(|h| word.starts_with(h))
-            {
+            } else if NEGATIVE_EXACT.contains(&word) || has_prefix(word, NEGATIVE) {
                 negative = true;
-            } else if POSITIVE.iter().any(|h| word.starts_with(h)) {
+            } else if has_prefix(word, POSITIVE) {
                 positive = true;
             }
         });
@@ -162,27 +161,40 @@ pub fn judge(class: Option<&str>, id: Option<&str>) -> Hint {
 /// Calls `f` with each lower-cased word of `attr` (at most 16 words per attribute, and
 /// words of at most 32 bytes, so a hostile attribute costs little).
 fn for_each_word(attr: &str, mut f: impl FnMut(&str)) {
-    let mut word = String::with_capacity(32);
+    let mut word = [0u8; 32];
+    let mut len = 0;
     let mut count = 0;
     let mut prev_lower = false;
-    for c in attr.chars() {
-        let boundary = !c.is_ascii_alphanumeric() || (prev_lower && c.is_ascii_uppercase());
-        if boundary && !word.is_empty() {
-            f(&word);
-            word.clear();
+    for &b in attr.as_bytes() {
+        let boundary = !b.is_ascii_alphanumeric() || (prev_lower && b.is_ascii_uppercase());
+        if boundary && len > 0 {
+            // Only ASCII alphanumerics are stored, so this is valid UTF-8.
+            f(std::str::from_utf8(&word[..len]).unwrap_or_default());
+            len = 0;
             count += 1;
             if count >= 16 {
                 return;
             }
         }
-        if c.is_ascii_alphanumeric() && word.len() < 32 {
-            word.push(c.to_ascii_lowercase());
+        if b.is_ascii_alphanumeric() && len < word.len() {
+            word[len] = b.to_ascii_lowercase();
+            len += 1;
         }
-        prev_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
+        prev_lower = b.is_ascii_lowercase() || b.is_ascii_digit();
     }
-    if !word.is_empty() {
-        f(&word);
+    if len > 0 {
+        f(std::str::from_utf8(&word[..len]).unwrap_or_default());
     }
+}
+
+/// Whether `word` starts with one of `hints` (a byte loop: these words are short and
+/// the lists are checked for every class word of every element).
+fn has_prefix(word: &str, hints: &[&str]) -> bool {
+    let word = word.as_bytes();
+    hints.iter().any(|h| {
+        let h = h.as_bytes();
+        h.len() <= word.len() && h[0] == word[0] && h.iter().zip(word).all(|(a, b)| a == b)
+    })
 }
 
 #[cfg(test)]

@@ -758,6 +758,8 @@ mod tests {
         assert!(is_filler("Tags: Alibaba"));
         assert!(!is_filler("ISO 8601 2024-03-01"));
         assert!(!is_filler("Construction starts in March 2024."));
-        assert!(!is_filler("Comments from readers were mostly positive about the plan"));
+        assert!(!is_filler(
+            "Comments from readers were mostly positive about the plan"
+        ));
     }
 }
