@@ -39,7 +39,8 @@ const NONE: u32 = u32::MAX;
 enum Kind {
     /// Never text: script, style, form controls, media.
     Skip,
-    /// Page furniture by its tag: nav, aside, footer, header, menu, dialog, form.
+    /// Page furniture by its tag: nav, aside, footer, header, menu, dialog, form,
+    /// figcaption.
     Furniture,
     /// A block whose own text is a paragraph (p, li, td, headings, ...).
     Para,
@@ -63,8 +64,11 @@ fn kind_of(name: &str) -> Kind {
         | "embed" | "video" | "audio" | "select" | "textarea" | "button" | "input" | "head"
         | "math" | "map" | "option" | "datalist" | "picture" | "source" | "img" => Kind::Skip,
         "nav" | "aside" | "footer" | "header" | "menu" | "dialog" | "form" => Kind::Furniture,
-        "p" | "li" | "dd" | "dt" | "blockquote" | "figcaption" | "caption" | "address"
-        | "summary" | "legend" => Kind::Para,
+        // Photo captions describe the page's pictures, not the story.
+        "figcaption" => Kind::Furniture,
+        "p" | "li" | "dd" | "dt" | "blockquote" | "caption" | "address" | "summary" | "legend" => {
+            Kind::Para
+        }
         "h1" | "h2" | "h3" | "h4" | "h5" | "h6" => Kind::Heading,
         "pre" => Kind::Pre,
         "tr" => Kind::Row,
