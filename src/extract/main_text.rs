@@ -44,6 +44,9 @@ enum Kind {
     Furniture,
     /// A block whose own text is a paragraph (p, li, td, headings, ...).
     Para,
+    /// A quotation (a Para for scoring; its lines are quoted words, so they are never
+    /// taken for filler or datelines: an embedded post ends "— Name (@x) May 1, 2019").
+    Quote,
     /// A heading (also a Para for scoring purposes).
     Heading,
     Pre,
@@ -66,9 +69,8 @@ fn kind_of(name: &str) -> Kind {
         "nav" | "aside" | "footer" | "header" | "menu" | "dialog" | "form" => Kind::Furniture,
         // Photo captions describe the page's pictures, not the story.
         "figcaption" => Kind::Furniture,
-        "p" | "li" | "dd" | "dt" | "blockquote" | "caption" | "address" | "summary" | "legend" => {
-            Kind::Para
-        }
+        "p" | "li" | "dd" | "dt" | "caption" | "address" | "summary" | "legend" => Kind::Para,
+        "blockquote" => Kind::Quote,
         "h1" | "h2" | "h3" | "h4" | "h5" | "h6" => Kind::Heading,
         "pre" => Kind::Pre,
         "tr" => Kind::Row,
@@ -510,7 +512,7 @@ fn with_siblings(dom: &Dom, top: usize) -> Vec<(usize, usize)> {
                     let text = dom.chars[i];
                     let density = dom.link_density(i);
                     dom.score[i] + bonus >= threshold
-                        || (*kind == Kind::Para && text > 70 && density < 0.25)
+                        || (matches!(kind, Kind::Para | Kind::Quote) && text > 70 && density < 0.25)
                 }
                 _ => false,
             }
@@ -552,6 +554,7 @@ struct Printer<'d, 'a> {
     lines: Vec<String>,
     current: String,
     in_pre: usize,
+    in_quote: usize,
 }
 
 impl<'d, 'a> Printer<'d, 'a> {
@@ -562,6 +565,7 @@ impl<'d, 'a> Printer<'d, 'a> {
             lines: Vec::new(),
             current: String::new(),
             in_pre: 0,
+            in_quote: 0,
         }
     }
 
@@ -641,6 +645,10 @@ impl<'d, 'a> Printer<'d, 'a> {
                             self.flush();
                             self.in_pre += 1;
                         }
+                        Kind::Quote => {
+                            self.flush();
+                            self.in_quote += 1;
+                        }
                         _ => self.flush(),
                     }
                     open.push((dom.end[i] as usize, *kind));
@@ -663,6 +671,10 @@ impl<'d, 'a> Printer<'d, 'a> {
                 self.flush();
                 self.in_pre = self.in_pre.saturating_sub(1);
             }
+            Kind::Quote => {
+                self.flush();
+                self.in_quote = self.in_quote.saturating_sub(1);
+            }
             _ => self.flush(),
         }
     }
@@ -684,7 +696,7 @@ impl<'d, 'a> Printer<'d, 'a> {
             }
         } else {
             let line = clean_inline(&self.current);
-            if !line.is_empty() && !is_filler(&line) {
+            if !line.is_empty() && (self.in_quote > 0 || !is_filler(&line)) {
                 self.lines.push(line);
             }
         }
