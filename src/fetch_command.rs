@@ -5,7 +5,8 @@ use std::fmt::Write as _;
 
 use serde_json::{Value, json};
 
-use crate::config::FetchSettings;
+use crate::cache::Cache;
+use crate::config::Settings;
 use crate::error::Error;
 use crate::fetch::{Fetcher, RetrievalStatus};
 use crate::pipeline::{PageAttempt, fetch_and_extract};
@@ -20,9 +21,9 @@ pub struct Fetched {
     pub text: String,
 }
 
-/// Fetches `url` and extracts its main text. A bad URL is a usage error; every
-/// other failure is reported in the result's status.
-pub async fn fetch(settings: &FetchSettings, url: &str) -> Result<Fetched, Error> {
+/// Fetches `url` (or takes it from the page cache) and extracts its main text. A
+/// bad URL is a usage error; every other failure is reported in the result's status.
+pub async fn fetch(settings: &Settings, url: &str) -> Result<Fetched, Error> {
     let parsed = url::Url::parse(url.trim()).map_err(|e| Error::Config {
         message: format!("{url:?} is not a valid URL ({e})"),
         hint: "give a full address such as https://example.org/page".into(),
@@ -33,7 +34,8 @@ pub async fn fetch(settings: &FetchSettings, url: &str) -> Result<Fetched, Error
             hint: "give a full address such as https://example.org/page".into(),
         });
     }
-    let fetcher = Fetcher::new(settings)?;
+    let fetcher = Fetcher::new(&settings.fetch)?;
+    let cache = Cache::open(&settings.cache);
     let hit = SearchHit {
         url: parsed.to_string(),
         title: String::new(),
@@ -41,7 +43,7 @@ pub async fn fetch(settings: &FetchSettings, url: &str) -> Result<Fetched, Error
         engines: Vec::new(),
         published: None,
     };
-    let (mut attempt, _) = fetch_and_extract(&fetcher, 0, &hit).await;
+    let (mut attempt, _) = fetch_and_extract(&fetcher, &cache, 0, &hit).await;
     let text = std::mem::take(&mut attempt.text);
     Ok(Fetched { attempt, text })
 }
@@ -110,6 +112,7 @@ pub fn json(fetched: &Fetched) -> Value {
         "chars": a.chars,
         "chars_fetched": a.chars_fetched,
         "body_truncated": a.body_truncated,
+        "cached": a.cached,
         "error": a.error,
         "ms": a.ms,
     })

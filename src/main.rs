@@ -253,7 +253,7 @@ fn run_fetch(args: cli::FetchArgs) -> i32 {
         Ok(s) => s,
         Err(e) => return fail(args.json, "url", &args.url, &e),
     };
-    let fetched = match block_on(ground::fetch_command::fetch(&settings.fetch, &args.url)) {
+    let fetched = match block_on(ground::fetch_command::fetch(&settings, &args.url)) {
         Ok(f) => f,
         Err(e) => return fail(args.json, "url", &args.url, &e),
     };

@@ -187,7 +187,7 @@ impl GroundServer {
     async fn web_fetch(&self, params: Parameters<WebFetchArgs>) -> CallToolResult {
         let url = params.0.url.trim().to_string();
         let fetched = {
-            let (settings, url) = (self.settings.fetch.clone(), url.clone());
+            let (settings, url) = (Arc::clone(&self.settings), url.clone());
             isolated(async move { crate::fetch_command::fetch(&settings, &url).await }).await
         };
         match fetched {

@@ -9,6 +9,7 @@ use serde::Serialize;
 use serde_json::json;
 use tokio::task::JoinSet;
 
+use crate::cache::{Cache, CachedPage, SearchKey};
 use crate::config::Settings;
 use crate::context::{self, Context, SourceText};
 use crate::error::Error;
@@ -50,6 +51,8 @@ pub struct PageAttempt {
     pub error: Option<String>,
     /// Time spent on this page.
     pub ms: u64,
+    /// Whether it came from the page cache.
+    pub cached: bool,
     /// The extracted text (not serialised; sources carry it).
     #[serde(skip)]
     pub text: String,
@@ -179,6 +182,7 @@ pub async fn answer(question: &str, settings: &Settings, events: &Events) -> Res
         calls: 0,
     };
     let client = Backend::new(&settings.llm)?;
+    let cache = Cache::open(&settings.cache);
 
     // 0. Decide (only with --auto): does this question need the web at all?
     let mut decision = None;
@@ -238,7 +242,7 @@ pub async fn answer(question: &str, settings: &Settings, events: &Events) -> Res
         &format!("searching {}", settings.search.backend),
     );
     let t = Instant::now();
-    let searched = search_all(settings, &queries, events).await;
+    let searched = search_all(settings, &cache, &queries, events).await;
     run.timings.search = elapsed_ms(t);
     let (hits, searches) = match searched {
         Ok((hits, searches, warnings)) => {
@@ -272,13 +276,13 @@ pub async fn answer(question: &str, settings: &Settings, events: &Events) -> Res
     );
     let t = Instant::now();
     let fetcher = Fetcher::new(&settings.fetch)?;
-    let fetched = gather(&fetcher, &hits, settings.fetch.pages).await;
+    let fetched = gather(&fetcher, &cache, &hits, settings.fetch.pages).await;
     run.timings.fetch = elapsed_ms(t);
     run.timings.extract = fetched.iter().map(|p| p.1).sum();
     let mut pages: Vec<PageAttempt> = fetched.into_iter().map(|p| p.0).collect();
     events.emit(
         "pages_fetched",
-        json!({"pages": pages.iter().map(|p| json!({"url": p.url, "status": p.status, "http_status": p.http_status, "ms": p.ms})).collect::<Vec<_>>()}),
+        json!({"pages": pages.iter().map(|p| json!({"url": p.url, "status": p.status, "http_status": p.http_status, "cached": p.cached, "ms": p.ms})).collect::<Vec<_>>()}),
     );
     let mut sources = Vec::new();
     for page in pages
@@ -489,13 +493,25 @@ async fn offline(
 /// every query failed or nothing was found.
 async fn search_all(
     settings: &Settings,
+    cache: &Cache,
     queries: &[String],
     events: &Events,
 ) -> Result<(Vec<SearchHit>, Vec<SearchRun>, Vec<String>), Error> {
     let calls = queries.iter().map(|query| async move {
         let t = Instant::now();
+        let mut key = SearchKey::new(&settings.search, query, settings.search.max_results);
+        key.region = settings.run.region.clone();
+        if let Some(found) = cache.get_search(&key) {
+            return (query.clone(), Ok(found), elapsed_ms(t), true);
+        }
         let outcome = search::search(&settings.search, query).await;
-        (query.clone(), outcome, elapsed_ms(t))
+        // Only complete answers are kept: not failures, not results with engines down.
+        if let Ok(found) = &outcome {
+            if !found.hits.is_empty() && found.unresponsive_engines.is_empty() {
+                cache.put_search(&key, found);
+            }
+        }
+        (query.clone(), outcome, elapsed_ms(t), false)
     });
     let results = futures_util::future::join_all(calls).await;
 
@@ -503,7 +519,7 @@ async fn search_all(
     let mut first_error = None;
     let mut unresponsive: Vec<(String, String)> = Vec::new();
     let mut ranked: Vec<(usize, usize, SearchHit)> = Vec::new(); // (position, query index, hit)
-    for (qi, (query, outcome, ms)) in results.into_iter().enumerate() {
+    for (qi, (query, outcome, ms, cached)) in results.into_iter().enumerate() {
         let run = match outcome {
             Ok(found) => {
                 for (name, reason) in found.unresponsive_engines {
@@ -519,7 +535,7 @@ async fn search_all(
                     query,
                     backend: settings.search.backend,
                     results: count,
-                    cached: false,
+                    cached,
                     ms,
                     error: None,
                 }
@@ -582,7 +598,12 @@ async fn search_all(
 /// Fetches results until `wanted` pages are usable or the results run out, with at
 /// most `wanted` fetches in flight: each failure starts the next result. Returns the
 /// attempts in rank order, each with its extraction time in ms.
-async fn gather(fetcher: &Fetcher, hits: &[SearchHit], wanted: usize) -> Vec<(PageAttempt, u64)> {
+async fn gather(
+    fetcher: &Fetcher,
+    cache: &Cache,
+    hits: &[SearchHit],
+    wanted: usize,
+) -> Vec<(PageAttempt, u64)> {
     let mut in_flight: JoinSet<(PageAttempt, u64)> = JoinSet::new();
     let mut next = 0usize;
     let mut done: Vec<(PageAttempt, u64)> = Vec::new();
@@ -590,9 +611,9 @@ async fn gather(fetcher: &Fetcher, hits: &[SearchHit], wanted: usize) -> Vec<(Pa
     let spawn_next = |set: &mut JoinSet<(PageAttempt, u64)>, next: &mut usize| {
         let rank = *next;
         let hit = hits[rank].clone();
-        let fetcher = fetcher.clone();
+        let (fetcher, cache) = (fetcher.clone(), cache.clone());
         *next += 1;
-        set.spawn(async move { fetch_and_extract(&fetcher, rank, &hit).await });
+        set.spawn(async move { fetch_and_extract(&fetcher, &cache, rank, &hit).await });
     };
     while next < hits.len() && in_flight.len() < wanted {
         spawn_next(&mut in_flight, &mut next);
@@ -615,6 +636,7 @@ async fn gather(fetcher: &Fetcher, hits: &[SearchHit], wanted: usize) -> Vec<(Pa
 /// sizes, the text on success) and the extraction time in ms.
 pub async fn fetch_and_extract(
     fetcher: &Fetcher,
+    cache: &Cache,
     rank: usize,
     hit: &SearchHit,
 ) -> (PageAttempt, u64) {
@@ -633,8 +655,25 @@ pub async fn fetch_and_extract(
         body_truncated: false,
         error: None,
         ms: 0,
+        cached: false,
         text: String::new(),
     };
+    if let Some(page) = cache.get_page(&hit.url) {
+        attempt.status = RetrievalStatus::Success;
+        attempt.final_url = Some(page.final_url);
+        attempt.http_status = Some(page.http_status);
+        attempt.content_type = page.content_type;
+        attempt.chars_fetched = page.chars_fetched;
+        attempt.chars = page.text.chars().count();
+        attempt.body_truncated = page.body_truncated;
+        if !page.title.is_empty() {
+            attempt.title = page.title;
+        }
+        attempt.text = page.text;
+        attempt.cached = true;
+        attempt.ms = elapsed_ms(start);
+        return (attempt, 0);
+    }
     let mut extract_ms = 0;
     match fetcher.fetch(&hit.url).await {
         Err(FetchFailure {
@@ -684,6 +723,9 @@ pub async fn fetch_and_extract(
         }
     }
     attempt.ms = elapsed_ms(start);
+    if let Some(page) = CachedPage::from_attempt(&attempt) {
+        cache.put_page(&[&hit.url, &page.final_url], &page);
+    }
     (attempt, extract_ms)
 }
 

@@ -336,6 +336,7 @@ pub fn json(report: &Report) -> Value {
                 "chars_sent": cut.map(|c| c.chars_sent).unwrap_or(0),
                 "truncated": cut.is_some_and(|c| c.truncated),
                 "body_truncated": p.body_truncated,
+                "cached": p.cached,
                 "error": p.error,
                 "ms": p.ms,
             })

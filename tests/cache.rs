@@ -112,7 +112,8 @@ async fn the_home_cache_and_ground_cache_dir_and_config_are_honoured() {
 
     // Without XDG_CACHE_HOME: $HOME/.cache/ground. Stats never create it.
     let mut cmd = world.ground();
-    cmd.args(["cache", "stats", "--json"]);
+    cmd.env_remove("XDG_CACHE_HOME")
+        .args(["cache", "stats", "--json"]);
     let out = common::run(cmd).await;
     let home_dir = world.home.path().join(".cache").join("ground");
     assert_eq!(
@@ -162,7 +163,9 @@ async fn the_home_cache_and_ground_cache_dir_and_config_are_honoured() {
 async fn clear_without_any_cache_folder_says_what_to_set() {
     let world = World::new().await;
     let mut cmd = world.ground();
-    cmd.env_remove("HOME").args(["cache", "clear"]);
+    cmd.env_remove("HOME")
+        .env_remove("XDG_CACHE_HOME")
+        .args(["cache", "clear"]);
     let out = common::run(cmd).await;
     common::assert_error_report(
         &out,

@@ -43,10 +43,18 @@ impl World {
 
     /// `ground` with an empty environment except HOME (a temp dir), NO_COLOR and the
     /// servers' URLs; private addresses allowed because the pages are on loopback.
+    /// Each command gets a cache folder of its own, so runs in one test never answer
+    /// from each other's cache; a test about the cache sets XDG_CACHE_HOME or GROUND_CACHE_DIR itself.
     pub fn ground(&self) -> std::process::Command {
+        static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let run = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_ground"));
         cmd.env_clear()
             .env("HOME", self.home.path())
+            .env(
+                "XDG_CACHE_HOME",
+                self.home.path().join(format!("cache-{run}")),
+            )
             .env("NO_COLOR", "1")
             .env("GROUND_SEARXNG_URL", self.searx.uri())
             .env("GROUND_LLM_URL", self.ollama.uri())
