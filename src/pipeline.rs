@@ -506,10 +506,11 @@ async fn search_all(
         }
         let outcome = search::search(&settings.search, query).await;
         // Only complete answers are kept: not failures, not results with engines down.
-        if let Ok(found) = &outcome {
-            if !found.hits.is_empty() && found.unresponsive_engines.is_empty() {
-                cache.put_search(&key, found);
-            }
+        if let Ok(found) = outcome
+            .as_ref()
+            .filter(|f| !f.hits.is_empty() && f.unresponsive_engines.is_empty())
+        {
+            cache.put_search(&key, found);
         }
         (query.clone(), outcome, elapsed_ms(t), false)
     });
