@@ -506,10 +506,11 @@ async fn search_all(
         }
         let outcome = search::search(&settings.search, query).await;
         // Only complete answers are kept: not failures, not results with engines down.
-        if let Ok(found) = outcome
+        let complete = outcome
             .as_ref()
-            .filter(|f| !f.hits.is_empty() && f.unresponsive_engines.is_empty())
-        {
+            .ok()
+            .filter(|f| !f.hits.is_empty() && f.unresponsive_engines.is_empty());
+        if let Some(found) = complete {
             cache.put_search(&key, found);
         }
         (query.clone(), outcome, elapsed_ms(t), false)
