@@ -260,3 +260,139 @@ proptest! {
         let _ = extract::is_substantial(&page);
     }
 }
+
+mod command {
+    use super::fixture;
+    use ground::extract_command::{ExtractArgs, ExtractCommandError, extract_dir, run};
+
+    #[test]
+    fn input_dir_writes_one_txt_per_html_into_a_new_output_dir() {
+        let input = tempfile::tempdir().unwrap();
+        std::fs::write(input.path().join("a.html"), fixture("news-article.html")).unwrap();
+        std::fs::write(input.path().join("b.html"), fixture("code-and-table.html")).unwrap();
+        std::fs::write(input.path().join("notes.md"), "not a page").unwrap();
+        std::fs::write(
+            input.path().join("urls.tsv"),
+            "a\thttps://example.com/a\nbad line\n",
+        )
+        .unwrap();
+        let output = tempfile::tempdir().unwrap();
+        let out_dir = output.path().join("nested/out");
+
+        let stats = extract_dir(input.path(), &out_dir, None).unwrap();
+
+        assert_eq!(stats.pages, 2);
+        let mut names: Vec<String> = std::fs::read_dir(&out_dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["a.txt", "b.txt"]);
+        let a = std::fs::read_to_string(out_dir.join("a.txt")).unwrap();
+        assert!(a.contains("The city council voted on Tuesday"), "{a}");
+    }
+
+    #[test]
+    fn half_a_directory_pair_is_a_usage_error() {
+        let args = ExtractArgs {
+            input_dir: Some("in".into()),
+            ..ExtractArgs::default()
+        };
+        let err = run(&args).unwrap_err();
+        assert!(matches!(err, ExtractCommandError::DirPairIncomplete));
+        assert_eq!(
+            err.to_string(),
+            "--input-dir needs --output-dir (and the other way round); give both folders"
+        );
+    }
+
+    #[test]
+    fn missing_file_names_the_path() {
+        let args = ExtractArgs {
+            files: vec!["/nonexistent/page.html".into()],
+            ..ExtractArgs::default()
+        };
+        let err = run(&args).unwrap_err().to_string();
+        assert!(
+            err.starts_with("cannot read /nonexistent/page.html: "),
+            "{err}"
+        );
+        assert!(err.ends_with("check the path and its permissions"), "{err}");
+    }
+
+    #[test]
+    fn bad_url_is_refused() {
+        let args = ExtractArgs {
+            url: Some("not a url".into()),
+            ..ExtractArgs::default()
+        };
+        assert!(matches!(
+            run(&args),
+            Err(ExtractCommandError::InvalidUrl { .. })
+        ));
+    }
+}
+
+mod binary {
+    use super::fixture;
+
+    fn ground() -> assert_cmd::Command {
+        let mut cmd = assert_cmd::Command::cargo_bin("ground").unwrap();
+        cmd.env_remove("XDG_CONFIG_HOME")
+            .env("HOME", "/nonexistent")
+            .env("NO_COLOR", "1");
+        cmd
+    }
+
+    #[test]
+    fn extract_prints_each_file_separated_by_a_blank_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a.html");
+        let b = dir.path().join("b.html");
+        std::fs::write(&a, "<html><body><article><p>First page text, long enough to be the article of this page.</p></article></body></html>").unwrap();
+        std::fs::write(&b, "<html><body><article><p>Second page text, long enough to be the article of that page.</p></article></body></html>").unwrap();
+        ground()
+            .arg("extract")
+            .arg(&a)
+            .arg(&b)
+            .assert()
+            .success()
+            .stdout(
+                "First page text, long enough to be the article of this page.\n\n\
+             Second page text, long enough to be the article of that page.\n",
+            );
+    }
+
+    #[test]
+    fn extract_reads_stdin_without_files() {
+        let out = ground()
+            .arg("extract")
+            .write_stdin(fixture("news-article.html"))
+            .assert()
+            .success();
+        let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+        assert!(
+            text.contains("The mayor said the council would review"),
+            "{text}"
+        );
+        assert!(!text.contains("cookies"), "{text}");
+    }
+
+    #[test]
+    fn extract_input_dir_reports_extraction_time() {
+        let input = tempfile::tempdir().unwrap();
+        std::fs::write(input.path().join("p.html"), fixture("news-article.html")).unwrap();
+        let output = tempfile::tempdir().unwrap();
+        let out = ground()
+            .arg("extract")
+            .arg("--input-dir")
+            .arg(input.path())
+            .arg("--output-dir")
+            .arg(output.path())
+            .assert()
+            .success();
+        let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+        assert!(stderr.starts_with("extract_seconds="), "{stderr}");
+        assert!(output.path().join("p.txt").exists());
+    }
+}
