@@ -777,7 +777,7 @@ async fn an_oversized_model_reply_is_a_model_failure() {
             code: 5,
             kind: "model_bad_reply",
             cause: &["larger than 4 MiB"],
-            hint: "--model",
+            hint: "check that --llm-url points at a model server",
         },
     )
     .await;
