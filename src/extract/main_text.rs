@@ -573,6 +573,7 @@ impl<'d, 'a> Printer<'d, 'a> {
         for &(start, stop) in ranges {
             self.print(start, stop);
         }
+        trim_call_to_action_tail(&mut self.lines);
         let mut out = String::new();
         for line in &self.lines {
             if !out.is_empty() {
@@ -701,6 +702,45 @@ impl<'d, 'a> Printer<'d, 'a> {
             }
         }
         self.current.clear();
+    }
+}
+
+/// Phrases of the appeals that close many articles ("Subscribe to our newsletter",
+/// "Follow us on Twitter", "Click here to ..."), matched lower-cased.
+const CALL_TO_ACTION: &[&str] = &[
+    "subscribe",
+    "sign up",
+    "newsletter",
+    "follow us",
+    "follow him",
+    "follow her",
+    "follow them",
+    "click here",
+    "share this",
+    "share it",
+    "like this story",
+    "join our",
+    "have a tip",
+    "got a tip",
+    "all rights reserved",
+];
+
+/// The longest closing line taken for an appeal rather than a paragraph.
+const MAX_CALL_TO_ACTION_CHARS: usize = 250;
+
+/// Drops the appeals to subscribe / follow / share that end an article (at most
+/// three lines, and only at the very end: the same words inside the story stay).
+fn trim_call_to_action_tail(lines: &mut Vec<String>) {
+    for _ in 0..3 {
+        let Some(last) = lines.last() else { return };
+        if last.len() > MAX_CALL_TO_ACTION_CHARS {
+            return;
+        }
+        let lower = last.to_lowercase();
+        if !CALL_TO_ACTION.iter().any(|p| lower.contains(p)) {
+            return;
+        }
+        lines.pop();
     }
 }
 
