@@ -7,7 +7,9 @@
 
 use serde::Deserialize;
 
-use super::{SearchHit, SearchOutcome, display_url, http_client, provider_message, send};
+use super::{
+    SearchHit, SearchOutcome, collect_hits, display_url, http_client, provider_message, send,
+};
 use crate::config::{SearchBackend, SearchSettings};
 use crate::error::Error;
 
@@ -122,25 +124,20 @@ pub fn parse_reply(
         url: url.into(),
         detail: e.to_string(),
     })?;
-    let mut hits: Vec<SearchHit> = Vec::new();
-    for r in reply.web.map(|w| w.results).unwrap_or_default() {
-        let Some(url) = r
-            .url
-            .filter(|u| u.starts_with("http://") || u.starts_with("https://"))
-        else {
-            continue;
-        };
-        if hits.len() >= max_results || hits.iter().any(|h| h.url == url) {
-            continue;
-        }
-        hits.push(SearchHit {
-            url,
-            title: html_to_text(&r.title),
-            snippet: html_to_text(&r.description),
-            engines: vec!["brave".into()],
-            published: r.page_age.or(r.age),
-        });
-    }
+    let results = reply.web.map(|w| w.results).unwrap_or_default();
+    let hits = collect_hits(
+        results.into_iter().map(|r| {
+            let hit = SearchHit {
+                url: String::new(),
+                title: html_to_text(&r.title),
+                snippet: html_to_text(&r.description),
+                engines: vec!["brave".into()],
+                published: r.page_age.or(r.age),
+            };
+            (r.url, hit)
+        }),
+        max_results,
+    );
     Ok(SearchOutcome {
         query: query.to_string(),
         hits,

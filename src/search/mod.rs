@@ -59,6 +59,29 @@ pub fn normalize_url(url: &str) -> String {
     out
 }
 
+/// Keeps the http(s) results in order, each URL once, at most `max` of them. Each
+/// item is the provider's URL and the hit to fill it into.
+pub(crate) fn collect_hits(
+    results: impl Iterator<Item = (Option<String>, SearchHit)>,
+    max: usize,
+) -> Vec<SearchHit> {
+    let mut hits: Vec<SearchHit> = Vec::new();
+    for (url, mut hit) in results {
+        let Some(url) = url.filter(|u| u.starts_with("http://") || u.starts_with("https://"))
+        else {
+            continue;
+        };
+        if hits.len() >= max {
+            break;
+        }
+        if !hits.iter().any(|h| h.url == url) {
+            hit.url = url;
+            hits.push(hit);
+        }
+    }
+    hits
+}
+
 /// The base URL without a trailing slash, for messages.
 pub(crate) fn display_url(settings: &SearchSettings) -> String {
     settings.url.as_str().trim_end_matches('/').to_string()

@@ -9,7 +9,9 @@
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{SearchHit, SearchOutcome, display_url, http_client, provider_message, send};
+use super::{
+    SearchHit, SearchOutcome, collect_hits, display_url, http_client, provider_message, send,
+};
 use crate::config::{SearchBackend, SearchSettings};
 use crate::error::Error;
 
@@ -102,25 +104,19 @@ pub fn parse_reply(
         url: url.into(),
         detail: e.to_string(),
     })?;
-    let mut hits: Vec<SearchHit> = Vec::new();
-    for r in reply.results {
-        let Some(url) = r
-            .url
-            .filter(|u| u.starts_with("http://") || u.starts_with("https://"))
-        else {
-            continue;
-        };
-        if hits.len() >= max_results || hits.iter().any(|h| h.url == url) {
-            continue;
-        }
-        hits.push(SearchHit {
-            url,
-            title: r.title,
-            snippet: r.content,
-            engines: vec!["tavily".into()],
-            published: r.published_date,
-        });
-    }
+    let hits = collect_hits(
+        reply.results.into_iter().map(|r| {
+            let hit = SearchHit {
+                url: String::new(),
+                title: r.title,
+                snippet: r.content,
+                engines: vec!["tavily".into()],
+                published: r.published_date,
+            };
+            (r.url, hit)
+        }),
+        max_results,
+    );
     Ok(SearchOutcome {
         query: query.to_string(),
         hits,
