@@ -818,4 +818,19 @@ mod tests {
             "Comments from readers were mostly positive about the plan"
         ));
     }
+
+    #[test]
+    fn closing_appeals_are_trimmed_only_at_the_end() {
+        let mut lines: Vec<String> = [
+            "Readers can subscribe to the council's agenda by post.",
+            "The vote is on Monday.",
+            "Follow us on Twitter for more.",
+            "Subscribe to our newsletter.",
+        ]
+        .map(String::from)
+        .to_vec();
+        trim_call_to_action_tail(&mut lines);
+        assert_eq!(lines.len(), 2);
+        assert_eq!(lines[1], "The vote is on Monday.");
+    }
 }
