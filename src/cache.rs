@@ -124,15 +124,15 @@ pub struct SearchKey {
 
 impl SearchKey {
     /// The key of `query` run with `settings`. The backend part is the service's name
-    /// and URL, so two SearXNG instances never share entries. `region` is left empty
-    /// for the caller to fill.
+    /// and URL (without any user name or password in it, which would otherwise be
+    /// written to disk), so two SearXNG instances never share entries. `region` is
+    /// left empty for the caller to fill.
     pub fn new(settings: &SearchSettings, query: &str, page_count: usize) -> SearchKey {
+        let mut url = settings.url.clone();
+        let _ = url.set_username("");
+        let _ = url.set_password(None);
         SearchKey {
-            backend: format!(
-                "{} {}",
-                settings.backend.to_string().to_lowercase(),
-                settings.url
-            ),
+            backend: format!("{} {url}", settings.backend.to_string().to_lowercase()),
             query: query.to_string(),
             language: settings.language.clone(),
             region: None,
@@ -779,6 +779,29 @@ mod tests {
         let mut other_language = key("tardigrades");
         other_language.language = Some("de".into());
         assert_eq!(cache.get_search(&other_language), None);
+    }
+
+    #[test]
+    fn keys_from_settings_name_the_instance_but_not_its_credentials() {
+        let settings = SearchSettings {
+            backend: crate::config::SearchBackend::Searxng,
+            api_key: None,
+            url: url::Url::parse("https://me:secret@searx.example.org/").unwrap(),
+            language: Some("en".into()),
+            categories: None,
+            engines: None,
+            time_range: Some("week".into()),
+            safesearch: Some(1),
+            timeout: Duration::from_secs(5),
+            max_results: 20,
+        };
+        let key = SearchKey::new(&settings, "q", 20);
+        assert_eq!(key.backend, "searxng https://searx.example.org/");
+        assert_eq!(
+            (key.time_range.as_deref(), key.safesearch),
+            (Some("week"), Some(1))
+        );
+        assert!(!key.canonical().contains("secret"));
     }
 
     #[test]
