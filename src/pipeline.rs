@@ -356,7 +356,10 @@ pub async fn answer(question: &str, settings: &Settings, events: &Events) -> Res
     let request = ModelRequest {
         system: llm::SYSTEM_PROMPT.to_string(),
         user: llm::user_message(&context.text, question),
-        schema: llm::answer_schema(sources.len()),
+        schema: llm::answer_schema(
+            sources.len(),
+            llm::AnswerBounds::for_tokens(llm_settings.max_answer_tokens),
+        ),
         context_tokens: llm_settings.context_tokens,
         max_answer_tokens: llm_settings.max_answer_tokens,
     };

@@ -161,6 +161,55 @@ pub const MAX_STATEMENTS: u64 = 8;
 /// Most citations per statement.
 pub const MAX_CITATIONS_PER_STATEMENT: u64 = 3;
 
+/// The schema's bounds for one output-token cap. Every bound together must fit the
+/// cap, or a small model that fills each string to its maximum is cut off (measured
+/// with SmolLM2-135M and a 512-token cap: 8 statements x 3 citations looped to the
+/// cap 3 runs out of 3; 3 x 1 stopped by itself after 187 tokens). JSON of English
+/// text runs about 3.5 characters per token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AnswerBounds {
+    /// Most statements.
+    pub statements: u64,
+    /// Most citations per statement.
+    pub citations: u64,
+    /// Longest statement, in characters.
+    pub statement_chars: u64,
+    /// Longest quote, in characters.
+    pub quote_chars: u64,
+    /// Most unknowns.
+    pub unknowns: u64,
+    /// Longest unknown, in characters.
+    pub unknown_chars: u64,
+}
+
+impl AnswerBounds {
+    /// Bounds whose worst case fits `max_answer_tokens`.
+    pub fn for_tokens(max_answer_tokens: u32) -> Self {
+        let tokens = u64::from(max_answer_tokens);
+        let (citations, statement_chars, quote_chars) = match tokens {
+            0..768 => (1, 200, 160),
+            768..2048 => (2, 300, 200),
+            _ => (
+                MAX_CITATIONS_PER_STATEMENT,
+                MAX_STATEMENT_CHARS,
+                MAX_QUOTE_CHARS,
+            ),
+        };
+        let (unknowns, unknown_chars) = (2, 120);
+        let budget_chars = (tokens * 7 / 2).saturating_sub(60 + unknowns * (unknown_chars + 10));
+        let per_statement = statement_chars + citations * (quote_chars + 40) + 40;
+        let statements = (budget_chars / per_statement).clamp(1, MAX_STATEMENTS);
+        AnswerBounds {
+            statements,
+            citations,
+            statement_chars,
+            quote_chars,
+            unknowns,
+            unknown_chars,
+        }
+    }
+}
+
 /// What is sent to the model.
 #[derive(Debug, Clone)]
 pub struct ModelRequest {
@@ -246,7 +295,7 @@ pub fn user_message(sources_block: &str, question: &str) -> String {
 /// Tokens the prompt needs besides the sources block (instructions, schema, question,
 /// chat template), estimated like the sources.
 pub fn prompt_overhead_tokens(question: &str, source_count: usize) -> u32 {
-    let schema = answer_schema(source_count).to_string();
+    let schema = answer_schema(source_count, AnswerBounds::for_tokens(1024)).to_string();
     crate::context::estimate_tokens(SYSTEM_PROMPT)
         + crate::context::estimate_tokens(&user_message("", question))
         + crate::context::estimate_tokens(&schema)
@@ -254,26 +303,26 @@ pub fn prompt_overhead_tokens(question: &str, source_count: usize) -> u32 {
 }
 
 /// The bounded JSON Schema of the reply, with source numbers limited to `1..=n`.
-pub fn answer_schema(source_count: usize) -> Value {
+pub fn answer_schema(source_count: usize, bounds: AnswerBounds) -> Value {
     json!({
         "type": "object",
         "properties": {
             "answerable": {"type": "boolean"},
             "statements": {
                 "type": "array",
-                "maxItems": MAX_STATEMENTS,
+                "maxItems": bounds.statements,
                 "items": {
                     "type": "object",
                     "properties": {
-                        "text": {"type": "string", "minLength": 1, "maxLength": MAX_STATEMENT_CHARS},
+                        "text": {"type": "string", "minLength": 1, "maxLength": bounds.statement_chars},
                         "citations": {
                             "type": "array",
-                            "maxItems": MAX_CITATIONS_PER_STATEMENT,
+                            "maxItems": bounds.citations,
                             "items": {
                                 "type": "object",
                                 "properties": {
                                     "source": {"type": "integer", "minimum": 1, "maximum": source_count.max(1)},
-                                    "quote": {"type": "string", "maxLength": MAX_QUOTE_CHARS}
+                                    "quote": {"type": "string", "maxLength": bounds.quote_chars}
                                 },
                                 "required": ["source", "quote"]
                             }
@@ -284,8 +333,8 @@ pub fn answer_schema(source_count: usize) -> Value {
             },
             "unknowns": {
                 "type": "array",
-                "maxItems": 4,
-                "items": {"type": "string", "maxLength": 200}
+                "maxItems": bounds.unknowns,
+                "items": {"type": "string", "maxLength": bounds.unknown_chars}
             }
         },
         "required": ["answerable", "statements", "unknowns"]
@@ -340,9 +389,12 @@ pub fn parse_answer(content: &str) -> Result<ModelAnswer, String> {
         })
         .filter(|s| !s.text.is_empty())
         .collect();
+    // A reply that says "not answerable" but still makes cited statements is judged
+    // by its citations (small models get the flag wrong); verification decides.
+    let cites = statements.iter().any(|s| !s.citations.is_empty());
     let answerable = match raw.answerable {
-        Some(Value::Bool(b)) => b,
-        Some(Value::String(s)) => s.eq_ignore_ascii_case("true"),
+        Some(Value::Bool(b)) => b || cites,
+        Some(Value::String(s)) => s.eq_ignore_ascii_case("true") || cites,
         _ => !statements.is_empty(),
     } && !statements.is_empty();
     let unknowns = raw
@@ -426,42 +478,58 @@ pub struct Asked {
 }
 
 /// Sends `request` and parses the answer, retrying once when the reply is cut off at
-/// the token cap, is not valid JSON, or answers without citing anything.
+/// the token cap, is not valid JSON, or answers without citing anything. The retry is
+/// not the same request again (at temperature 0 that gives the same reply): it says
+/// what went wrong and tightens the schema's bounds.
 pub async fn ask(client: &impl ChatBackend, request: &ModelRequest) -> Result<Asked, Error> {
+    let mut current = request.clone();
     let mut last_problem: Option<Error> = None;
     for attempt in 1..=2u32 {
-        let reply = client.chat(request).await?;
+        let reply = client.chat(&current).await?;
         let cut_off = reply.done_reason.as_deref() == Some("length");
         let parsed = parse_answer(&reply.content);
-        match parsed {
-            Ok(answer) if !cut_off => {
+        let problem = match &parsed {
+            Ok(_) if cut_off => format!(
+                "the reply was cut off at the {}-token output cap",
+                request.max_answer_tokens
+            ),
+            Ok(answer) => {
                 let cites_something = answer.statements.iter().any(|s| !s.citations.is_empty());
                 if answer.answerable && !cites_something && attempt == 1 {
+                    current = retry_request(
+                        request,
+                        "cited no source: every statement needs a citation with a quote copied from that source",
+                    );
                     continue;
                 }
+                let answer = parsed.expect("matched Ok");
                 return Ok(Asked {
                     answer,
                     reply,
                     attempts: attempt,
                 });
             }
-            Ok(_) | Err(_) => {
-                let detail = match (&parsed, cut_off) {
-                    (_, true) => format!(
-                        "the reply was cut off at the {}-token output cap",
-                        request.max_answer_tokens
-                    ),
-                    (Err(e), false) => e.clone(),
-                    (Ok(_), false) => unreachable!("handled above"),
-                };
-                last_problem = Some(Error::ModelBadReply {
-                    attempts: attempt,
-                    detail,
-                    raw_start: crate::render::sanitize_line(&shorten(&reply.content, 120)),
-                    cut_off,
-                });
-            }
-        }
+            Err(_) if cut_off => format!(
+                "the reply was cut off at the {}-token output cap",
+                request.max_answer_tokens
+            ),
+            Err(e) => e.clone(),
+        };
+        let note = if cut_off {
+            "was cut off at the length limit"
+        } else {
+            "was not valid JSON"
+        };
+        current = retry_request(
+            request,
+            &format!("{note}: answer with fewer, shorter statements and quotes, in valid JSON"),
+        );
+        last_problem = Some(Error::ModelBadReply {
+            attempts: attempt,
+            detail: problem,
+            raw_start: crate::render::sanitize_line(&shorten(&reply.content, 120)),
+            cut_off,
+        });
     }
     Err(last_problem.unwrap_or(Error::ModelBadReply {
         attempts: 2,
@@ -469,6 +537,26 @@ pub async fn ask(client: &impl ChatBackend, request: &ModelRequest) -> Result<As
         raw_start: String::new(),
         cut_off: false,
     }))
+}
+
+/// The second attempt: the same sources and question, a note on what was wrong with
+/// the first reply, and tighter schema bounds (half the statements, one citation
+/// each, shorter strings).
+fn retry_request(request: &ModelRequest, problem: &str) -> ModelRequest {
+    let mut retry = request.clone();
+    retry.user = format!("{}\n\nYour previous reply {problem}.", request.user);
+    let statements = &mut retry.schema["properties"]["statements"];
+    let most = statements["maxItems"].as_u64().unwrap_or(MAX_STATEMENTS);
+    statements["maxItems"] = json!((most / 2).max(1));
+    let item = &mut statements["items"]["properties"];
+    item["citations"]["maxItems"] = json!(1);
+    let shorter = |v: &mut Value, cap: u64| {
+        let now = v["maxLength"].as_u64().unwrap_or(cap);
+        v["maxLength"] = json!(now.min(cap));
+    };
+    shorter(&mut item["text"], 200);
+    shorter(&mut item["citations"]["items"]["properties"]["quote"], 160);
+    retry
 }
 
 #[cfg(test)]
@@ -504,6 +592,52 @@ mod tests {
         assert!(parse_answer("I think the answer is 42").is_err());
         assert!(parse_answer("{\"statements\": [ {\"text\": \"unterminated").is_err());
         assert!(parse_answer("{\"statements\": 5}").is_err());
+    }
+
+    #[test]
+    fn cited_statements_outweigh_a_false_flag() {
+        let a = parse_answer(r#"{"answerable": false, "statements": [{"text": "It is in September.", "citations": [{"source": 1, "quote": "third Saturday of September"}]}], "unknowns": []}"#).unwrap();
+        assert!(a.answerable);
+        let b = parse_answer(r#"{"answerable": false, "statements": [{"text": "Nothing found.", "citations": []}], "unknowns": []}"#).unwrap();
+        assert!(!b.answerable);
+    }
+
+    #[test]
+    fn bounds_fit_the_output_cap() {
+        let small = AnswerBounds::for_tokens(512);
+        assert_eq!(
+            (
+                small.statements,
+                small.citations,
+                small.statement_chars,
+                small.quote_chars
+            ),
+            (3, 1, 200, 160)
+        );
+        for tokens in [64, 256, 512, 1024, 2048, 8192] {
+            let b = AnswerBounds::for_tokens(tokens);
+            let worst = b.statements
+                * (b.statement_chars + b.citations * (b.quote_chars + 40) + 40)
+                + b.unknowns * (b.unknown_chars + 10)
+                + 60;
+            assert!(
+                worst <= u64::from(tokens) * 7 / 2 || b.statements == 1,
+                "{tokens}: {b:?}"
+            );
+        }
+        let schema = answer_schema(3, small);
+        let retry = retry_request(
+            &ModelRequest {
+                system: String::new(),
+                user: "q".into(),
+                schema,
+                context_tokens: 2048,
+                max_answer_tokens: 512,
+            },
+            "was cut off",
+        );
+        assert_eq!(retry.schema["properties"]["statements"]["maxItems"], 1);
+        assert!(retry.user.ends_with("Your previous reply was cut off."));
     }
 
     #[test]
