@@ -371,6 +371,144 @@ impl Error {
         })
     }
 
+    /// The same error with the API key `secret` replaced by `<redacted>` in every
+    /// message it carries. Some hosted APIs quote the key back in their error text
+    /// ("Incorrect API key provided: sk-..."); errors from a client that sent a key
+    /// pass through here before anyone prints them.
+    pub fn redact(self, secret: Option<&crate::config::Secret>) -> Self {
+        let Some(key) = secret.map(|s| s.expose()).filter(|k| !k.trim().is_empty()) else {
+            return self;
+        };
+        let r = |s: String| {
+            if s.contains(key) {
+                s.replace(key, "<redacted>")
+            } else {
+                s
+            }
+        };
+        use Error::*;
+        match self {
+            Config { message, hint } => Config {
+                message: r(message),
+                hint: r(hint),
+            },
+            SearchUnreachable {
+                backend,
+                url,
+                reason,
+            } => SearchUnreachable {
+                backend,
+                url: r(url),
+                reason: r(reason),
+            },
+            SearchJsonDisabled { url } => SearchJsonDisabled { url: r(url) },
+            SearchRateLimited { url } => SearchRateLimited { url: r(url) },
+            SearchBadRequest { message } => SearchBadRequest {
+                message: r(message),
+            },
+            SearchHttp {
+                backend,
+                detail,
+                url,
+                status,
+            } => SearchHttp {
+                backend,
+                detail: detail.map(r),
+                url: r(url),
+                status,
+            },
+            SearchInvalidReply {
+                backend,
+                url,
+                detail,
+            } => SearchInvalidReply {
+                backend,
+                url: r(url),
+                detail: r(detail),
+            },
+            SearchAuth {
+                backend,
+                status,
+                message,
+            } => SearchAuth {
+                backend,
+                status,
+                message: r(message),
+            },
+            SearchQuota {
+                backend,
+                status,
+                message,
+            } => SearchQuota {
+                backend,
+                status,
+                message: r(message),
+            },
+            SearchApiRateLimited { backend, message } => SearchApiRateLimited {
+                backend,
+                message: r(message),
+            },
+            SearchEnginesFailed { engines } => SearchEnginesFailed {
+                engines: r(engines),
+            },
+            NoResults { query } => NoResults { query: r(query) },
+            NoUsableSources { tried, summary } => NoUsableSources {
+                tried,
+                summary: r(summary),
+            },
+            ModelUnreachable {
+                backend,
+                url,
+                reason,
+            } => ModelUnreachable {
+                backend,
+                url: r(url),
+                reason: r(reason),
+            },
+            ModelNotFound {
+                backend,
+                model,
+                url,
+            } => ModelNotFound {
+                backend,
+                model: r(model),
+                url: r(url),
+            },
+            ModelContextExceeded {
+                message,
+                server_window,
+            } => ModelContextExceeded {
+                message: r(message),
+                server_window,
+            },
+            ModelAuth { status, message } => ModelAuth {
+                status,
+                message: r(message),
+            },
+            ModelHttp { status, message } => ModelHttp {
+                status,
+                message: r(message),
+            },
+            ModelBadReply {
+                attempts,
+                detail,
+                raw_start,
+                cut_off,
+            } => ModelBadReply {
+                attempts,
+                detail: r(detail),
+                raw_start: r(raw_start),
+                cut_off,
+            },
+            NotGrounded { reason } => NotGrounded { reason: r(reason) },
+            other @ (EmptyQuestion
+            | ModelTimeout { .. }
+            | Uncited { .. }
+            | Deadline { .. }
+            | Interrupted) => other,
+        }
+    }
+
     /// The full message for a terminal: `error: ...` and, when there is one, `hint: ...`.
     pub fn report(&self) -> String {
         let mut out = format!("error: {}", crate::render::sanitize_line(&self.to_string()));

@@ -84,6 +84,16 @@ impl ChatBackend for OpenAi {
     }
 
     async fn chat(&self, request: &ModelRequest) -> Result<ModelReply, Error> {
+        // A hosted server may quote our key back in its error text.
+        self.call(request)
+            .await
+            .map_err(|e| e.redact(self.settings.api_key.as_ref()))
+    }
+}
+
+impl OpenAi {
+    /// One chat call, errors as the server gave them.
+    async fn call(&self, request: &ModelRequest) -> Result<ModelReply, Error> {
         let body = json!({
             "model": self.settings.model,
             "messages": [

@@ -84,6 +84,8 @@ pub async fn search(settings: &SearchSettings, query: &str) -> Result<SearchOutc
         query,
         settings.max_results,
     )
+    // The service may quote our key back in its error text.
+    .map_err(|e| e.redact(settings.api_key.as_ref()))
 }
 
 /// Turns Brave's status and body into hits or the matching error.
