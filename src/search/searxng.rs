@@ -193,6 +193,12 @@ pub fn parse_reply(
 
 fn to_hit(raw: RawResult) -> Option<SearchHit> {
     let url = raw.url?;
+    // The URL must be written as http(s)://...: the parser also accepts "http:host"
+    // or "http:\\host", which would be shown as given but fetched as something else.
+    let prefix = url.get(..8).unwrap_or(&url).to_ascii_lowercase();
+    if !(prefix.starts_with("http://") || prefix.starts_with("https://")) {
+        return None;
+    }
     let parsed = Url::parse(&url).ok()?;
     if !matches!(parsed.scheme(), "http" | "https") {
         return None;
