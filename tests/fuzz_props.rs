@@ -39,6 +39,8 @@ fn config(default: u32) -> ProptestConfig {
         cases: cases(default),
         // Shrinking long inputs can take minutes; a found case is minimised by hand.
         max_shrink_iters: 2_000,
+        // Found cases become plain tests below, not files in the work tree.
+        failure_persistence: None,
         ..ProptestConfig::default()
     }
 }
@@ -838,4 +840,30 @@ fn check_model_answer(answer: &ModelAnswer) -> Result<(), TestCaseError> {
         prop_assert!(!u.is_empty() && u.trim() == u);
     }
     Ok(())
+}
+
+// ---------------------------------------------------------------------------------
+// Regressions: cases the properties above found.
+
+/// Found by `searxng_parser_takes_mutated_real_captures` (one byte of a real capture
+/// flipped to `&`): `http:&/127.0.0.1:8899/...` parses as an http URL (host `&`), so
+/// it was kept as a hit and shown as written while a different address would be
+/// fetched. Results must be written `http://` or `https://`.
+#[test]
+fn searxng_result_urls_must_be_written_with_scheme_and_slashes() {
+    for bad in [
+        "http:&/127.0.0.1:8899/pages/sqlite-wal.html",
+        "http:example.org/a",
+        "http:\\\\example.org\\a",
+        "https:/example.org/a",
+    ] {
+        let body = json!({"query": "q", "results": [
+            {"url": bad, "title": "bad", "content": ""},
+            {"url": "HTTPS://Example.org/ok", "title": "ok", "content": ""}
+        ]})
+        .to_string();
+        let out = searxng::parse_reply(200, body.as_bytes(), "http://searx.test", 10).unwrap();
+        let urls: Vec<&str> = out.hits.iter().map(|h| h.url.as_str()).collect();
+        assert_eq!(urls, ["HTTPS://Example.org/ok"], "for {bad:?}");
+    }
 }
