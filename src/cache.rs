@@ -621,35 +621,8 @@ pub fn normalize_query(query: &str) -> String {
         .to_lowercase()
 }
 
-/// A URL as a cache key: scheme and host lower-cased and the default port dropped
-/// (the URL parser does both), fragment dropped, tracking parameters (`utm_*`,
-/// `fbclid`, `gclid`, `mc_cid`, `mc_eid`) dropped, a trailing slash on the path
-/// dropped. The other parameters keep their order and encoding. Unparsable input is
-/// returned trimmed.
-pub fn normalize_url(url: &str) -> String {
-    let Ok(mut parsed) = url::Url::parse(url.trim()) else {
-        return url.trim().to_string();
-    };
-    parsed.set_fragment(None);
-    let kept: Vec<String> = parsed
-        .query()
-        .unwrap_or("")
-        .split('&')
-        .filter(|pair| {
-            let name = pair.split('=').next().unwrap_or("").to_ascii_lowercase();
-            !(name.is_empty()
-                || name.starts_with("utm_")
-                || matches!(name.as_str(), "fbclid" | "gclid" | "mc_cid" | "mc_eid"))
-        })
-        .map(str::to_string)
-        .collect();
-    parsed.set_query((!kept.is_empty()).then(|| kept.join("&")).as_deref());
-    let path = parsed.path().to_string();
-    if path.len() > 1 && path.ends_with('/') {
-        parsed.set_path(path.trim_end_matches('/'));
-    }
-    parsed.to_string()
-}
+/// The URL form pages are stored under; see [`crate::search::normalize_url`].
+pub use crate::search::normalize_url;
 
 /// FNV-1a, 64 bits: a stable, dependency-free hash for file names (collisions are
 /// caught by the key stored in the entry).

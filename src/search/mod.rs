@@ -25,38 +25,33 @@ pub async fn search(settings: &SearchSettings, query: &str) -> Result<SearchOutc
 }
 
 /// A URL in the form used to recognise the same page across queries and in the
-/// cache: scheme and host lower-cased (the parser does that), default port and
-/// fragment dropped, tracking parameters (`utm_*`, `fbclid`, `gclid`, `mc_cid`,
-/// `mc_eid`) removed, and a trailing slash on the path dropped. Unparsable input is
-/// returned trimmed.
+/// cache: scheme and host lower-cased and the default port dropped (the parser does
+/// that), fragment dropped, tracking parameters (`utm_*`, `fbclid`, `gclid`,
+/// `mc_cid`, `mc_eid`) removed while the others keep their order and encoding, and a
+/// trailing slash on a longer path dropped. Unparsable input is returned trimmed.
 pub fn normalize_url(url: &str) -> String {
     let Ok(mut parsed) = url::Url::parse(url.trim()) else {
         return url.trim().to_string();
     };
     parsed.set_fragment(None);
-    let kept: Vec<(String, String)> = parsed
-        .query_pairs()
-        .filter(|(k, _)| {
-            let k = k.to_ascii_lowercase();
-            !(k.starts_with("utm_")
-                || matches!(k.as_str(), "fbclid" | "gclid" | "mc_cid" | "mc_eid"))
+    let kept: Vec<String> = parsed
+        .query()
+        .unwrap_or("")
+        .split('&')
+        .filter(|pair| {
+            let name = pair.split('=').next().unwrap_or("").to_ascii_lowercase();
+            !(name.is_empty()
+                || name.starts_with("utm_")
+                || matches!(name.as_str(), "fbclid" | "gclid" | "mc_cid" | "mc_eid"))
         })
-        .map(|(k, v)| (k.into_owned(), v.into_owned()))
+        .map(str::to_string)
         .collect();
-    if kept.is_empty() {
-        parsed.set_query(None);
-    } else {
-        parsed.query_pairs_mut().clear().extend_pairs(kept);
-    }
+    parsed.set_query((!kept.is_empty()).then(|| kept.join("&")).as_deref());
     let path = parsed.path().to_string();
     if path.len() > 1 && path.ends_with('/') {
         parsed.set_path(path.trim_end_matches('/'));
     }
-    let mut out = parsed.to_string();
-    if parsed.path() == "/" && parsed.query().is_none() {
-        out.pop(); // "https://example.org/" and "https://example.org" are one page
-    }
-    out
+    parsed.to_string()
 }
 
 /// Keeps the http(s) results in order, each URL once, at most `max` of them. Each
@@ -208,7 +203,7 @@ mod tests {
         );
         assert_eq!(
             normalize_url("https://example.org/?fbclid=1&gclid=2"),
-            "https://example.org"
+            "https://example.org/"
         );
         assert_ne!(
             normalize_url("https://example.org/a?id=1"),
