@@ -317,6 +317,19 @@ pub struct DoctorArgs {
 /// `ground mcp`.
 #[derive(Debug, Args)]
 pub struct McpArgs {
+    /// Searches one client session may make in all (web_search counts one,
+    /// grounded_answer the queries it runs) [default: 100].
+    #[arg(long, value_name = "N")]
+    pub session_searches: Option<usize>,
+
+    /// Most searches one grounded_answer call may make [default: 3].
+    #[arg(long, value_name = "N")]
+    pub max_searches: Option<usize>,
+
+    /// Search queries grounded_answer plans from the question (1-3).
+    #[arg(long, value_name = "N")]
+    pub queries: Option<usize>,
+
     #[command(flatten)]
     #[allow(missing_docs)]
     pub config: ConfigOpts,

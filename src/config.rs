@@ -53,6 +53,9 @@ pub struct RunSettings {
     pub fallback_offline: bool,
     /// Region hint for the query planner (`--region`, e.g. `de` or `us`).
     pub region: Option<String>,
+    /// Searches one `ground mcp` client session may make in all
+    /// (`--session-searches`).
+    pub session_searches: usize,
 }
 
 /// Whether and how the cache is used.
@@ -292,6 +295,8 @@ pub struct Overrides {
     pub fallback: Option<String>,
     /// `--region`.
     pub region: Option<String>,
+    /// `--session-searches` (ground mcp).
+    pub session_searches: Option<usize>,
     /// `--no-cache`.
     pub no_cache: bool,
     /// `--refresh`.
@@ -330,6 +335,7 @@ pub struct FileRun {
     pub auto: Option<bool>,
     pub fallback: Option<String>,
     pub region: Option<String>,
+    pub session_searches: Option<usize>,
 }
 
 /// `[cache]` in the config file.
@@ -617,7 +623,12 @@ pub fn resolve(flags: &Overrides, env: &dyn Fn(&str) -> Option<String>) -> Resul
         auto: flags.auto || file.run.auto.unwrap_or(false),
         fallback_offline,
         region: flags.region.clone().or(file.run.region.clone()),
+        session_searches: flags
+            .session_searches
+            .or(file.run.session_searches)
+            .unwrap_or(100),
     };
+    check_range("session searches", run.session_searches as u64, 1, 100_000)?;
     let cache_dir = env("GROUND_CACHE_DIR")
         .map(PathBuf::from)
         .or(file.cache.dir.clone())

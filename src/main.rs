@@ -278,13 +278,16 @@ fn run_fetch(args: cli::FetchArgs) -> i32 {
 }
 
 fn run_mcp(args: cli::McpArgs) -> i32 {
-    let overrides = cli::overrides(
+    let mut overrides = cli::overrides(
         &args.config,
         Some(&args.search),
         Some(&args.fetch),
         Some(&args.model),
         None,
     );
+    overrides.session_searches = args.session_searches;
+    overrides.max_searches = args.max_searches;
+    overrides.queries = args.queries;
     let outcome = settings(&overrides).and_then(|s| block_on(ground::mcp::serve(s)));
     match outcome {
         Ok(()) => exit::SUCCESS,

@@ -28,6 +28,7 @@
 //!   server's log.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
@@ -81,6 +82,8 @@ pub struct GroundedAnswerArgs {
 #[derive(Clone)]
 pub struct GroundServer {
     settings: Arc<Settings>,
+    /// Searches this client session may still make (`--session-searches`).
+    searches_left: Arc<AtomicUsize>,
     tool_router: ToolRouter<Self>,
 }
 
@@ -122,9 +125,32 @@ impl GroundServer {
     /// A server answering with `settings`.
     pub fn new(settings: Settings) -> Self {
         GroundServer {
+            searches_left: Arc::new(AtomicUsize::new(settings.run.session_searches)),
             settings: Arc::new(settings),
             tool_router: Self::tool_router(),
         }
+    }
+
+    /// Takes `count` searches from the session's budget, or says it is spent.
+    fn take_searches(&self, count: usize) -> Result<(), Failure> {
+        self.searches_left
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |left| left.checked_sub(count))
+            .map(|_| ())
+            .map_err(|left| Failure {
+                kind: "search_budget_spent",
+                message: format!(
+                    "this session's search budget is spent: {left} of {} searches left, {count} needed",
+                    self.settings.run.session_searches
+                ),
+                hint: Some(
+                    "start a new MCP session, or raise the budget with --session-searches / [run] session_searches".into(),
+                ),
+            })
+    }
+
+    /// Gives back searches that were reserved but not made.
+    fn return_searches(&self, count: usize) {
+        self.searches_left.fetch_add(count, Ordering::SeqCst);
     }
 
     /// `ground search --json` as a tool.
@@ -145,6 +171,9 @@ impl GroundServer {
                 "the query is empty",
                 "pass the words to search for in `query`",
             );
+            return failure("web_search", "query", &query, problem);
+        }
+        if let Err(problem) = self.take_searches(1) {
             return failure("web_search", "query", &query, problem);
         }
         let mut search = self.settings.search.clone();
@@ -225,6 +254,15 @@ impl GroundServer {
                 Failure::usage("the question is empty", "pass the question in `question`");
             return failure("grounded_answer", "question", &question, problem);
         }
+        // Reserve the most searches the run may make; give back what it did not use.
+        let reserved = self
+            .settings
+            .run
+            .queries
+            .min(self.settings.run.max_searches);
+        if let Err(problem) = self.take_searches(reserved) {
+            return failure("grounded_answer", "question", &question, problem);
+        }
         let report = {
             let (settings, question) = (Arc::clone(&self.settings), question.clone());
             // The pipeline takes a `&dyn Fn` progress callback, so its future is not
@@ -241,6 +279,12 @@ impl GroundServer {
             .map_err(crashed)
             .and_then(|r| r.map_err(Failure::from))
         };
+        // Searches answered from the cache cost the search engine nothing.
+        let used = report
+            .as_ref()
+            .map(|r| r.searches.iter().filter(|s| !s.cached).count())
+            .unwrap_or(reserved);
+        self.return_searches(reserved.saturating_sub(used));
         match report {
             Ok(report) => CallToolResult::structured(crate::render::json(&report)),
             Err(problem) => failure("grounded_answer", "question", &question, problem),

@@ -467,3 +467,58 @@ async fn a_bad_configuration_stops_before_serving() {
          hint: use searxng (your own instance), brave or tavily (hosted, with an API key)\n"
     );
 }
+
+#[tokio::test]
+async fn the_session_search_budget_is_enforced_with_a_clear_tool_error() {
+    let world = World::new().await;
+    world.healthy(&good_answer()).await;
+    let (mut mcp, _) = Session::start(world.ground(), &["--session-searches", "2"]).await;
+
+    // One search, then a grounded answer (one query): the budget of 2 is used up.
+    structured(
+        &mcp.call("web_search", json!({"query": "tardigrades"}))
+            .await,
+    );
+    let answer = structured(
+        &mcp.call(
+            "grounded_answer",
+            json!({"question": "do tardigrades survive in space"}),
+        )
+        .await,
+    );
+    assert_eq!(answer["grounded"], true);
+
+    let result = mcp
+        .call("web_search", json!({"query": "tardigrades"}))
+        .await;
+    let text = error_text(&result);
+    assert!(
+        text.starts_with(
+            "error: this session's search budget is spent: 0 of 2 searches left, 1 needed"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("\nquery: tardigrades\n"), "{text}");
+    assert!(
+        text.contains("hint: start a new MCP session, or raise the budget with --session-searches"),
+        "{text}"
+    );
+    assert_eq!(
+        result["structuredContent"]["error"]["kind"],
+        "search_budget_spent"
+    );
+    let result = mcp
+        .call("grounded_answer", json!({"question": "again?"}))
+        .await;
+    assert!(error_text(&result).contains("search budget is spent"));
+    // Fetching needs no search and still works.
+    let page = format!("{}/pages/tardigrades-space.html", world.pages.uri());
+    assert_eq!(
+        structured(&mcp.call("web_fetch", json!({"url": page})).await)["status"],
+        "SUCCESS"
+    );
+    // Exactly the two budgeted searches reached SearXNG.
+    assert_eq!(world.searx.received_requests().await.unwrap().len(), 2);
+    let (code, _) = mcp.close().await;
+    assert_eq!(code, Some(0));
+}
