@@ -1,0 +1,95 @@
+//! Measurement helper for the context stage, driven by `scripts/measure-passages.py`
+//! and `scripts/measure-tokens.py` (not part of the product).
+//!
+//!     context_probe extract DIR     # each DIR/*.html: one JSON line {id, title, text, estimated_tokens}
+//!     context_probe select BUDGET   # stdin JSON lines {id, title, text, question}:
+//!                                   # one JSON line {id, bm25, lead} each: what is sent
+//!                                   # with passage selection and with the first N tokens
+//!     context_probe prompt          # the model's instructions: {name, text, estimated_tokens} lines
+use std::io::{BufRead, Write};
+
+use ground::context::{self, SourceText};
+use serde_json::{Value, json};
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    match args.first().map(String::as_str) {
+        Some("extract") => {
+            let dir = args.get(1).expect("extract DIR");
+            let mut files: Vec<_> = std::fs::read_dir(dir)
+                .expect("read DIR")
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "html"))
+                .collect();
+            files.sort();
+            for file in files {
+                let bytes = std::fs::read(&file).expect("read page");
+                let html = ground::extract::decode_body(&bytes, None);
+                let page = ground::extract::extract_html(&html, None);
+                let id = file.file_stem().unwrap().to_string_lossy().into_owned();
+                let line = json!({
+                    "id": id,
+                    "title": page.title.unwrap_or_default(),
+                    "estimated_tokens": context::estimate_tokens(&page.text),
+                    "text": page.text,
+                });
+                writeln!(out, "{line}").unwrap();
+            }
+        }
+        Some("select") => {
+            let budget: u32 = args
+                .get(1)
+                .and_then(|b| b.parse().ok())
+                .expect("select BUDGET");
+            for line in std::io::stdin().lock().lines() {
+                let v: Value = serde_json::from_str(&line.unwrap()).expect("JSON line");
+                let source = SourceText {
+                    number: 1,
+                    url: "https://example.com/page".into(),
+                    title: v["title"].as_str().unwrap_or("").into(),
+                    text: v["text"].as_str().unwrap_or("").into(),
+                };
+                let question = v["question"].as_str().unwrap_or("");
+                let selected =
+                    context::build_for_question(std::slice::from_ref(&source), question, budget);
+                // The baseline: the same header, then the text's first tokens, cut at a
+                // sentence end, with the same budget.
+                let empty = SourceText {
+                    text: String::new(),
+                    ..source.clone()
+                };
+                let frame = context::build(&[empty], budget).estimated_tokens;
+                let lead = context::cut_to_tokens(&source.text, budget.saturating_sub(frame));
+                let result = json!({
+                    "id": v["id"],
+                    "bm25": body(&selected.text),
+                    "lead": lead,
+                    "bm25_tokens": selected.estimated_tokens,
+                    "lead_tokens": frame + context::estimate_tokens(lead),
+                });
+                writeln!(out, "{result}").unwrap();
+            }
+        }
+        Some("prompt") => {
+            let text = ground::llm::SYSTEM_PROMPT;
+            let line = json!({"name": "instructions", "text": text, "estimated_tokens": context::estimate_tokens(text)});
+            writeln!(out, "{line}").unwrap();
+        }
+        _ => {
+            eprintln!("usage: context_probe extract DIR | select BUDGET | prompt");
+            std::process::exit(2);
+        }
+    }
+}
+
+/// The passages of a one-source context: no header, closing tag or gap markers.
+fn body(text: &str) -> String {
+    let after_header = text.split_once("\n\n").map_or("", |(_, b)| b);
+    after_header
+        .lines()
+        .filter(|l| *l != context::SKIPPED && *l != "</source>")
+        .collect::<Vec<_>>()
+        .join("\n")
+}
