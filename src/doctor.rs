@@ -763,7 +763,7 @@ fn wrong_server_hint(backend: LlmBackend) -> String {
 fn context_check(settings: &Settings, trained: Option<u64>) -> Check {
     let llm = &settings.llm;
     let pages = settings.fetch.pages;
-    let overhead = crate::llm::prompt_overhead_tokens("", pages);
+    let overhead = crate::llm::prompt_overhead_tokens("");
     let sources = llm
         .context_tokens
         .saturating_sub(llm.max_answer_tokens)

@@ -315,7 +315,7 @@ pub async fn answer(question: &str, settings: &Settings, events: &Events) -> Res
     // 4. Context, fitted to the window.
     events.stage(Stage::Building, "building the context");
     let llm_settings = &settings.llm;
-    let overhead = llm::prompt_overhead_tokens(question, sources.len());
+    let overhead = llm::prompt_overhead_tokens(question);
     let budget = llm_settings
         .context_tokens
         .saturating_sub(llm_settings.max_answer_tokens)

@@ -314,7 +314,7 @@ async fn ollama_down() {
         &[
             "fail  model: cannot reach the Ollama model server at http://down.test: connection failed: Connection refused (os error 111)",
             "      fix: start Ollama with `ollama serve`, or point ground at it with --llm-url / OLLAMA_HOST / [llm] url in the config file",
-            "ok    model: context window 4096 tokens: 1024 for the answer, about 671 for instructions, about 2328 for 3 sources",
+            "ok    model: context window 4096 tokens: 1024 for the answer, about 291 for instructions, about 2697 for 3 sources",
         ],
     );
 }
@@ -349,7 +349,7 @@ async fn a_window_larger_than_the_model_was_trained_for_is_a_warning() {
     assert_lines(
         &stdout(&out),
         &[
-            "warn  model: context window 8192 tokens: 1024 for the answer, about 671 for instructions, about 6302 for 3 sources; the model was trained for 4096 tokens only",
+            "warn  model: context window 8192 tokens: 1024 for the answer, about 291 for instructions, about 6670 for 3 sources; the model was trained for 4096 tokens only",
             "      fix: use --context-tokens 4096 (or [llm] context_tokens = 4096 in the config file)",
         ],
     );
@@ -400,7 +400,7 @@ async fn openai_compatible_server_lists_the_model() {
         &[
             "ok    model: OpenAI-compatible server at http://ollama.test/v1 answers (1 model served)",
             "ok    model: model \"smollm2\" is served",
-            "ok    model: context window 4096 tokens: 1024 for the answer, about 671 for instructions, about 2328 for 3 sources; the server's own window must be at least this (llama-server -c 4096)",
+            "ok    model: context window 4096 tokens: 1024 for the answer, about 291 for instructions, about 2697 for 3 sources; the server's own window must be at least this (llama-server -c 4096)",
         ],
     );
     assert!(!text.contains(KEY));

@@ -292,13 +292,13 @@ pub fn user_message(sources_block: &str, question: &str) -> String {
     format!("Sources:\n\n{sources_block}\n\nQuestion: {question}")
 }
 
-/// Tokens the prompt needs besides the sources block (instructions, schema, question,
-/// chat template), estimated like the sources.
-pub fn prompt_overhead_tokens(question: &str, source_count: usize) -> u32 {
-    let schema = answer_schema(source_count, AnswerBounds::for_tokens(1024)).to_string();
+/// Tokens the prompt needs besides the sources block (instructions, question, chat
+/// template), estimated like the sources. The JSON Schema is not counted: Ollama and
+/// llama.cpp apply it as a grammar while decoding, not as prompt text (counting it
+/// cost about 200 tokens of a 4096-token window for nothing).
+pub fn prompt_overhead_tokens(question: &str) -> u32 {
     crate::context::estimate_tokens(SYSTEM_PROMPT)
         + crate::context::estimate_tokens(&user_message("", question))
-        + crate::context::estimate_tokens(&schema)
         + 64 // chat template and role markers
 }
 
