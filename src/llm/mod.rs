@@ -389,6 +389,27 @@ pub fn parse_answer(content: &str) -> Result<ModelAnswer, String> {
         })
         .filter(|s| !s.text.is_empty())
         .collect();
+    // Small models repeat themselves: a statement said twice is said once, with the
+    // citations of both.
+    let mut statements: Vec<ModelStatement> = statements;
+    let mut unique: Vec<ModelStatement> = Vec::with_capacity(statements.len());
+    for statement in statements.drain(..) {
+        let key = crate::grounding::normalise(&statement.text);
+        match unique
+            .iter_mut()
+            .find(|u| crate::grounding::normalise(&u.text) == key)
+        {
+            Some(first) => {
+                for citation in statement.citations {
+                    if !first.citations.contains(&citation) {
+                        first.citations.push(citation);
+                    }
+                }
+            }
+            None => unique.push(statement),
+        }
+    }
+    let statements = unique;
     // A reply that says "not answerable" but still makes cited statements is judged
     // by its citations (small models get the flag wrong); verification decides.
     let cites = statements.iter().any(|s| !s.citations.is_empty());
@@ -397,14 +418,25 @@ pub fn parse_answer(content: &str) -> Result<ModelAnswer, String> {
         Some(Value::String(s)) => s.eq_ignore_ascii_case("true") || cites,
         _ => !statements.is_empty(),
     } && !statements.is_empty();
-    let unknowns = raw
-        .unknowns
-        .into_iter()
-        .filter_map(|u| match u {
-            Value::String(s) if !s.trim().is_empty() => Some(s.trim().to_string()),
-            _ => None,
-        })
-        .collect();
+    // Unknowns that repeat each other or a statement say nothing new.
+    let mut unknowns: Vec<String> = Vec::new();
+    for unknown in raw.unknowns {
+        let Value::String(text) = unknown else {
+            continue;
+        };
+        let text = text.trim().to_string();
+        let key = crate::grounding::normalise(&text);
+        let repeated = key.is_empty()
+            || unknowns
+                .iter()
+                .any(|u| crate::grounding::normalise(u) == key)
+            || statements
+                .iter()
+                .any(|s| crate::grounding::normalise(&s.text) == key);
+        if !repeated {
+            unknowns.push(text);
+        }
+    }
     Ok(ModelAnswer {
         answerable,
         statements,
@@ -638,6 +670,17 @@ mod tests {
         );
         assert_eq!(retry.schema["properties"]["statements"]["maxItems"], 1);
         assert!(retry.user.ends_with("Your previous reply was cut off."));
+    }
+
+    #[test]
+    fn repeated_statements_and_unknowns_are_said_once() {
+        let a = parse_answer(r#"{"answerable": true, "statements": [
+            {"text": "It is held in September.", "citations": [{"source": 1, "quote": "third Saturday of September"}]},
+            {"text": "It is held  in September. ", "citations": [{"source": 1, "quote": "third Saturday of September"}, {"source": 2, "quote": "in the autumn"}]}
+        ], "unknowns": ["It is held in September.", "Who started it", "who started it"]}"#).unwrap();
+        assert_eq!(a.statements.len(), 1);
+        assert_eq!(a.statements[0].citations.len(), 2);
+        assert_eq!(a.unknowns, vec!["Who started it".to_string()]);
     }
 
     #[test]
