@@ -396,3 +396,33 @@ mod binary {
         assert!(output.path().join("p.txt").exists());
     }
 }
+
+/// Inputs of every awkward shape: empty, truncated mid-tag, binary, and 50 MB. None
+/// may panic; each gives a (possibly empty) result.
+#[test]
+fn empty_truncated_binary_and_50_mb_inputs_never_panic() {
+    assert_eq!(extract_html("", None).text, "");
+    let cut = extract_html(
+        "<html><head><title>Cut</title></head><body><article><p>This page was cut off in the mid",
+        None,
+    );
+    assert_eq!(cut.text, "This page was cut off in the mid");
+    let binary: Vec<u8> = (0..200_000u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    let decoded = decode_body(&binary, Some("text/html"));
+    let _ = extract_html(&decoded, None);
+
+    let paragraph = format!("<p>{}</p>\n", "word ".repeat(40));
+    let body = paragraph.repeat(50_000_000 / paragraph.len());
+    let page = format!(
+        "<html><head><title>Big</title></head><body><article>{body}</article></body></html>"
+    );
+    assert!(page.len() > 49_000_000);
+    let big = extract_html(&page, None);
+    assert_eq!(big.title.as_deref(), Some("Big"));
+    assert!(
+        big.text.len() > 1_000_000,
+        "the walk is bounded, but a real article's text comes out"
+    );
+}
