@@ -196,6 +196,11 @@ pub struct AnswerArgs {
     #[arg(long)]
     pub strict: bool,
 
+    /// Print a grounding pack instead of prose: JSON with key_points (each with
+    /// verified sources), disputed_or_uncertain and what_to_ask_user.
+    #[arg(long, conflicts_with = "json")]
+    pub pack: bool,
+
     /// Output style for people.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,

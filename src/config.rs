@@ -56,6 +56,9 @@ pub struct RunSettings {
     /// Searches one `ground mcp` client session may make in all
     /// (`--session-searches`).
     pub session_searches: usize,
+    /// Ask for a grounding pack (`--pack`): the model also lists questions for the
+    /// user.
+    pub pack: bool,
 }
 
 /// Whether and how the cache is used.
@@ -297,6 +300,8 @@ pub struct Overrides {
     pub region: Option<String>,
     /// `--session-searches` (ground mcp).
     pub session_searches: Option<usize>,
+    /// `--pack`.
+    pub pack: bool,
     /// `--no-cache`.
     pub no_cache: bool,
     /// `--refresh`.
@@ -627,6 +632,7 @@ pub fn resolve(flags: &Overrides, env: &dyn Fn(&str) -> Option<String>) -> Resul
             .session_searches
             .or(file.run.session_searches)
             .unwrap_or(100),
+        pack: flags.pack,
     };
     check_range("session searches", run.session_searches as u64, 1, 100_000)?;
     let cache_dir = env("GROUND_CACHE_DIR")

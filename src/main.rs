@@ -58,7 +58,7 @@ fn block_on<T>(work: impl Future<Output = Result<T, Error>>) -> Result<T, Error>
 fn run_answer(args: AnswerArgs) -> i32 {
     let question = match read_input(&args.question, "question") {
         Ok(q) => q,
-        Err(e) => return fail(args.json, "question", "", &e),
+        Err(e) => return fail(args.json || args.pack, "question", "", &e),
     };
     let mut overrides = cli::overrides(
         &args.config,
@@ -73,16 +73,17 @@ fn run_answer(args: AnswerArgs) -> i32 {
     overrides.region = args.region.clone();
     overrides.max_searches = args.max_searches;
     overrides.fallback = args.fallback.clone();
+    overrides.pack = args.pack;
     let settings = match settings(&overrides) {
         Ok(s) => s,
-        Err(e) => return fail(args.json, "question", &question, &e),
+        Err(e) => return fail(args.json || args.pack, "question", &question, &e),
     };
     let events = match open_events(
         args.events.as_deref(),
         !args.quiet && std::io::stderr().is_terminal(),
     ) {
         Ok(events) => events,
-        Err(e) => return fail(args.json, "question", &question, &e),
+        Err(e) => return fail(args.json || args.pack, "question", &question, &e),
     };
 
     let deadline = settings.run.timeout;
@@ -102,7 +103,7 @@ fn run_answer(args: AnswerArgs) -> i32 {
     };
     let report = match block_on(run) {
         Ok(report) => report,
-        Err(e) => return fail(args.json, "question", &question, &e),
+        Err(e) => return fail(args.json || args.pack, "question", &question, &e),
     };
 
     if args.verbose {
@@ -138,7 +139,9 @@ fn run_answer(args: AnswerArgs) -> i32 {
         }
     }
 
-    let printed = if args.json {
+    let printed = if args.pack {
+        print_json(&render::pack(&report))
+    } else if args.json {
         print_json(&render::json(&report))
     } else {
         let style = match args.format {

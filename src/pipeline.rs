@@ -167,6 +167,8 @@ pub struct Report {
     pub timings: Timings,
     /// Things the user should know (prompt cut, engines down, ...).
     pub warnings: Vec<String>,
+    /// Questions the model would ask the user (`--pack` only).
+    pub ask_user: Vec<llm::AskUser>,
 }
 
 /// Runs the whole pipeline for `question`, reporting stages to `events`.
@@ -353,7 +355,7 @@ pub async fn answer(question: &str, settings: &Settings, events: &Events) -> Res
         ),
     );
     let t = Instant::now();
-    let request = ModelRequest {
+    let mut request = ModelRequest {
         system: llm::SYSTEM_PROMPT.to_string(),
         user: llm::user_message(&context.text, question),
         schema: llm::answer_schema(
@@ -363,7 +365,16 @@ pub async fn answer(question: &str, settings: &Settings, events: &Events) -> Res
         context_tokens: llm_settings.context_tokens,
         max_answer_tokens: llm_settings.max_answer_tokens,
     };
+    if settings.run.pack {
+        request.system.push_str(llm::PACK_NOTE);
+        request.schema = llm::with_questions_for_user(request.schema);
+    }
     let asked = llm::ask(&client, &request).await?;
+    let ask_user = if settings.run.pack {
+        llm::parse_questions_for_user(&asked.reply.content)
+    } else {
+        Vec::new()
+    };
     run.calls += asked.attempts;
     run.timings.llm += elapsed_ms(t);
     let estimated_prompt_tokens = overhead + context.estimated_tokens;
@@ -410,6 +421,7 @@ pub async fn answer(question: &str, settings: &Settings, events: &Events) -> Res
         answer,
         timings: run.timings,
         warnings: run.warnings,
+        ask_user,
     })
 }
 
@@ -488,6 +500,7 @@ async fn offline(
         model,
         timings: run.timings,
         warnings: run.warnings,
+        ask_user: Vec::new(),
     })
 }
 

@@ -371,6 +371,73 @@ pub fn json(report: &Report) -> Value {
     })
 }
 
+/// The grounding pack (`--pack`): evidence for apps instead of prose. Every key point
+/// carries verified citations (the same quote check as answers); a statement without
+/// one is moved to `disputed_or_uncertain`, next to what the model itself called
+/// unsettled.
+pub fn pack(report: &Report) -> Value {
+    let answer = &report.answer;
+    let grounded_run = report.mode == AnswerMode::Grounded;
+    let source_ref = |n: usize| {
+        let s = &report.sources[n - 1];
+        json!({"index": n, "url": s.url, "title": s.title})
+    };
+    let mut key_points = Vec::new();
+    let mut uncertain = Vec::new();
+    for statement in &answer.statements {
+        let verified = statement.verified_sources();
+        if grounded_run && !verified.is_empty() {
+            let confidence = verified.iter().map(|(_, c)| *c).fold(0.0, f64::max);
+            let quotes: Vec<Value> = statement
+                .citations
+                .iter()
+                .filter(|c| c.verified)
+                .map(|c| json!({"source": c.source, "text": c.quote, "confidence": c.confidence}))
+                .collect();
+            key_points.push(json!({
+                "text": statement.text,
+                "sources": verified.iter().map(|(n, _)| source_ref(*n)).collect::<Vec<_>>(),
+                "quotes": quotes,
+                "confidence": confidence,
+            }));
+        } else {
+            let reason = if !grounded_run {
+                "answered without sources".to_string()
+            } else if statement.citations.is_empty() {
+                "no citation".to_string()
+            } else {
+                let cited: Vec<String> = statement
+                    .citations
+                    .iter()
+                    .map(|c| c.source.to_string())
+                    .collect();
+                format!(
+                    "the quoted text was not found in source {}",
+                    cited.join(", ")
+                )
+            };
+            uncertain.push(json!({"text": statement.text, "reason": reason}));
+        }
+    }
+    for unknown in &answer.unknowns {
+        uncertain.push(json!({"text": unknown, "reason": "the sources do not settle this"}));
+    }
+    json!({
+        "version": JSON_VERSION,
+        "question": report.question,
+        "mode": report.mode.name(),
+        "grounded": grounded_run && answer.grounded(),
+        "key_points": key_points,
+        "disputed_or_uncertain": uncertain,
+        "what_to_ask_user": report.ask_user,
+        "sources": report.sources.iter().map(|s| json!({"index": s.number, "url": s.url, "title": s.title})).collect::<Vec<_>>(),
+        "webSearchQueries": report.queries,
+        "model": report.model,
+        "timings_ms": report.timings,
+        "warnings": report.warnings,
+    })
+}
+
 /// The `--json` object for a failed run: the error and what was asked, under
 /// `input_name` ("question" for answer, "query" for search, "url" for fetch).
 pub fn json_error(input_name: &str, input: &str, error: &Error) -> Value {

@@ -436,3 +436,140 @@ async fn bad_run_settings_are_usage_errors() {
         assert!(stderr(&out).contains(message), "{args:?}: {}", stderr(&out));
     }
 }
+
+#[tokio::test]
+async fn a_grounding_pack_moves_unverifiable_points_to_uncertain() {
+    let world = World::new().await;
+    world
+        .search_replies_with_capture("searxng/normal.body.json")
+        .await;
+    world.serve_fixture_pages().await;
+    let reply = json!({
+        "answerable": true,
+        "statements": [
+            {"text": "Dried tardigrades survived open space on FOTON-M3 in 2007.",
+             "citations": [{"source": 1, "quote": "dried tardigrades were exposed to open space for ten days"}]},
+            {"text": "Tardigrades can live on the Moon for a century.",
+             "citations": [{"source": 2, "quote": "tardigrades have lived on the Moon for a hundred years"}]}
+        ],
+        "unknowns": ["How long they survive unshielded"],
+        "what_to_ask_user": [{"q": "Do you mean low Earth orbit or deep space?", "why": "survival differs with radiation"}]
+    });
+    Mock::given(method("POST"))
+        .and(path("/api/chat"))
+        .and(body_string_contains("what_to_ask_user"))
+        .respond_with(
+            ResponseTemplate::new(200).set_body_json(ollama_reply(&reply.to_string(), "stop")),
+        )
+        .expect(1)
+        .mount(&world.ollama)
+        .await;
+    let mut cmd = world.ground();
+    cmd.args(["answer", "--pack", "do tardigrades survive in space"]);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let pack = world.scrub(&stdout(&out));
+    let pack: Value = serde_json::from_str(&pack).unwrap();
+    assert_eq!(pack["grounded"], false, "one statement is not verified");
+    assert_eq!(pack["key_points"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        pack["key_points"][0]["sources"],
+        json!([{"index": 1, "url": "http://pages.test/pages/tardigrades-space.html", "title": "Tardigrades in space: the FOTON-M3 experiment"}])
+    );
+    assert_eq!(pack["key_points"][0]["confidence"], 1.0);
+    assert_eq!(
+        pack["disputed_or_uncertain"],
+        json!([
+            {"text": "Tardigrades can live on the Moon for a century.", "reason": "the quoted text was not found in source 2"},
+            {"text": "How long they survive unshielded", "reason": "the sources do not settle this"}
+        ])
+    );
+    assert_eq!(
+        pack["what_to_ask_user"],
+        json!([{"q": "Do you mean low Earth orbit or deep space?", "why": "survival differs with radiation"}])
+    );
+    // The request asked for the questions in its schema.
+    let body: Value =
+        serde_json::from_slice(&world.ollama.received_requests().await.unwrap()[0].body).unwrap();
+    assert_eq!(
+        body["format"]["properties"]["what_to_ask_user"]["maxItems"],
+        2
+    );
+}
+
+#[tokio::test]
+async fn the_event_stream_of_a_full_run() {
+    let world = World::new().await;
+    world.healthy(&good_answer()).await;
+    let events = world.home.path().join("events.jsonl");
+    let mut cmd = world.ground();
+    cmd.args(["answer", "--json", "--events"])
+        .arg(&events)
+        .arg("do tardigrades survive in space");
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let lines: Vec<Value> = std::fs::read_to_string(&events)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let mut v: Value = serde_json::from_str(l).unwrap();
+            v["ms"] = json!(0);
+            if let Some(pages) = v.get_mut("pages").and_then(Value::as_array_mut) {
+                for p in pages {
+                    p["ms"] = json!(0);
+                }
+            }
+            v
+        })
+        .collect();
+    let text = world.scrub(
+        &lines
+            .iter()
+            .map(|l| l.to_string())
+            .collect::<Vec<_>>()
+            .join("\n"),
+    );
+    insta::assert_snapshot!("event_stream", text);
+}
+
+#[tokio::test]
+async fn twenty_parallel_runs_share_one_cache_without_errors() {
+    let world = World::new().await;
+    world.healthy(&good_answer()).await;
+    let cache = world.home.path().join("shared-cache");
+    // Twenty processes at once, all reading and writing the same cache folder.
+    let children: Vec<std::process::Child> = (0..20)
+        .map(|_| {
+            let mut cmd = world.ground();
+            cmd.env("GROUND_CACHE_DIR", &cache)
+                .args(["answer", "--json", "do tardigrades survive in space"])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped());
+            cmd.spawn().unwrap()
+        })
+        .collect();
+    let outs = tokio::task::spawn_blocking(move || {
+        children
+            .into_iter()
+            .map(|c| c.wait_with_output().unwrap())
+            .collect::<Vec<_>>()
+    })
+    .await
+    .unwrap();
+    for out in &outs {
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(out));
+        assert_eq!(json_stdout(out)["grounded"], true);
+    }
+    // Every entry left behind is a complete, readable JSON file.
+    for kind in ["search", "pages"] {
+        for entry in std::fs::read_dir(cache.join(kind)).unwrap() {
+            let path = entry.unwrap().path();
+            let text = std::fs::read_to_string(&path).unwrap();
+            assert!(
+                serde_json::from_str::<Value>(&text).is_ok(),
+                "{} is torn",
+                path.display()
+            );
+        }
+    }
+}

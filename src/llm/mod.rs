@@ -341,6 +341,64 @@ pub fn answer_schema(source_count: usize, bounds: AnswerBounds) -> Value {
     })
 }
 
+/// What the system prompt adds when a grounding pack is asked for.
+pub const PACK_NOTE: &str = "\nAlso fill \"what_to_ask_user\": at most two short questions that would let you answer better (\"q\"), each with why it matters (\"why\"); leave it empty when the question is clear.";
+
+/// A question the model would ask the user, for a grounding pack.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct AskUser {
+    /// The question.
+    pub q: String,
+    /// Why it matters.
+    pub why: String,
+}
+
+/// Adds the bounded `what_to_ask_user` list to an answer schema (grounding packs).
+pub fn with_questions_for_user(mut schema: Value) -> Value {
+    schema["properties"]["what_to_ask_user"] = json!({
+        "type": "array",
+        "maxItems": 2,
+        "items": {
+            "type": "object",
+            "properties": {
+                "q": {"type": "string", "maxLength": 160},
+                "why": {"type": "string", "maxLength": 160}
+            },
+            "required": ["q", "why"]
+        }
+    });
+    if let Some(required) = schema["required"].as_array_mut() {
+        required.push(json!("what_to_ask_user"));
+    }
+    schema
+}
+
+/// The `what_to_ask_user` entries of a reply (empty when absent or malformed).
+pub fn parse_questions_for_user(content: &str) -> Vec<AskUser> {
+    let Some(value) =
+        json_object_slice(content).and_then(|j| serde_json::from_str::<Value>(j).ok())
+    else {
+        return Vec::new();
+    };
+    value["what_to_ask_user"]
+        .as_array()
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|item| {
+                    let q = item["q"].as_str()?.trim();
+                    let why = item["why"].as_str().unwrap_or("").trim();
+                    (!q.is_empty()).then(|| AskUser {
+                        q: q.to_string(),
+                        why: why.to_string(),
+                    })
+                })
+                .take(2)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 #[derive(Deserialize)]
 struct RawAnswer {
     #[serde(default)]
