@@ -16,6 +16,7 @@ Exit codes:
   5  model failure (unreachable, model missing, invalid or cut-off reply)
   6  not grounded (no citation at all; with --strict also any unsupported statement
      or a reply that the sources do not answer)
+  7  --fallback offline: search failed; the answer is the model's alone (not grounded)
   130 interrupted (Ctrl-C)";
 
 /// Exit codes of `ground doctor`.
