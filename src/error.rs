@@ -246,6 +246,14 @@ pub enum Error {
         reason: String,
     },
 
+    /// `ground mcp` could not speak MCP at all: stdin closed before `initialize`,
+    /// or what came was not MCP.
+    #[error("the MCP session over stdio failed: {detail}")]
+    McpTransport {
+        /// What the protocol layer said.
+        detail: String,
+    },
+
     /// The whole run took longer than `--timeout`.
     #[error("ground did not finish within {seconds} s (stopped while {})", stage.describe())]
     Deadline {
@@ -285,6 +293,7 @@ impl Error {
             | ModelTimeout { .. }
             | ModelBadReply { .. } => exit::MODEL,
             Uncited { .. } | NotGrounded { .. } => exit::NOT_GROUNDED,
+            McpTransport { .. } => exit::USAGE,
             Deadline { stage, .. } => match stage {
                 Stage::Searching => exit::SEARCH,
                 Stage::Fetching | Stage::Building => exit::NO_SOURCES,
@@ -322,6 +331,7 @@ impl Error {
             ModelBadReply { .. } => "model_bad_reply",
             Uncited { .. } => "uncited",
             NotGrounded { .. } => "not_grounded",
+            McpTransport { .. } => "mcp_transport",
             Deadline { .. } => "deadline",
             Interrupted => "interrupted",
         }
@@ -366,6 +376,7 @@ impl Error {
             ModelBadReply { .. } => "use a model that follows JSON schemas better (a larger one usually does), via --model".into(),
             Uncited { .. } => "use a model that follows instructions better (--model), or give it more of each page with a larger --context-tokens".into(),
             NotGrounded { .. } => "the answer above is not fully backed by the pages: read what is marked unsupported or unknown, try a narrower question or more --pages, or drop --strict to accept it".into(),
+            McpTransport { .. } => "run `ground mcp` from an MCP client (it speaks JSON-RPC on stdin/stdout), not from a terminal".into(),
             Deadline { .. } => "raise --timeout (or [run] timeout_secs), or make the run smaller with fewer --pages".into(),
             Interrupted => return None,
         })
@@ -501,6 +512,7 @@ impl Error {
                 cut_off,
             },
             NotGrounded { reason } => NotGrounded { reason: r(reason) },
+            McpTransport { detail } => McpTransport { detail: r(detail) },
             other @ (EmptyQuestion
             | ModelTimeout { .. }
             | Uncited { .. }

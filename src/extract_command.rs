@@ -191,7 +191,7 @@ fn print_pages(files: &[PathBuf], base_url: Option<&url::Url>) -> Result<(), Ext
         block.push_str(&extracted.text);
         block.push('\n');
         if to_terminal {
-            block = strip_control(&block);
+            block = crate::render::sanitize_text(&block);
         }
         out.write_all(block.as_bytes())
             .map_err(ExtractCommandError::WriteStdout)?;
@@ -222,21 +222,14 @@ fn looks_like_html(text: &str) -> bool {
             .any(|t| head.contains(t))
 }
 
-/// Drops control characters (escape sequences a page could use to drive the user's
-/// terminal), keeping newline and tab.
-pub fn strip_control(text: &str) -> String {
-    text.chars()
-        .filter(|&c| c == '\n' || c == '\t' || !c.is_control())
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn strip_control_keeps_newline_and_tab() {
-        assert_eq!(strip_control("a\u{1b}[31mb\tc\n\u{9b}d"), "a[31mb\tc\nd");
+    fn terminal_output_keeps_newline_and_tab_only() {
+        let clean = crate::render::sanitize_text("a\u{1b}[31mb\tc\n\u{9b}d");
+        assert_eq!(clean, "a[31mb\tc\nd");
     }
 
     #[test]

@@ -35,6 +35,20 @@ pub enum RetrievalStatus {
     Empty,
 }
 
+impl RetrievalStatus {
+    /// The name used in `--json` and messages (SUCCESS, ERROR, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RetrievalStatus::Success => "SUCCESS",
+            RetrievalStatus::Error => "ERROR",
+            RetrievalStatus::Timeout => "TIMEOUT",
+            RetrievalStatus::Unsupported => "UNSUPPORTED",
+            RetrievalStatus::Blocked => "BLOCKED",
+            RetrievalStatus::Empty => "EMPTY",
+        }
+    }
+}
+
 /// A downloaded page, before extraction.
 #[derive(Debug, Clone)]
 pub struct FetchedPage {
@@ -222,11 +236,6 @@ impl Fetcher {
             body,
             truncated,
         })
-    }
-
-    /// The limits this fetcher applies.
-    pub fn settings(&self) -> &FetchSettings {
-        &self.settings
     }
 }
 

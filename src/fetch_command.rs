@@ -74,10 +74,7 @@ pub fn person(fetched: &Fetched) -> String {
 /// The one-line error for a failed fetch, with a hint.
 pub fn failure_report(fetched: &Fetched) -> String {
     let a = &fetched.attempt;
-    let status = serde_json::to_value(a.status)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default();
+    let status = a.status.as_str();
     let reason = a.error.as_deref().unwrap_or("no usable text");
     let hint = match a.status {
         RetrievalStatus::Blocked => {

@@ -108,13 +108,12 @@ fn run_answer(args: AnswerArgs) -> i32 {
 
     if args.verbose {
         for page in &report.pages {
-            let status = serde_json::to_value(page.status).unwrap_or_default();
             eprintln!(
                 "ground: page {} {} {}{}",
                 page.index
                     .map(|i| format!("[{i}]"))
                     .unwrap_or_else(|| "[-]".into()),
-                status.as_str().unwrap_or(""),
+                page.status.as_str(),
                 render::sanitize_line(&page.url),
                 page.error
                     .as_deref()
@@ -219,17 +218,7 @@ fn run_search(args: cli::SearchArgs) -> i32 {
         Err(e) => return fail(args.json, "query", &query, &e),
     };
     if outcome.hits.is_empty() {
-        let error = if outcome.unresponsive_engines.is_empty() {
-            Error::NoResults {
-                query: query.clone(),
-            }
-        } else {
-            Error::SearchEnginesFailed {
-                engines: ground::search::searxng::describe_unresponsive(
-                    &outcome.unresponsive_engines,
-                ),
-            }
-        };
+        let error = ground::search::no_hits_error(&query, &outcome.unresponsive_engines);
         return fail(args.json, "query", &query, &error);
     }
     let printed = if args.json {

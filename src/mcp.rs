@@ -112,11 +112,8 @@ pub async fn serve(settings: Settings) -> Result<(), Error> {
 /// The server could not speak MCP at all (stdin closed before `initialize`, or not
 /// MCP on it): the only failure that ends `ground mcp` with an error.
 fn transport_error(detail: &str) -> Error {
-    Error::Config {
-        message: format!("MCP session over stdio failed: {}", sanitize_line(detail)),
-        hint: "run `ground mcp` from an MCP client (it speaks JSON-RPC on stdin/stdout), \
-               not from a terminal"
-            .into(),
+    Error::McpTransport {
+        detail: sanitize_line(detail),
     }
 }
 
@@ -184,17 +181,7 @@ impl GroundServer {
         };
         match outcome {
             Ok(outcome) if outcome.hits.is_empty() => {
-                let error = if outcome.unresponsive_engines.is_empty() {
-                    Error::NoResults {
-                        query: query.clone(),
-                    }
-                } else {
-                    Error::SearchEnginesFailed {
-                        engines: crate::search::searxng::describe_unresponsive(
-                            &outcome.unresponsive_engines,
-                        ),
-                    }
-                };
+                let error = crate::search::no_hits_error(&query, &outcome.unresponsive_engines);
                 failure("web_search", "query", &query, error.into())
             }
             Ok(outcome) => CallToolResult::structured(crate::search_command::json(

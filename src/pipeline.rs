@@ -591,14 +591,7 @@ async fn search_all(
         }
     }
     if hits.is_empty() {
-        if !unresponsive.is_empty() {
-            return Err(Error::SearchEnginesFailed {
-                engines: search::searxng::describe_unresponsive(&unresponsive),
-            });
-        }
-        return Err(Error::NoResults {
-            query: queries.join(" | "),
-        });
+        return Err(search::no_hits_error(&queries.join(" | "), &unresponsive));
     }
     let mut warnings = Vec::new();
     if !unresponsive.is_empty() {
@@ -751,10 +744,7 @@ pub async fn fetch_and_extract(
 fn status_summary(pages: &[PageAttempt]) -> String {
     let mut counts: Vec<(String, usize)> = Vec::new();
     for page in pages {
-        let status = serde_json::to_value(page.status)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default();
+        let status = page.status.as_str().to_string();
         let label = match page.http_status {
             Some(code) if page.status == RetrievalStatus::Error => {
                 format!("{status} (HTTP {code})")

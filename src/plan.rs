@@ -95,16 +95,10 @@ async fn call(
     if reply.done_reason.as_deref() == Some("length") {
         return Err(Ok("the reply was cut off".into()));
     }
-    let start = reply
-        .content
-        .find('{')
+    let json = crate::llm::json_object_slice(&reply.content)
         .ok_or_else(|| Ok("the reply is not JSON".to_string()))?;
-    let end = reply
-        .content
-        .rfind('}')
-        .ok_or_else(|| Ok("the reply is not JSON".to_string()))?;
-    let value: Value = serde_json::from_str(&reply.content[start..=end.max(start)])
-        .map_err(|e| Ok(format!("the reply is not valid JSON ({e})")))?;
+    let value: Value =
+        serde_json::from_str(json).map_err(|e| Ok(format!("the reply is not valid JSON ({e})")))?;
     Ok((value, reply))
 }
 
@@ -257,7 +251,7 @@ pub async fn answer_offline(
         max_tokens,
     );
     let mut last = String::new();
-    for attempt in 1..=2u32 {
+    for _ in 0..2 {
         match call(client, &req).await {
             Ok((value, reply)) => {
                 if let Some(answer) = value["answer"]
@@ -272,7 +266,6 @@ pub async fn answer_offline(
             Err(Ok(problem)) => last = problem,
             Err(Err(error)) => return Err(error),
         }
-        let _ = attempt;
     }
     Err(Error::ModelBadReply {
         attempts: 2,

@@ -522,3 +522,20 @@ async fn the_session_search_budget_is_enforced_with_a_clear_tool_error() {
     let (code, _) = mcp.close().await;
     assert_eq!(code, Some(0));
 }
+
+#[tokio::test]
+async fn no_mcp_client_on_stdin_is_a_usage_error_with_a_hint() {
+    let world = World::new().await;
+    let mut cmd = world.ground();
+    cmd.arg("mcp");
+    let out = run(cmd).await; // stdin is /dev/null: closed before `initialize`
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(stdout(&out), "", "stdout carries only the protocol");
+    let err = stderr(&out);
+    assert!(
+        err.contains("\nerror: the MCP session over stdio failed: "),
+        "{err}"
+    );
+    assert!(!err.contains("invalid configuration"), "{err}");
+    assert!(err.ends_with("hint: run `ground mcp` from an MCP client (it speaks JSON-RPC on stdin/stdout), not from a terminal\n"), "{err}");
+}

@@ -526,7 +526,7 @@ fn source_ref(value: &Value) -> SourceRef {
 }
 
 /// The outermost `{...}` of `text`, matched with string awareness.
-fn json_object_slice(text: &str) -> Option<&str> {
+pub(crate) fn json_object_slice(text: &str) -> Option<&str> {
     let start = text.find('{')?;
     let mut depth = 0usize;
     let mut in_string = false;

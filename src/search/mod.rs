@@ -54,6 +54,21 @@ pub fn normalize_url(url: &str) -> String {
     parsed.to_string()
 }
 
+/// Why a search found nothing: its engines failed (a search failure, naming them),
+/// or there was simply nothing (no sources). The two are different problems with
+/// different fixes and exit codes.
+pub fn no_hits_error(query: &str, unresponsive: &[(String, String)]) -> Error {
+    if unresponsive.is_empty() {
+        Error::NoResults {
+            query: query.to_string(),
+        }
+    } else {
+        Error::SearchEnginesFailed {
+            engines: searxng::describe_unresponsive(unresponsive),
+        }
+    }
+}
+
 /// Keeps the http(s) results in order, each URL once, at most `max` of them. Each
 /// item is the provider's URL and the hit to fill it into.
 pub(crate) fn collect_hits(

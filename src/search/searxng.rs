@@ -12,50 +12,30 @@ use url::Url;
 
 use super::{SearchHit, SearchOutcome};
 use crate::config::{SearchBackend, SearchSettings};
-use crate::error::{Error, describe_reqwest, shorten};
+use crate::error::{Error, shorten};
 
 /// The User-Agent sent to every server: honest, with our version.
 pub const USER_AGENT: &str = concat!("ground/", env!("CARGO_PKG_VERSION"));
 
-/// Searches SearXNG for `query` with the configured parameters.
+/// Searches SearXNG for `query` with the configured parameters. The reply is read
+/// through the shared, size-bounded [`send`](super::send).
 pub async fn search(settings: &SearchSettings, query: &str) -> Result<SearchOutcome, Error> {
-    let url = request_url(settings, query);
-    let display_url = settings.url.as_str().trim_end_matches('/').to_string();
-    let client = reqwest::Client::builder()
-        .user_agent(USER_AGENT)
-        .connect_timeout(settings.timeout.min(std::time::Duration::from_secs(10)))
-        .timeout(settings.timeout)
-        .build()
-        .map_err(|e| Error::SearchUnreachable {
-            backend: SearchBackend::Searxng,
-            url: display_url.clone(),
-            reason: describe_reqwest(&e),
-        })?;
+    let client = super::http_client(settings)?;
     let language = settings.language.as_deref().unwrap_or("en");
-    let response = client
-        .get(url)
+    let request = client
+        .get(request_url(settings, query))
         .header(reqwest::header::ACCEPT, "application/json, text/html;q=0.1")
         .header(
             reqwest::header::ACCEPT_LANGUAGE,
             format!("{language}, en;q=0.5"),
-        )
-        .send()
-        .await
-        .map_err(|e| Error::SearchUnreachable {
-            backend: SearchBackend::Searxng,
-            url: display_url.clone(),
-            reason: describe_reqwest(&e),
-        })?;
-    let status = response.status().as_u16();
-    let body = response
-        .bytes()
-        .await
-        .map_err(|e| Error::SearchUnreachable {
-            backend: SearchBackend::Searxng,
-            url: display_url.clone(),
-            reason: describe_reqwest(&e),
-        })?;
-    parse_reply(status, &body, &display_url, settings.max_results)
+        );
+    let (status, body) = super::send(settings, request).await?;
+    parse_reply(
+        status,
+        &body,
+        &super::display_url(settings),
+        settings.max_results,
+    )
 }
 
 /// Builds `{base}/search?q=..&format=json` plus the optional parameters.
