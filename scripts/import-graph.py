@@ -1,0 +1,180 @@
+#!/usr/bin/env python3
+"""The import graph of src/: circles, upward imports and sideways imports between layers.
+
+    scripts/import-graph.py [--root src] [--verbose]
+
+Each file is a node; an edge is a `crate::x` (or `ground::x` in the binary, or
+`super::x`) path that names another file's module. Layers are those of the README's
+"Layout" section (ARCHITECTURE.md): a file's layer comes from its top-level module name.
+Prints the files and lines per layer, every import circle (strongly connected
+component of more than one file), every import that points from a lower layer up to a
+higher one, and the sideways imports inside the stages layer that are not on the allowed
+list. Exit status 0 always: it measures, it does not judge.
+"""
+import argparse
+import re
+import sys
+from pathlib import Path
+
+# Top-level module -> layer. Anything not listed (the old files before the move) is
+# placed by OLD_LAYERS, so that "before" and "after" are measured by the same rule.
+LAYERS = {
+    # L0 leaves: plain data and pure functions
+    "text": 0, "http": 0, "settings": 0, "answer": 0, "events": 0, "extract": 0,
+    "context": 0,
+    # L1
+    "error": 1, "config": 1,
+    # L2 stages
+    "search": 2, "fetch": 2, "page": 2, "llm": 2, "grounding": 2, "plan": 2, "cache": 2,
+    # L3 run
+    "pipeline": 3, "report": 3,
+    # L4 faces
+    "render": 4, "doctor": 4, "mcp": 4,
+    # L5 the binary (and, before the move, the command-line files inside the library)
+    "bin": 5, "cli": 5, "main": 5, "lib": 5,
+    "cache_command": 5, "extract_command": 5, "fetch_command": 5, "search_command": 5,
+}
+LAYER_NAMES = ["L0 leaves", "L1 errors+config", "L2 stages", "L3 run", "L4 faces", "L5 binary"]
+# Sideways imports the layout allows inside L2 (ARCHITECTURE.md).
+ALLOWED_SIDEWAYS = {("plan", "llm"), ("page", "fetch"), ("page", "extract"), ("page", "cache"),
+                    ("grounding", "answer"), ("llm", "context")}
+
+PATH = re.compile(r"\b(crate|ground|super)((?:::[A-Za-z_][A-Za-z0-9_]*)+)")
+USE_GROUP = re.compile(r"\buse\s+(crate|ground|super)::\{([^;]*)\}", re.S)
+
+
+def module_of(path: Path, root: Path) -> tuple:
+    rel = path.relative_to(root).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "mod":
+        parts = parts[:-1]
+    return tuple(parts)
+
+
+def resolve(parts: tuple, modules: dict) -> str | None:
+    """The longest prefix of `parts` that is a file's module."""
+    for n in range(len(parts), 0, -1):
+        if parts[:n] in modules:
+            return modules[parts[:n]]
+    return None
+
+
+def strip_comments(text: str) -> str:
+    text = re.sub(r"//[^\n]*", "", text)
+    return re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+
+
+def layer_of(name: str) -> int:
+    top = name.split("/")[0].removesuffix(".rs")
+    return LAYERS.get(top, 5)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--root", default=str(Path(__file__).resolve().parent.parent / "src"))
+    ap.add_argument("--verbose", action="store_true")
+    args = ap.parse_args()
+    root = Path(args.root)
+    files = sorted(root.rglob("*.rs"))
+    # Library modules by path; the binary's files form their own tree under bin/.
+    modules = {}
+    for f in files:
+        rel = str(f.relative_to(root))
+        if rel.startswith("bin/"):
+            continue
+        modules[module_of(f, root)] = rel
+    edges = {}
+    for f in files:
+        rel = str(f.relative_to(root))
+        text = strip_comments(f.read_text())
+        own = module_of(f, root)
+        targets = set()
+        paths = []
+        for m in PATH.finditer(text):
+            paths.append((m.group(1), m.group(2).split("::")[1:]))
+        for m in USE_GROUP.finditer(text):
+            for item in re.split(r"[,{}\s]+", m.group(2)):
+                item = item.split("::")[0]
+                if item and item not in ("self", "*"):
+                    paths.append((m.group(1), [item]))
+        for base, segs in paths:
+            if base == "super":
+                parent = own[:-1] if not f.name == "mod.rs" else own[:-1]
+                # `super::` in a child names its parent module (and maybe its items).
+                target = resolve(tuple(parent) + tuple(segs), modules)
+            elif base == "ground" and not rel.startswith("bin/") and rel != "main.rs":
+                continue
+            else:
+                target = resolve(tuple(segs), modules)
+            if target and target != rel and not (rel.startswith("bin/") and base == "crate"):
+                targets.add(target)
+        edges[rel] = targets
+    lib = [f for f in edges if not f.startswith("bin/")]
+
+    # Tarjan's strongly connected components.
+    index, low, stack, on_stack, sccs = {}, {}, [], set(), []
+    counter = [0]
+    sys.setrecursionlimit(10000)
+
+    def strong(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on_stack.add(v)
+        for w in edges.get(v, ()):
+            if w not in index:
+                strong(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            sccs.append(comp)
+
+    for v in edges:
+        if v not in index:
+            strong(v)
+    circles = [sorted(c) for c in sccs if len(c) > 1]
+
+    upward, sideways = [], []
+    for src, targets in sorted(edges.items()):
+        for dst in sorted(targets):
+            a, b = layer_of(src), layer_of(dst)
+            if b > a:
+                upward.append((src, dst))
+            elif a == b == 2:
+                pair = (src.split("/")[0].removesuffix(".rs"), dst.split("/")[0].removesuffix(".rs"))
+                if pair[0] != pair[1] and pair not in ALLOWED_SIDEWAYS:
+                    sideways.append((src, dst))
+
+    clap_files = [f for f in lib if re.search(r"\bclap\b", (root / f).read_text())]
+
+    lines = {f: sum(1 for _ in (root / f).open()) for f in edges}
+    print(f"files: {len(edges)} ({len(lib)} library, {len(edges) - len(lib)} binary), "
+          f"lines: {sum(lines.values())}")
+    for n, name in enumerate(LAYER_NAMES):
+        members = [f for f in edges if layer_of(f) == n and (n < 5 or True)]
+        if n == 5:
+            members = [f for f in edges if layer_of(f) == 5]
+        print(f"  {name}: {len(members)} files, {sum(lines[f] for f in members)} lines")
+        if args.verbose:
+            for f in sorted(members):
+                print(f"      {lines[f]:5d}  {f}")
+    print(f"circles: {len(circles)}" + "".join(
+        f"\n  {len(c)} files: {' '.join(c)}" for c in circles))
+    print(f"upward imports: {len(upward)}" + "".join(f"\n  {a} -> {b}" for a, b in upward))
+    print(f"sideways stage imports not on the allowed list: {len(sideways)}" +
+          "".join(f"\n  {a} -> {b}" for a, b in sideways))
+    print(f"library files naming clap: {len(clap_files)}" +
+          "".join(f"\n  {f}" for f in clap_files))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
