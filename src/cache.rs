@@ -40,10 +40,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::{CacheMode, CacheSettings, SearchSettings};
-use crate::fetch::RetrievalStatus;
-use crate::pipeline::PageAttempt;
-use crate::search::SearchOutcome;
+use crate::hits::SearchOutcome;
+use crate::settings::{CacheMode, CacheSettings, SearchSettings};
 
 /// Version of the entry format; entries of another version are dropped.
 pub const FORMAT: u32 = 1;
@@ -136,7 +134,7 @@ impl SearchKey {
             query: query.to_string(),
             language: settings.language.clone(),
             region: None,
-            time_range: settings.time_range.clone(),
+            time_range: settings.time_range.map(|r| r.as_str().to_string()),
             categories: settings.categories.clone(),
             engines: settings.engines.clone(),
             safesearch: settings.safesearch,
@@ -196,24 +194,6 @@ pub struct CachedPage {
     pub chars_fetched: usize,
     /// Whether the body was cut at the size limit.
     pub body_truncated: bool,
-}
-
-impl CachedPage {
-    /// The cacheable part of a page attempt; `None` unless it succeeded.
-    pub fn from_attempt(attempt: &PageAttempt) -> Option<CachedPage> {
-        (attempt.status == RetrievalStatus::Success).then(|| CachedPage {
-            final_url: attempt
-                .final_url
-                .clone()
-                .unwrap_or_else(|| attempt.url.clone()),
-            http_status: attempt.http_status.unwrap_or(200),
-            content_type: attempt.content_type.clone(),
-            title: attempt.title.clone(),
-            text: attempt.text.clone(),
-            chars_fetched: attempt.chars_fetched,
-            body_truncated: attempt.body_truncated,
-        })
-    }
 }
 
 /// What is in the cache, for `ground cache stats`.
@@ -621,8 +601,8 @@ pub fn normalize_query(query: &str) -> String {
         .to_lowercase()
 }
 
-/// The URL form pages are stored under; see [`crate::search::normalize_url`].
-pub use crate::search::normalize_url;
+/// The URL form pages are stored under; see [`crate::hits::normalize_url`].
+pub use crate::hits::normalize_url;
 
 /// FNV-1a, 64 bits: a stable, dependency-free hash for file names (collisions are
 /// caught by the key stored in the entry).
@@ -679,7 +659,7 @@ fn with_path(error: io::Error, path: &Path) -> io::Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::search::SearchHit;
+    use crate::hits::SearchHit;
 
     fn settings(dir: &Path, mode: CacheMode) -> CacheSettings {
         CacheSettings {
@@ -757,13 +737,13 @@ mod tests {
     #[test]
     fn keys_from_settings_name_the_instance_but_not_its_credentials() {
         let settings = SearchSettings {
-            backend: crate::config::SearchBackend::Searxng,
+            backend: crate::settings::SearchBackend::Searxng,
             api_key: None,
             url: url::Url::parse("https://me:secret@searx.example.org/").unwrap(),
             language: Some("en".into()),
             categories: None,
             engines: None,
-            time_range: Some("week".into()),
+            time_range: Some(crate::settings::TimeRange::Week),
             safesearch: Some(1),
             timeout: Duration::from_secs(5),
             max_results: 20,

@@ -11,255 +11,15 @@ use serde::Deserialize;
 use url::Url;
 
 use crate::error::Error;
-
-/// SearXNG's address in its Docker image.
-pub const DEFAULT_SEARXNG_URL: &str = "http://localhost:8080";
-/// Ollama's default address.
-pub const DEFAULT_OLLAMA_URL: &str = "http://localhost:11434";
-/// A small, widely available instruct model.
-pub const DEFAULT_MODEL: &str = "llama3.2";
-/// Ollama's default context window on CPUs and small GPUs.
-pub const DEFAULT_CONTEXT_TOKENS: u32 = 4096;
-
-/// Everything the pipeline needs to know, fully resolved.
-#[derive(Debug, Clone)]
-pub struct Settings {
-    /// The search stage.
-    pub search: SearchSettings,
-    /// The fetch stage.
-    pub fetch: FetchSettings,
-    /// The model stage.
-    pub llm: LlmSettings,
-    /// The whole run: deadline, search budget, planning.
-    pub run: RunSettings,
-    /// The on-disk cache of search results and pages.
-    pub cache: CacheSettings,
-}
-
-/// Settings of one run as a whole.
-#[derive(Debug, Clone)]
-pub struct RunSettings {
-    /// Deadline for the whole run (`--timeout`).
-    pub timeout: Duration,
-    /// Searches one run may make at most (`--max-searches`); the planner never
-    /// exceeds it.
-    pub max_searches: usize,
-    /// Search queries to plan (`--queries`, 1-3; 1 = the question itself).
-    pub queries: usize,
-    /// Let the model decide whether the question needs the web at all (`--auto`).
-    pub auto: bool,
-    /// When search fails, answer from the model alone, labelled not grounded
-    /// (`--fallback offline`).
-    pub fallback_offline: bool,
-    /// Region hint for the query planner (`--region`, e.g. `de` or `us`).
-    pub region: Option<String>,
-    /// Searches one `ground mcp` client session may make in all
-    /// (`--session-searches`).
-    pub session_searches: usize,
-    /// Ask for a grounding pack (`--pack`): the model also lists questions for the
-    /// user.
-    pub pack: bool,
-}
-
-/// Whether and how the cache is used.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum CacheMode {
-    /// Read fresh entries, write new ones.
-    Use,
-    /// Do not read, but write what is fetched (`--refresh`).
-    Refresh,
-    /// Neither read nor write (`--no-cache`).
-    Off,
-}
-
-/// The on-disk cache.
-#[derive(Debug, Clone)]
-pub struct CacheSettings {
-    /// Folder of the cache (`$XDG_CACHE_HOME/ground`); `None` when no home is known,
-    /// which turns the cache off.
-    pub dir: Option<PathBuf>,
-    /// Use, refresh or off.
-    pub mode: CacheMode,
-    /// How long a search result stays fresh.
-    pub search_ttl: Duration,
-    /// How long a fetched page stays fresh.
-    pub page_ttl: Duration,
-    /// Size cap; the oldest entries are evicted past it.
-    pub max_bytes: u64,
-}
-
-/// Which search service to use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum SearchBackend {
-    /// The user's own SearXNG (the default).
-    Searxng,
-    /// Brave Search API (needs a key).
-    Brave,
-    /// Tavily search API (needs a key).
-    Tavily,
-}
-
-impl std::fmt::Display for SearchBackend {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            SearchBackend::Searxng => "SearXNG",
-            SearchBackend::Brave => "Brave Search",
-            SearchBackend::Tavily => "Tavily",
-        })
-    }
-}
-
-impl SearchBackend {
-    /// Parses `searxng` / `brave` / `tavily`.
-    pub fn parse(value: &str) -> Option<Self> {
-        match value.trim().to_ascii_lowercase().as_str() {
-            "searxng" | "searx" => Some(Self::Searxng),
-            "brave" => Some(Self::Brave),
-            "tavily" => Some(Self::Tavily),
-            _ => None,
-        }
-    }
-
-    /// The environment variable holding this service's API key.
-    pub fn key_env(&self) -> &'static str {
-        match self {
-            SearchBackend::Searxng => "(none)",
-            SearchBackend::Brave => "GROUND_BRAVE_API_KEY",
-            SearchBackend::Tavily => "GROUND_TAVILY_API_KEY",
-        }
-    }
-
-    fn default_url(&self) -> &'static str {
-        match self {
-            SearchBackend::Searxng => DEFAULT_SEARXNG_URL,
-            SearchBackend::Brave => "https://api.search.brave.com",
-            SearchBackend::Tavily => "https://api.tavily.com",
-        }
-    }
-}
-
-/// Where and how to search.
-#[derive(Debug, Clone)]
-pub struct SearchSettings {
-    /// Which service.
-    pub backend: SearchBackend,
-    /// Its API key (Brave, Tavily); never printed.
-    pub api_key: Option<Secret>,
-    /// The service's base URL (for SearXNG, the page with the search box).
-    pub url: Url,
-    /// `language` parameter, e.g. `en` or `de-CH`.
-    pub language: Option<String>,
-    /// `categories` parameter, comma-separated.
-    pub categories: Option<String>,
-    /// `engines` parameter, comma-separated.
-    pub engines: Option<String>,
-    /// `time_range`: day, week, month or year.
-    pub time_range: Option<String>,
-    /// `safesearch`: 0, 1 or 2.
-    pub safesearch: Option<u8>,
-    /// Whole-request limit for the search call.
-    pub timeout: Duration,
-    /// How many results are read from the reply at most.
-    pub max_results: usize,
-}
-
-/// How pages are fetched.
-#[derive(Debug, Clone)]
-pub struct FetchSettings {
-    /// How many pages to use (fetched concurrently; failures are replaced by the next
-    /// result).
-    pub pages: usize,
-    /// Limit for connecting to a page's server.
-    pub connect_timeout: Duration,
-    /// Limit for one page, from request to last byte.
-    pub timeout: Duration,
-    /// Body bytes read at most (after decompression); the rest is not read.
-    pub max_bytes: usize,
-    /// Redirects followed at most.
-    pub max_redirects: usize,
-    /// Allow pages on loopback, private and link-local addresses.
-    pub allow_private_addresses: bool,
-}
-
-/// Which API the model server speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum LlmBackend {
-    /// Ollama's native `/api/chat` (the default; lets us set the context window).
-    Ollama,
-    /// `/v1/chat/completions` as served by llama.cpp's llama-server, vLLM, LM Studio
-    /// and hosted OpenAI-compatible services.
-    OpenAi,
-}
-
-impl std::fmt::Display for LlmBackend {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            LlmBackend::Ollama => "Ollama",
-            LlmBackend::OpenAi => "OpenAI-compatible",
-        })
-    }
-}
-
-impl LlmBackend {
-    /// Parses `ollama` / `openai` (as in flags, env and the config file).
-    pub fn parse(value: &str) -> Option<Self> {
-        match value.trim().to_ascii_lowercase().as_str() {
-            "ollama" => Some(Self::Ollama),
-            "openai" => Some(Self::OpenAi),
-            _ => None,
-        }
-    }
-}
-
-/// An API key: never printed (its `Debug` is redacted), only sent to the model server.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Secret(String);
-
-impl Secret {
-    /// The key itself, for the Authorization header only.
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl std::fmt::Debug for Secret {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Secret(<redacted>)")
-    }
-}
-
-/// Default URL of an OpenAI-compatible server: llama.cpp's llama-server.
-pub const DEFAULT_OPENAI_URL: &str = "http://localhost:8080/v1";
-
-/// Which model to ask and how.
-#[derive(Debug, Clone)]
-pub struct LlmSettings {
-    /// Which API to speak.
-    pub backend: LlmBackend,
-    /// Bearer key for hosted OpenAI-compatible endpoints.
-    pub api_key: Option<Secret>,
-    /// The model server's base URL.
-    pub url: Url,
-    /// The model name, e.g. `llama3.2` or `qwen2.5:7b`.
-    pub model: String,
-    /// The context window to request (`options.num_ctx`) and budget the prompt to.
-    pub context_tokens: u32,
-    /// Output-token cap (`options.num_predict`), also reserved in the budget.
-    pub max_answer_tokens: u32,
-    /// Whole-request limit for one model call.
-    pub timeout: Duration,
-}
+use crate::settings::*;
 
 /// Values given on the command line; `None` means "not given".
 #[derive(Debug, Clone, Default)]
 pub struct Overrides {
     /// `--config PATH`.
     pub config_path: Option<PathBuf>,
-    /// `--search`: searxng, brave or tavily.
-    pub search_backend: Option<String>,
+    /// `--search`.
+    pub search_backend: Option<SearchBackend>,
     /// `--searxng-url`.
     pub searxng_url: Option<String>,
     /// `--language`.
@@ -269,15 +29,15 @@ pub struct Overrides {
     /// `--engines`.
     pub engines: Option<String>,
     /// `--time-range`.
-    pub time_range: Option<String>,
+    pub time_range: Option<TimeRange>,
     /// `--safesearch`.
     pub safesearch: Option<u8>,
     /// `--pages`.
     pub pages: Option<usize>,
     /// `--allow-private-addresses`.
     pub allow_private_addresses: bool,
-    /// `--llm`: `ollama` or `openai`.
-    pub llm_backend: Option<String>,
+    /// `--llm`.
+    pub llm_backend: Option<LlmBackend>,
     /// `--llm-url`.
     pub llm_url: Option<String>,
     /// `--model`.
@@ -294,8 +54,8 @@ pub struct Overrides {
     pub queries: Option<usize>,
     /// `--auto`.
     pub auto: bool,
-    /// `--fallback offline|fail`.
-    pub fallback: Option<String>,
+    /// `--fallback`.
+    pub fallback: Option<Fallback>,
     /// `--region`.
     pub region: Option<String>,
     /// `--session-searches` (ground mcp).
@@ -434,7 +194,7 @@ pub fn load_file(path: &Path, explicit: bool) -> Result<Option<FileConfig>, Erro
         message: format!(
             "config file {} is not valid: {}",
             path.display(),
-            crate::error::shorten(e.message(), 160)
+            crate::text::shorten(e.message(), 160)
         ),
         hint: "compare it with config.example.toml (keys and types)".into(),
     })
@@ -452,20 +212,17 @@ pub fn resolve(flags: &Overrides, env: &dyn Fn(&str) -> Option<String>) -> Resul
     .unwrap_or_default();
     let env = |name: &str| env(name).filter(|v| !v.trim().is_empty());
 
-    let search_backend = match flags
-        .search_backend
-        .clone()
-        .map(|v| (v, "--search"))
-        .or_else(|| env("GROUND_SEARCH").map(|v| (v, "GROUND_SEARCH")))
-        .or_else(|| file.search.backend.clone().map(|v| (v, "[search] backend")))
-    {
-        Some((value, origin)) => SearchBackend::parse(&value).ok_or_else(|| Error::Config {
-            message: format!("{origin} is {value:?}, not searxng, brave or tavily"),
-            hint: "use searxng (your own instance), brave or tavily (hosted, with an API key)"
-                .into(),
-        })?,
-        None => SearchBackend::Searxng,
-    };
+    let search_backend = choose(
+        flags.search_backend,
+        [
+            ("GROUND_SEARCH", env("GROUND_SEARCH")),
+            ("[search] backend", file.search.backend.clone()),
+        ],
+        SearchBackend::parse,
+        "not searxng, brave or tavily",
+        "use searxng (your own instance), brave or tavily (hosted, with an API key)",
+    )?
+    .unwrap_or(SearchBackend::Searxng);
     let search_url = match search_backend {
         SearchBackend::Searxng => flags
             .searxng_url
@@ -489,31 +246,24 @@ pub fn resolve(flags: &Overrides, env: &dyn Fn(&str) -> Option<String>) -> Resul
             .filter(|_| search_backend != SearchBackend::Searxng)
     })
     .filter(|k| !k.trim().is_empty())
-    .map(|k| Secret(k.trim().to_string()));
+    .map(|k| Secret::new(&k));
     if search_backend != SearchBackend::Searxng && search_key.is_none() {
-        return Err(Error::Config {
-            message: format!("{search_backend} needs an API key and none is set"),
-            hint: format!(
-                "set {} (or [search] api_key in the config file), or use your SearXNG with --search searxng",
-                search_backend.key_env()
-            ),
+        return Err(Error::MissingKey {
+            backend: search_backend,
         });
     }
 
-    let backend = match flags
-        .llm_backend
-        .clone()
-        .map(|v| (v, "--llm"))
-        .or_else(|| env("GROUND_LLM").map(|v| (v, "GROUND_LLM")))
-        .or_else(|| file.llm.backend.clone().map(|v| (v, "[llm] backend")))
-    {
-        Some((value, origin)) => LlmBackend::parse(&value).ok_or_else(|| Error::Config {
-            message: format!("{origin} is {value:?}, not ollama or openai"),
-            hint: "use ollama (Ollama's own API) or openai (llama.cpp, vLLM, LM Studio, hosted)"
-                .into(),
-        })?,
-        None => LlmBackend::Ollama,
-    };
+    let backend = choose(
+        flags.llm_backend,
+        [
+            ("GROUND_LLM", env("GROUND_LLM")),
+            ("[llm] backend", file.llm.backend.clone()),
+        ],
+        LlmBackend::parse,
+        "not ollama or openai",
+        "use ollama (Ollama's own API) or openai (llama.cpp, vLLM, LM Studio, hosted)",
+    )?
+    .unwrap_or(LlmBackend::Ollama);
     let llm_url = match flags
         .llm_url
         .clone()
@@ -533,21 +283,15 @@ pub fn resolve(flags: &Overrides, env: &dyn Fn(&str) -> Option<String>) -> Resul
     let api_key = env("GROUND_LLM_API_KEY")
         .or_else(|| file.llm.api_key.clone())
         .filter(|k| !k.trim().is_empty())
-        .map(|k| Secret(k.trim().to_string()));
+        .map(|k| Secret::new(&k));
 
-    let time_range = flags
-        .time_range
-        .clone()
-        .or_else(|| file.search.time_range.clone());
-    if let Some(range) = time_range
-        .as_ref()
-        .filter(|r| !matches!(r.as_str(), "day" | "week" | "month" | "year"))
-    {
-        return Err(Error::Config {
-            message: format!("time range {range:?} is not one of day, week, month, year"),
-            hint: "use --time-range day|week|month|year".into(),
-        });
-    }
+    let time_range = choose(
+        flags.time_range,
+        [("[search] time_range", file.search.time_range.clone())],
+        TimeRange::parse,
+        "not one of day, week, month, year",
+        "use --time-range day|week|month|year",
+    )?;
     let safesearch = flags.safesearch.or(file.search.safesearch);
     if let Some(level) = safesearch.filter(|l| *l > 2) {
         return Err(Error::Config {
@@ -602,21 +346,13 @@ pub fn resolve(flags: &Overrides, env: &dyn Fn(&str) -> Option<String>) -> Resul
     check_range("queries", queries as u64, 1, 3)?;
     let max_searches = flags.max_searches.or(file.run.max_searches).unwrap_or(3);
     check_range("max searches", max_searches as u64, 1, 100)?;
-    let fallback_offline = match flags
-        .fallback
-        .clone()
-        .or(file.run.fallback.clone())
-        .as_deref()
-    {
-        None | Some("fail") => false,
-        Some("offline") => true,
-        Some(other) => {
-            return Err(Error::Config {
-                message: format!("fallback {other:?} is not fail or offline"),
-                hint: "use --fallback fail (the default) or --fallback offline".into(),
-            });
-        }
-    };
+    let fallback_offline = choose(
+        flags.fallback,
+        [("[run] fallback", file.run.fallback.clone())],
+        Fallback::parse,
+        "not fail or offline",
+        "use --fallback fail (the default) or --fallback offline",
+    )? == Some(Fallback::Offline);
     let run = RunSettings {
         timeout: secs(
             flags.timeout_secs.or(file.run.timeout_secs),
@@ -728,6 +464,33 @@ pub fn ollama_host_to_url(host: &str) -> String {
         format!("{authority}:11434")
     };
     format!("{scheme}://{authority}{path}")
+}
+
+/// The first of a closed-set setting's sources that is set: the flag (already typed
+/// by the command line), else each `(origin, text)` in order, parsed with `parse`. A
+/// text that does not parse is a usage error naming its origin.
+fn choose<T, const N: usize>(
+    flag: Option<T>,
+    sources: [(&str, Option<String>); N],
+    parse: fn(&str) -> Option<T>,
+    expected: &str,
+    hint: &str,
+) -> Result<Option<T>, Error> {
+    if flag.is_some() {
+        return Ok(flag);
+    }
+    for (origin, value) in sources {
+        if let Some(value) = value {
+            return match parse(&value) {
+                Some(choice) => Ok(Some(choice)),
+                None => Err(Error::Config {
+                    message: format!("{origin} is {value:?}, {expected}"),
+                    hint: hint.to_string(),
+                }),
+            };
+        }
+    }
+    Ok(None)
 }
 
 fn parse_base_url(value: &str, origin: &str) -> Result<Url, Error> {
@@ -869,7 +632,7 @@ mod tests {
     #[test]
     fn openai_backend_and_secret_key() {
         let flags = Overrides {
-            llm_backend: Some("openai".into()),
+            llm_backend: Some(LlmBackend::OpenAi),
             ..Default::default()
         };
         let s = resolve(
@@ -891,12 +654,10 @@ mod tests {
             !format!("{s:?}").contains("sk-secret-123"),
             "keys never appear in Debug output"
         );
-        let bad = Overrides {
-            llm_backend: Some("gpt".into()),
-            ..Default::default()
-        };
+        // A bad flag value cannot reach here (the command line's enum refuses it); a bad
+        // environment value is a configuration error naming its origin.
         assert!(matches!(
-            resolve(&bad, &env_of(&[])),
+            resolve(&Overrides::default(), &env_of(&[("GROUND_LLM", "gpt")])),
             Err(Error::Config { .. })
         ));
     }
@@ -904,7 +665,7 @@ mod tests {
     #[test]
     fn hosted_search_needs_a_key() {
         let flags = Overrides {
-            search_backend: Some("tavily".into()),
+            search_backend: Some(SearchBackend::Tavily),
             ..Default::default()
         };
         let err = resolve(&flags, &env_of(&[])).unwrap_err();

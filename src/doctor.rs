@@ -24,11 +24,10 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use url::Url;
 
-use crate::config::{
-    self, LlmBackend, LlmSettings, Overrides, SearchBackend, SearchSettings, Settings,
-};
-use crate::error::{Error, exit, shorten};
-use crate::render::sanitize_line;
+use crate::config::{self, Overrides};
+use crate::error::{Error, exit};
+use crate::settings::{LlmBackend, LlmSettings, SearchBackend, SearchSettings, Settings};
+use crate::text::{sanitize_line, shorten};
 
 /// The longest any one check may take.
 pub const CHECK_TIMEOUT: Duration = Duration::from_secs(10);
@@ -107,6 +106,7 @@ impl Check {
     fn from_error(name: &'static str, area: Area, error: &Error) -> Self {
         let message = match error {
             Error::Config { message, .. } => message.clone(),
+            Error::MissingKey { backend } => format!("{backend} needs an API key and none is set"),
             other => other.to_string(),
         };
         Self::fail(
@@ -286,24 +286,25 @@ fn config_checks(
             vec![Check::ok("config", Area::Config, file_detail)],
             Some((settings, true)),
         ),
-        Err(e) => {
+        Err(e @ Error::MissingKey { .. }) => {
             // A hosted search API without a key: a search failure, and the model can
             // still be checked with the rest of the settings.
             let on_searxng = Overrides {
-                search_backend: Some("searxng".into()),
+                search_backend: Some(SearchBackend::Searxng),
                 ..overrides.clone()
             };
             match config::resolve(&on_searxng, env) {
-                Ok(settings) if e.to_string().contains("API key") => (
+                Ok(settings) => (
                     vec![
                         Check::ok("config", Area::Config, file_detail),
                         Check::from_error("search.api_key", Area::Search, &e),
                     ],
                     Some((settings, false)),
                 ),
-                _ => (vec![config_fail(&e)], None),
+                Err(_) => (vec![config_fail(&e)], None),
             }
         }
+        Err(e) => (vec![config_fail(&e)], None),
     }
 }
 
@@ -511,7 +512,7 @@ async fn model_checks(settings: &Settings) -> Vec<Check> {
 /// Ollama's checks, and the model's trained context length when the server said.
 async fn ollama_checks(llm: &LlmSettings) -> (Vec<Check>, Option<u64>) {
     let url = public_url(&llm.url);
-    let client = match crate::llm::http_client(llm) {
+    let client = match crate::llm::client::http_client(llm) {
         Ok(c) => c,
         Err(e) => {
             return (
@@ -613,7 +614,7 @@ async fn trained_context(client: &reqwest::Client, llm: &LlmSettings, model: &st
 
 async fn openai_checks(llm: &LlmSettings) -> Vec<Check> {
     let url = public_url(&llm.url);
-    let client = match crate::llm::http_client(llm) {
+    let client = match crate::llm::client::http_client(llm) {
         Ok(c) => c,
         Err(e) => return vec![Check::from_error("model.reachable", Area::Model, &e)],
     };
@@ -707,13 +708,13 @@ async fn get_json(client: &reqwest::Client, llm: &LlmSettings, url: Url) -> Resu
         Ok(Err(e)) if e.is_timeout() => {
             return Err(unreachable(format!("no answer within {seconds} s")));
         }
-        Ok(Err(e)) => return Err(unreachable(crate::error::describe_reqwest(&e))),
+        Ok(Err(e)) => return Err(unreachable(crate::http::describe_error(&e))),
         Ok(Ok(r)) => r,
     };
     if status == 401 || status == 403 {
         let e = Error::ModelAuth {
             status,
-            message: crate::llm::error_message(&bytes),
+            message: crate::llm::client::error_message(&bytes),
         };
         return Err(Check::from_error("model.reachable", Area::Model, &e));
     }
@@ -725,7 +726,7 @@ async fn get_json(client: &reqwest::Client, llm: &LlmSettings, url: Url) -> Resu
                 "{} server at {} answered HTTP {status} to GET {api_path}: {}",
                 llm.backend,
                 public_url(&llm.url),
-                crate::llm::error_message(&bytes)
+                crate::llm::client::error_message(&bytes)
             ),
             wrong_server_hint(llm.backend),
         ));
@@ -750,11 +751,11 @@ fn wrong_server_hint(backend: LlmBackend) -> String {
     match backend {
         LlmBackend::Ollama => format!(
             "point --llm-url (or OLLAMA_HOST) at Ollama, by default {}; for llama-server, vLLM or LM Studio use --llm openai",
-            config::DEFAULT_OLLAMA_URL
+            crate::settings::DEFAULT_OLLAMA_URL
         ),
         LlmBackend::OpenAi => format!(
             "point --llm-url at the server's OpenAI API, e.g. {}; for Ollama's own API use --llm ollama",
-            config::DEFAULT_OPENAI_URL
+            crate::settings::DEFAULT_OPENAI_URL
         ),
     }
 }

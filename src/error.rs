@@ -6,8 +6,9 @@
 
 use std::fmt::Write as _;
 
-use crate::config::{LlmBackend, SearchBackend};
 use crate::events::Stage;
+use crate::settings::{LlmBackend, SearchBackend};
+use crate::text::{redact, sanitize_line};
 
 /// The process exit codes `ground` uses. Stable: scripts depend on them.
 pub mod exit {
@@ -33,6 +34,17 @@ pub mod exit {
     pub const INTERRUPTED: i32 = 130;
 }
 
+/// Why a model reply was unusable; each has its own hint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplyProblem {
+    /// Not the JSON the schema asks for (invalid, or missing fields).
+    Invalid,
+    /// Cut off by the output-token cap.
+    CutOff,
+    /// Far larger than any answer: probably not a model server at all.
+    TooLarge,
+}
+
 /// Errors of the whole pipeline. Each variant's message says what failed; [`Error::hint`]
 /// says what to do about it.
 #[derive(Debug, thiserror::Error)]
@@ -48,6 +60,31 @@ pub enum Error {
         message: String,
         /// How to fix it.
         hint: String,
+    },
+
+    /// The command line or its input is wrong: a bad URL for `ground fetch`, stdin that
+    /// cannot be read, an events file that cannot be opened.
+    #[error("{message}")]
+    Usage {
+        /// What is wrong, naming the argument or input.
+        message: String,
+        /// How to fix it.
+        hint: String,
+    },
+
+    /// A hosted search service was chosen but no API key is set for it.
+    #[error("invalid configuration: {backend} needs an API key and none is set")]
+    MissingKey {
+        /// The service that needs the key.
+        backend: SearchBackend,
+    },
+
+    /// Something that should not fail did: the async runtime or an HTTP client could
+    /// not be built. A bug, or a machine out of threads or memory.
+    #[error("internal error: {message}")]
+    Internal {
+        /// What failed.
+        message: String,
     },
 
     /// The search backend could not be reached at all.
@@ -164,7 +201,7 @@ pub enum Error {
     #[error("cannot reach the {backend} model server at {url}: {reason}")]
     ModelUnreachable {
         /// Which API the server speaks.
-        backend: crate::config::LlmBackend,
+        backend: LlmBackend,
         /// The model server URL tried.
         url: String,
         /// The transport error, one line.
@@ -175,7 +212,7 @@ pub enum Error {
     #[error("model {model:?} is not available on the {backend} server at {url}")]
     ModelNotFound {
         /// Which API the server speaks.
-        backend: crate::config::LlmBackend,
+        backend: LlmBackend,
         /// The model name.
         model: String,
         /// The server URL.
@@ -228,8 +265,8 @@ pub enum Error {
         detail: String,
         /// The first characters of the last raw reply, for diagnosis.
         raw_start: String,
-        /// Whether the reply was cut off by the output-token cap.
-        cut_off: bool,
+        /// Why the reply could not be used, for the hint.
+        problem: ReplyProblem,
     },
 
     /// The model answered but cited none of the sources, even after one retry.
@@ -260,7 +297,7 @@ pub enum Error {
         /// The deadline.
         seconds: u64,
         /// Where the run was.
-        stage: crate::events::Stage,
+        stage: Stage,
     },
 
     /// Interrupted by the user.
@@ -273,7 +310,8 @@ impl Error {
     pub fn exit_code(&self) -> i32 {
         use Error::*;
         match self {
-            EmptyQuestion | Config { .. } => exit::USAGE,
+            EmptyQuestion | Config { .. } | Usage { .. } | MissingKey { .. } => exit::USAGE,
+            Internal { .. } => exit::INTERNAL,
             SearchUnreachable { .. }
             | SearchJsonDisabled { .. }
             | SearchRateLimited { .. }
@@ -310,6 +348,9 @@ impl Error {
         match self {
             EmptyQuestion => "empty_question",
             Config { .. } => "config",
+            Usage { .. } => "usage",
+            MissingKey { .. } => "missing_key",
+            Internal { .. } => "internal",
             SearchUnreachable { .. } => "search_unreachable",
             SearchJsonDisabled { .. } => "search_json_disabled",
             SearchRateLimited { .. } => "search_rate_limited",
@@ -342,7 +383,9 @@ impl Error {
         use Error::*;
         Some(match self {
             EmptyQuestion => "pass a question: ground answer \"what is ...?\" (or pipe it on stdin)".into(),
-            Config { hint, .. } => hint.clone(),
+            Config { hint, .. } | Usage { hint, .. } => hint.clone(),
+            MissingKey { backend } => format!("set {} (or [search] api_key in the config file), or use your SearXNG with --search searxng", backend.key_env()),
+            Internal { .. } => "this is a bug, or the machine is out of threads or memory: close something and retry, and report it if it stays".into(),
             SearchUnreachable { backend: SearchBackend::Searxng, .. } => "start SearXNG, or point ground at it with --searxng-url / GROUND_SEARXNG_URL / [search] url in the config file".into(),
             SearchUnreachable { backend, .. } => format!("check this machine's network connection to {backend}, or the [search] url in the config file"),
             SearchJsonDisabled { .. } => "enable JSON in SearXNG's settings.yml: under `search:` set `formats: [html, json]`, then restart SearXNG".into(),
@@ -371,8 +414,8 @@ impl Error {
             ModelHttp { status: 429, .. } => "the model server is rate-limiting: wait and try again, or check your plan's limits".into(),
             ModelHttp { .. } => "check the model server's logs; a smaller --context-tokens may help if it ran out of memory".into(),
             ModelTimeout { .. } => "use a smaller or faster model, fewer --pages, or raise [llm] timeout_secs".into(),
-            ModelBadReply { cut_off: true, .. } => "the reply hit the output-token cap: raise --max-answer-tokens, or use a model that follows JSON schemas better".into(),
-            ModelBadReply { detail, .. } if detail.contains("larger than") => "the server sent far more than an answer: check that --llm-url points at a model server".into(),
+            ModelBadReply { problem: ReplyProblem::CutOff, .. } => "the reply hit the output-token cap: raise --max-answer-tokens, or use a model that follows JSON schemas better".into(),
+            ModelBadReply { problem: ReplyProblem::TooLarge, .. } => "the server sent far more than an answer: check that --llm-url points at a model server".into(),
             ModelBadReply { .. } => "use a model that follows JSON schemas better (a larger one usually does), via --model".into(),
             Uncited { .. } => "use a model that follows instructions better (--model), or give it more of each page with a larger --context-tokens".into(),
             NotGrounded { .. } => "the answer above is not fully backed by the pages: read what is marked unsupported or unknown, try a narrower question or more --pages, or drop --strict to accept it".into(),
@@ -386,22 +429,23 @@ impl Error {
     /// message it carries. Some hosted APIs quote the key back in their error text
     /// ("Incorrect API key provided: sk-..."); errors from a client that sent a key
     /// pass through here before anyone prints them.
-    pub fn redact(self, secret: Option<&crate::config::Secret>) -> Self {
-        let Some(key) = secret.map(|s| s.expose()).filter(|k| !k.trim().is_empty()) else {
+    pub fn redact(self, secret: Option<&crate::settings::Secret>) -> Self {
+        let Some(key) = secret.map(|s| s.expose()) else {
             return self;
         };
-        let r = |s: String| {
-            if s.contains(key) {
-                s.replace(key, "<redacted>")
-            } else {
-                s
-            }
-        };
+        let r = |s: String| redact(&s, &[key]);
         use Error::*;
         match self {
             Config { message, hint } => Config {
                 message: r(message),
                 hint: r(hint),
+            },
+            Usage { message, hint } => Usage {
+                message: r(message),
+                hint: r(hint),
+            },
+            Internal { message } => Internal {
+                message: r(message),
             },
             SearchUnreachable {
                 backend,
@@ -504,16 +548,17 @@ impl Error {
                 attempts,
                 detail,
                 raw_start,
-                cut_off,
+                problem,
             } => ModelBadReply {
                 attempts,
                 detail: r(detail),
                 raw_start: r(raw_start),
-                cut_off,
+                problem,
             },
             NotGrounded { reason } => NotGrounded { reason: r(reason) },
             McpTransport { detail } => McpTransport { detail: r(detail) },
             other @ (EmptyQuestion
+            | MissingKey { .. }
             | ModelTimeout { .. }
             | Uncited { .. }
             | Deadline { .. }
@@ -523,53 +568,10 @@ impl Error {
 
     /// The full message for a terminal: `error: ...` and, when there is one, `hint: ...`.
     pub fn report(&self) -> String {
-        let mut out = format!("error: {}", crate::render::sanitize_line(&self.to_string()));
+        let mut out = format!("error: {}", sanitize_line(&self.to_string()));
         if let Some(hint) = self.hint() {
             let _ = write!(out, "\nhint: {hint}");
         }
         out
     }
-}
-
-/// Shortens a one-line message to at most `max` characters (on a char boundary), for
-/// error messages that quote untrusted or long text.
-pub fn shorten(text: &str, max: usize) -> String {
-    let one_line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if one_line.chars().count() <= max {
-        one_line
-    } else {
-        let cut: String = one_line.chars().take(max).collect();
-        format!("{cut}…")
-    }
-}
-
-/// Renders a transport error as one line with its causes, e.g.
-/// "error sending request: connection refused".
-pub fn describe_reqwest(err: &reqwest::Error) -> String {
-    if err.is_timeout() {
-        return "timed out".into();
-    }
-    if err.is_connect() {
-        // The innermost cause says it plainly ("Connection refused (os error 111)").
-        let mut root: &dyn std::error::Error = err;
-        while let Some(next) = root.source() {
-            root = next;
-        }
-        return format!("connection failed: {}", shorten(&root.to_string(), 160));
-    }
-    let mut parts: Vec<String> = Vec::new();
-    let mut source: Option<&dyn std::error::Error> = Some(err);
-    while let Some(e) = source {
-        let text = e.to_string();
-        // reqwest repeats the URL in its top-level message; keep it short.
-        let text = match text.split_once(" for url (") {
-            Some((head, _)) => head.to_string(),
-            None => text,
-        };
-        if !parts.iter().any(|p| p.contains(&text)) {
-            parts.push(text);
-        }
-        source = e.source();
-    }
-    shorten(&parts.join(": "), 200)
 }

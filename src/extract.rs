@@ -258,37 +258,7 @@ pub fn extract_plain_text(text: &str) -> Extracted {
     }
 }
 
-/// Soft hyphens, zero-width and bidi-control characters: invisible on the page, but
-/// they split words for any later matching.
-fn is_invisible(c: char) -> bool {
-    matches!(c, '\u{00AD}' | '\u{034F}' | '\u{061C}' | '\u{180E}' | '\u{200B}'..='\u{200F}'
-        | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{206F}' | '\u{FEFF}')
-}
-
-/// Collapses whitespace (and control-character) runs to one space and drops soft
-/// hyphens, zero-width and bidi-control characters, which would otherwise break quote
-/// matching.
-pub fn clean_inline(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut pending_space = false;
-    for c in text.chars() {
-        if is_invisible(c) {
-            continue;
-        }
-        // Control characters (escape sequences included) count as whitespace, so
-        // extracted text can never drive a terminal.
-        if c.is_whitespace() || c.is_control() {
-            pending_space = !out.is_empty();
-            continue;
-        }
-        if pending_space {
-            out.push(' ');
-            pending_space = false;
-        }
-        out.push(c);
-    }
-    out
-}
-
 mod hints;
 mod main_text;
+
+pub use crate::text::clean_inline;

@@ -14,8 +14,8 @@ use std::time::Instant;
 use serde::Serialize;
 use url::Url;
 
-use crate::config::FetchSettings;
-use crate::error::describe_reqwest;
+use crate::http::describe_error as describe_reqwest;
+use crate::settings::FetchSettings;
 
 /// What happened to one page, as reported per source in `--json`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -116,16 +116,13 @@ impl Fetcher {
             }
             attempt.follow()
         });
-        let mut builder = reqwest::Client::builder()
-            .user_agent(crate::search::searxng::USER_AGENT)
-            .connect_timeout(settings.connect_timeout)
-            .redirect(redirect);
+        let mut builder =
+            crate::http::client_builder(settings.connect_timeout, None).redirect(redirect);
         if !allow_private {
             builder = builder.dns_resolver(Arc::new(PublicOnlyResolver));
         }
-        let client = builder.build().map_err(|e| crate::error::Error::Config {
+        let client = builder.build().map_err(|e| crate::error::Error::Internal {
             message: format!("cannot build the HTTP client: {}", describe_reqwest(&e)),
-            hint: "this is a bug; please report it".into(),
         })?;
         Ok(Self {
             client,
@@ -156,7 +153,7 @@ impl Fetcher {
         })?;
         check_url(&parsed, self.settings.allow_private_addresses)
             .map_err(|reason| failure(RetrievalStatus::Blocked, None, reason))?;
-        let mut response = self
+        let response = self
             .client
             .get(parsed)
             .header(
@@ -194,24 +191,16 @@ impl Fetcher {
             None => None,
         };
 
-        let max = self.settings.max_bytes;
-        let mut body: Vec<u8> = Vec::new();
-        let mut truncated = false;
-        loop {
-            let chunk = response.chunk().await.map_err(|e| {
+        let crate::http::Bounded {
+            bytes: body,
+            truncated,
+        } = crate::http::read_bounded(response, self.settings.max_bytes)
+            .await
+            .map_err(|e| {
                 let mut f = transport_failure(&e);
                 f.http_status = Some(http_status);
                 f
             })?;
-            let Some(chunk) = chunk else { break };
-            let room = max - body.len();
-            if chunk.len() > room {
-                body.extend_from_slice(&chunk[..room]);
-                truncated = true;
-                break;
-            }
-            body.extend_from_slice(&chunk);
-        }
 
         let kind = match declared {
             Some(kind) => kind,

@@ -10,8 +10,9 @@
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use crate::answer::{ModelAnswer, SourceRef};
 use crate::context::SourceText;
-use crate::llm::{ModelAnswer, SourceRef};
+use crate::text::normalise;
 
 /// Confidence of a quote found exactly as written.
 pub const CONFIDENCE_EXACT: f64 = 1.0;
@@ -265,46 +266,6 @@ pub fn check_quote(quote: &str, raw: &str, normalised: &str) -> (MatchKind, f64)
     (MatchKind::None, 0.0)
 }
 
-/// Lower-cases, folds curly quotes, dashes and ellipsis characters to ASCII, drops
-/// invisible characters, and collapses whitespace to single spaces.
-pub fn normalise(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut space = false;
-    for c in text.chars() {
-        let mapped: &str = match c {
-            '\u{2018}' | '\u{2019}' | '\u{201A}' | '\u{201B}' | '\u{2032}' | '`' | '\u{00B4}' => {
-                "'"
-            }
-            '\u{201C}' | '\u{201D}' | '\u{201E}' | '\u{201F}' | '\u{2033}' | '\u{00AB}'
-            | '\u{00BB}' => "\"",
-            '\u{2010}' | '\u{2011}' | '\u{2012}' | '\u{2013}' | '\u{2014}' | '\u{2015}'
-            | '\u{2212}' => "-",
-            '\u{2026}' => "...",
-            '\u{00AD}' | '\u{200B}' | '\u{200C}' | '\u{200D}' | '\u{2060}' | '\u{FEFF}' => continue,
-            c if c.is_whitespace() => {
-                space = !out.is_empty();
-                continue;
-            }
-            _ => {
-                if space {
-                    out.push(' ');
-                    space = false;
-                }
-                for lower in c.to_lowercase() {
-                    out.push(lower);
-                }
-                continue;
-            }
-        };
-        if space {
-            out.push(' ');
-            space = false;
-        }
-        out.push_str(mapped);
-    }
-    out
-}
-
 /// The domain of a URL for `groundingChunks[].web.domain`.
 fn domain(url: &str) -> String {
     url::Url::parse(url)
@@ -351,7 +312,7 @@ pub fn grounding_metadata(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::llm::{ModelCitation, ModelStatement};
+    use crate::answer::{ModelCitation, ModelStatement};
 
     fn source(number: usize, text: &str) -> SourceText {
         SourceText {

@@ -1,30 +1,51 @@
 //! `ground`: answer a question from live web search, with citations a reader can check.
 //!
-//! The library holds the pipeline, one module per stage, run in this order by
-//! [`pipeline::answer`]:
+//! # Layout
+//!
+//! Layers, each importing only the ones below it (checked by `scripts/import-graph.py`):
+//!
+//! - **Leaves**, plain data and pure functions: [`text`] (sanitising, shortening,
+//!   normal form, the redactor), [`http`] (User-Agent, client builder, bounded body
+//!   reader, URLs for people), [`settings`] (resolved settings as data), [`hits`]
+//!   (search results), [`answer`] (the model's answer and its parsing), [`events`],
+//!   [`extract`] (HTML to main text), [`context`] (passages that fit the window).
+//! - **Errors and configuration**: [`error`] (every failure, its hint and exit
+//!   code), [`config`] (flags over environment over file over defaults).
+//! - **Stages**: [`search`], [`fetch`], [`page`] (fetch + extract + cache for one
+//!   page), [`llm`], [`grounding`] (quote verification), [`plan`], [`cache`].
+//! - **The run**: [`pipeline`] sequences the stages into a [`report::Report`];
+//!   [`report::verdict`] decides whether it is grounded.
+//! - **Faces**: [`render`] (person, Markdown, JSON), [`doctor`], [`mcp`].
+//!
+//! The `ground` binary (`src/bin/ground/`) is the only code that knows the command
+//! line: it parses arguments, calls [`pipeline::answer`] and friends, and maps errors
+//! to exit codes ([`error::exit`]).
 //!
 //! search -> fetch -> extract -> context -> llm -> grounding -> render
-//!
-//! The `ground` binary (src/main.rs) only parses arguments, calls the library and
-//! maps errors to exit codes ([`error::exit`]).
 
+pub mod answer;
 pub mod cache;
-pub mod cache_command;
-pub mod cli;
 pub mod config;
 pub mod context;
 pub mod doctor;
 pub mod error;
 pub mod events;
 pub mod extract;
-pub mod extract_command;
 pub mod fetch;
-pub mod fetch_command;
 pub mod grounding;
+pub mod hits;
+pub mod http;
 pub mod llm;
 pub mod mcp;
+pub mod page;
 pub mod pipeline;
 pub mod plan;
 pub mod render;
+pub mod report;
 pub mod search;
-pub mod search_command;
+pub mod settings;
+pub mod text;
+
+pub use error::Error;
+pub use report::{Report, Verdict, verdict};
+pub use settings::Settings;

@@ -38,9 +38,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::config::Settings;
 use crate::error::Error;
-use crate::render::sanitize_line;
+use crate::settings::Settings;
+use crate::text::sanitize_line;
 
 /// Most results `web_search` returns (and its default).
 pub const MAX_SEARCH_RESULTS: usize = 10;
@@ -93,9 +93,9 @@ pub async fn serve(settings: Settings) -> Result<(), Error> {
         "ground mcp: serving web_search, web_fetch and grounded_answer on stdio \
          (search: {} at {}, model: {} at {})",
         settings.search.backend,
-        crate::search::display_url(&settings.search),
+        crate::http::display_url(&settings.search.url),
         settings.llm.model,
-        settings.llm.url.as_str().trim_end_matches('/'),
+        crate::http::display_url(&settings.llm.url),
     );
     let running = GroundServer::new(settings)
         .serve(rmcp::transport::stdio())
@@ -184,7 +184,7 @@ impl GroundServer {
                 let error = crate::search::no_hits_error(&query, &outcome.unresponsive_engines);
                 failure("web_search", "query", &query, error.into())
             }
-            Ok(outcome) => CallToolResult::structured(crate::search_command::json(
+            Ok(outcome) => CallToolResult::structured(crate::render::results::json(
                 &outcome, &query, &search, limit,
             )),
             Err(problem) => failure("web_search", "query", &query, problem),
@@ -204,20 +204,20 @@ impl GroundServer {
         let url = params.0.url.trim().to_string();
         let fetched = {
             let (settings, url) = (Arc::clone(&self.settings), url.clone());
-            isolated(async move { crate::fetch_command::fetch(&settings, &url).await }).await
+            isolated(async move { crate::page::fetch_one(&settings, &url).await }).await
         };
         match fetched {
-            Ok(fetched) if crate::fetch_command::succeeded(&fetched) => {
-                CallToolResult::structured(crate::fetch_command::json(&fetched))
+            Ok(fetched) if crate::render::page::succeeded(&fetched) => {
+                CallToolResult::structured(crate::render::page::json(&fetched))
             }
             Ok(fetched) => {
                 // The page was tried and is unusable: an error, with the page's
                 // status and sizes as the structured content.
-                let text = crate::fetch_command::failure_report(&fetched);
-                let reason = fetched.attempt.error.as_deref().unwrap_or("no usable text");
+                let text = crate::render::page::failure_report(&fetched);
+                let reason = fetched.error.as_deref().unwrap_or("no usable text");
                 log_failure("web_fetch", "url", &url, reason);
                 let mut result = CallToolResult::error(vec![ContentBlock::text(text)]);
-                result.structured_content = Some(crate::fetch_command::json(&fetched));
+                result.structured_content = Some(crate::render::page::json(&fetched));
                 result
             }
             Err(problem) => failure("web_fetch", "url", &url, problem),
@@ -252,19 +252,11 @@ impl GroundServer {
         }
         let report = {
             let (settings, question) = (Arc::clone(&self.settings), question.clone());
-            // The pipeline takes a `&dyn Fn` progress callback, so its future is not
-            // `Send`: run it on a blocking thread with a handle to this runtime.
-            let runtime = tokio::runtime::Handle::current();
-            tokio::task::spawn_blocking(move || {
-                runtime.block_on(crate::pipeline::answer(
-                    &question,
-                    &settings,
-                    &crate::events::Events::silent(),
-                ))
+            isolated(async move {
+                crate::pipeline::answer(&question, &settings, &crate::events::Events::silent())
+                    .await
             })
             .await
-            .map_err(crashed)
-            .and_then(|r| r.map_err(Failure::from))
         };
         // Searches answered from the cache cost the search engine nothing.
         let used = report
@@ -357,7 +349,7 @@ fn parse_limit(limit: Option<&Value>) -> Result<usize, Failure> {
                 Failure::usage(
                     format!(
                         "limit must be a whole number from 1 to {MAX_SEARCH_RESULTS}, not {}",
-                        crate::error::shorten(&value.to_string(), 40)
+                        crate::text::shorten(&value.to_string(), 40)
                     ),
                     format!("leave limit out for {MAX_SEARCH_RESULTS} results"),
                 )
@@ -394,7 +386,7 @@ fn failure(tool: &str, input_name: &str, input: &str, problem: Failure) -> CallT
 fn log_failure(tool: &str, input_name: &str, input: &str, message: &str) {
     eprintln!(
         "ground mcp: {tool} failed ({input_name} {:?}): {}",
-        crate::error::shorten(input, 120),
+        crate::text::shorten(input, 120),
         sanitize_line(message).replace('\n', " ")
     );
 }

@@ -1,175 +1,27 @@
 //! `ground answer`, top to bottom:
 //! search -> fetch + extract -> context -> llm -> grounding, returning a [`Report`]
-//! that the render stage prints. Each stage is its own module and they exchange plain
+//! that the faces (render, MCP) print. Each stage is its own module and they exchange plain
 //! data, so each can be tested alone; this file only sequences them.
 
 use std::time::Instant;
 
-use serde::Serialize;
 use serde_json::json;
 use tokio::task::JoinSet;
 
-use crate::cache::{Cache, CachedPage, SearchKey};
-use crate::config::Settings;
-use crate::context::{self, Context, SourceText};
+use crate::answer::parse_questions_for_user;
+use crate::cache::{Cache, SearchKey};
+use crate::context::{self, SourceText};
 use crate::error::Error;
 use crate::events::{Events, Stage};
-use crate::extract;
-use crate::fetch::{BodyKind, FetchFailure, FetchedPage, Fetcher, RetrievalStatus, elapsed_ms};
+use crate::fetch::{Fetcher, RetrievalStatus, elapsed_ms};
 use crate::grounding::{self, GroundedAnswer};
+use crate::hits::SearchHit;
 use crate::llm::{self, Backend, ChatBackend, ModelReply, ModelRequest};
+use crate::page::{PageAttempt, fetch_and_extract, status_summary};
 use crate::plan::{self, Decision};
-use crate::search::{self, SearchHit};
-
-/// What happened to one result page.
-#[derive(Debug, Clone, Serialize)]
-pub struct PageAttempt {
-    /// Search rank (0-based) of the result.
-    #[serde(skip)]
-    pub rank: usize,
-    /// The number the model saw it under, when it was used.
-    pub index: Option<usize>,
-    /// The result's URL.
-    pub url: String,
-    /// The URL after redirects.
-    pub final_url: Option<String>,
-    /// The page's title (extracted, else the search result's).
-    pub title: String,
-    /// Retrieval status.
-    pub status: RetrievalStatus,
-    /// HTTP status, when a response arrived.
-    pub http_status: Option<u16>,
-    /// Content-Type header.
-    pub content_type: Option<String>,
-    /// Characters of decoded page body.
-    pub chars_fetched: usize,
-    /// Characters of extracted main text.
-    pub chars: usize,
-    /// Whether the body was cut at the size limit.
-    pub body_truncated: bool,
-    /// What went wrong, when it did.
-    pub error: Option<String>,
-    /// Time spent on this page.
-    pub ms: u64,
-    /// Whether it came from the page cache.
-    pub cached: bool,
-    /// The extracted text (not serialised; sources carry it).
-    #[serde(skip)]
-    pub text: String,
-}
-
-/// Model call details for the report.
-#[derive(Debug, Clone, Serialize)]
-pub struct ModelInfo {
-    /// "ollama" or "openai".
-    pub backend: crate::config::LlmBackend,
-    /// Model name.
-    pub name: String,
-    /// Prompt tokens the server counted.
-    pub prompt_tokens: Option<u32>,
-    /// Tokens generated.
-    pub completion_tokens: Option<u32>,
-    /// Our estimate of the prompt's tokens.
-    pub estimated_prompt_tokens: u32,
-    /// The window requested.
-    pub context_window: u32,
-    /// Output-token cap.
-    pub max_answer_tokens: u32,
-    /// Calls made (a bad first reply is retried once).
-    pub attempts: u32,
-    /// Why generation stopped.
-    pub done_reason: Option<String>,
-}
-
-/// Milliseconds per stage.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct Timings {
-    /// Search call.
-    pub search: u64,
-    /// Fetching pages (wall time; extraction runs inside it).
-    pub fetch: u64,
-    /// Extraction (summed over pages).
-    pub extract: u64,
-    /// Model call(s).
-    pub llm: u64,
-    /// Whole run.
-    pub total: u64,
-}
-
-/// How the answer came about.
-#[derive(Debug, Clone, PartialEq)]
-pub enum AnswerMode {
-    /// Searched, read pages, answered from them (the normal case).
-    Grounded,
-    /// `--auto`: the gate decided no search was needed; the model answered alone.
-    NoSearchNeeded,
-    /// `--fallback offline`: search failed; the model answered alone.
-    Offline {
-        /// Why search failed.
-        reason: String,
-    },
-}
-
-impl AnswerMode {
-    /// The name used in `--json`: grounded, no_search_needed or offline.
-    pub fn name(&self) -> &'static str {
-        match self {
-            AnswerMode::Grounded => "grounded",
-            AnswerMode::NoSearchNeeded => "no_search_needed",
-            AnswerMode::Offline { .. } => "offline",
-        }
-    }
-}
-
-/// One search call of the run.
-#[derive(Debug, Clone, Serialize)]
-pub struct SearchRun {
-    /// The query sent.
-    pub query: String,
-    /// The service.
-    pub backend: crate::config::SearchBackend,
-    /// Results it returned (0 when it failed).
-    pub results: usize,
-    /// Whether the results came from the cache.
-    pub cached: bool,
-    /// Time taken.
-    pub ms: u64,
-    /// Why it failed, when it did.
-    pub error: Option<String>,
-}
-
-/// Everything one run produced.
-#[derive(Debug, Clone)]
-pub struct Report {
-    /// The question.
-    pub question: String,
-    /// How the answer came about.
-    pub mode: AnswerMode,
-    /// The gate's verdict (`--auto` only).
-    pub decision: Option<Decision>,
-    /// Queries that ran, in order.
-    pub queries: Vec<String>,
-    /// Every search call.
-    pub searches: Vec<SearchRun>,
-    /// Search results, merged, in rank order.
-    pub hits: Vec<SearchHit>,
-    /// Every page tried, in rank order.
-    pub pages: Vec<PageAttempt>,
-    /// The sources the model saw.
-    pub sources: Vec<SourceText>,
-    /// How the sources were fitted.
-    pub context: Context,
-    /// The checked answer.
-    pub answer: GroundedAnswer,
-    /// Model details.
-    pub model: ModelInfo,
-    /// Stage timings.
-    pub timings: Timings,
-    /// Things the user should know (prompt cut, engines down, ...).
-    pub warnings: Vec<String>,
-    /// Questions the model would ask the user (`--pack` only).
-    pub ask_user: Vec<llm::AskUser>,
-}
+use crate::report::{AnswerMode, ModelInfo, Report, SearchRun, Timings};
+use crate::search;
+use crate::settings::Settings;
 
 /// Runs the whole pipeline for `question`, reporting stages to `events`.
 pub async fn answer(question: &str, settings: &Settings, events: &Events) -> Result<Report, Error> {
@@ -371,7 +223,7 @@ pub async fn answer(question: &str, settings: &Settings, events: &Events) -> Res
     }
     let asked = llm::ask(&client, &request).await?;
     let ask_user = if settings.run.pack {
-        llm::parse_questions_for_user(&asked.reply.content)
+        parse_questions_for_user(&asked.reply.content)
     } else {
         Vec::new()
     };
@@ -641,124 +493,4 @@ async fn gather(
     }
     done.sort_by_key(|(p, _)| p.rank);
     done
-}
-
-/// Fetches one result page and extracts its main text. Returns the attempt (status,
-/// sizes, the text on success) and the extraction time in ms.
-pub async fn fetch_and_extract(
-    fetcher: &Fetcher,
-    cache: &Cache,
-    rank: usize,
-    hit: &SearchHit,
-) -> (PageAttempt, u64) {
-    let start = Instant::now();
-    let mut attempt = PageAttempt {
-        rank,
-        index: None,
-        url: hit.url.clone(),
-        final_url: None,
-        title: hit.title.clone(),
-        status: RetrievalStatus::Error,
-        http_status: None,
-        content_type: None,
-        chars_fetched: 0,
-        chars: 0,
-        body_truncated: false,
-        error: None,
-        ms: 0,
-        cached: false,
-        text: String::new(),
-    };
-    if let Some(page) = cache.get_page(&hit.url) {
-        attempt.status = RetrievalStatus::Success;
-        attempt.final_url = Some(page.final_url);
-        attempt.http_status = Some(page.http_status);
-        attempt.content_type = page.content_type;
-        attempt.chars_fetched = page.chars_fetched;
-        attempt.chars = page.text.chars().count();
-        attempt.body_truncated = page.body_truncated;
-        if !page.title.is_empty() {
-            attempt.title = page.title;
-        }
-        attempt.text = page.text;
-        attempt.cached = true;
-        attempt.ms = elapsed_ms(start);
-        return (attempt, 0);
-    }
-    let mut extract_ms = 0;
-    match fetcher.fetch(&hit.url).await {
-        Err(FetchFailure {
-            status,
-            http_status,
-            final_url,
-            reason,
-        }) => {
-            attempt.status = status;
-            attempt.http_status = http_status;
-            attempt.final_url = final_url;
-            attempt.error = Some(reason);
-        }
-        Ok(page) => {
-            let t = Instant::now();
-            let FetchedPage {
-                final_url,
-                http_status,
-                content_type,
-                kind,
-                body,
-                truncated,
-            } = page;
-            let decoded = extract::decode_body(&body, content_type.as_deref());
-            let base = url::Url::parse(&final_url).ok();
-            let extracted = match kind {
-                BodyKind::Html => extract::extract_html(&decoded, base.as_ref()),
-                BodyKind::PlainText => extract::extract_plain_text(&decoded),
-            };
-            extract_ms = elapsed_ms(t);
-            attempt.final_url = Some(final_url);
-            attempt.http_status = Some(http_status);
-            attempt.content_type = content_type;
-            attempt.body_truncated = truncated;
-            attempt.chars_fetched = decoded.chars().count();
-            attempt.chars = extracted.text.chars().count();
-            if let Some(title) = extracted.title.filter(|t| !t.is_empty()) {
-                attempt.title = title;
-            }
-            if extracted.text.trim().is_empty() {
-                attempt.status = RetrievalStatus::Empty;
-                attempt.error = Some("no readable text on the page".into());
-            } else {
-                attempt.status = RetrievalStatus::Success;
-                attempt.text = extracted.text;
-            }
-        }
-    }
-    attempt.ms = elapsed_ms(start);
-    if let Some(page) = CachedPage::from_attempt(&attempt) {
-        cache.put_page(&[&hit.url, &page.final_url], &page);
-    }
-    (attempt, extract_ms)
-}
-
-/// "2 TIMEOUT, 1 ERROR (HTTP 404)"-style counts for the no-sources error.
-fn status_summary(pages: &[PageAttempt]) -> String {
-    let mut counts: Vec<(String, usize)> = Vec::new();
-    for page in pages {
-        let status = page.status.as_str().to_string();
-        let label = match page.http_status {
-            Some(code) if page.status == RetrievalStatus::Error => {
-                format!("{status} (HTTP {code})")
-            }
-            _ => status,
-        };
-        match counts.iter_mut().find(|(l, _)| *l == label) {
-            Some((_, n)) => *n += 1,
-            None => counts.push((label, 1)),
-        }
-    }
-    counts
-        .iter()
-        .map(|(l, n)| format!("{n} {l}"))
-        .collect::<Vec<_>>()
-        .join(", ")
 }

@@ -95,7 +95,7 @@ async fn call(
     if reply.done_reason.as_deref() == Some("length") {
         return Err(Ok("the reply was cut off".into()));
     }
-    let json = crate::llm::json_object_slice(&reply.content)
+    let json = crate::answer::json_object_slice(&reply.content)
         .ok_or_else(|| Ok("the reply is not JSON".to_string()))?;
     let value: Value =
         serde_json::from_str(json).map_err(|e| Ok(format!("the reply is not valid JSON ({e})")))?;
@@ -223,7 +223,7 @@ pub async fn plan_queries(
 pub fn dedupe_queries(queries: Vec<String>, count: usize) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for q in queries {
-        let q: String = crate::render::sanitize_line(&q).chars().take(200).collect();
+        let q: String = crate::text::sanitize_line(&q).chars().take(200).collect();
         if q.is_empty() || out.iter().any(|o| o.eq_ignore_ascii_case(&q)) {
             continue;
         }
@@ -271,7 +271,7 @@ pub async fn answer_offline(
         attempts: 2,
         detail: last,
         raw_start: String::new(),
-        cut_off: false,
+        problem: crate::error::ReplyProblem::Invalid,
     })
 }
 

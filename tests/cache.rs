@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use common::{World, json_stdout, stderr, stdout};
 use ground::cache::{Cache, CachedPage, SearchKey};
-use ground::config::{CacheMode, CacheSettings};
 use ground::search::SearchOutcome;
+use ground::settings::{CacheMode, CacheSettings};
 
 /// Fills the cache at `dir` with two searches and one page under two URLs.
 fn fill(dir: &Path) {

@@ -16,12 +16,12 @@
 
 use std::sync::OnceLock;
 
+use ground::answer::{ModelAnswer, ModelCitation, ModelStatement, SourceRef, parse_answer};
 use ground::context::{self, SourceText};
 use ground::extract::{decode_body, extract_html, extract_plain_text};
 use ground::grounding::{self, MatchKind};
-use ground::llm::{ModelAnswer, ModelCitation, ModelStatement, SourceRef, parse_answer};
-use ground::render::{sanitize_line, sanitize_text};
 use ground::search::{SearchOutcome, brave, searxng, tavily};
+use ground::text::{sanitize_line, sanitize_text};
 use proptest::prelude::*;
 use proptest::sample::Index;
 use serde_json::{Value, json};
@@ -801,7 +801,7 @@ proptest! {
         quote in nasty_text(12),
         raw in nasty_text(40),
     ) {
-        let normalised = grounding::normalise(&raw);
+        let normalised = ground::text::normalise(&raw);
         // normalise: no whitespace runs, no leading/trailing whitespace.
         prop_assert!(!normalised.contains("  "), "{:?}", normalised);
         prop_assert_eq!(normalised.trim(), normalised.as_str());
@@ -817,7 +817,7 @@ proptest! {
             prop_assert!(raw.contains(quote.trim()));
         }
         // A quote that is the source itself (long enough) always matches.
-        let long = grounding::normalise(&raw).chars().filter(|c| !c.is_whitespace()).count()
+        let long = ground::text::normalise(&raw).chars().filter(|c| !c.is_whitespace()).count()
             >= grounding::MIN_QUOTE_CHARS;
         if long {
             prop_assert_ne!(grounding::check_quote(&raw, &raw, &normalised).0, MatchKind::None);

@@ -5,9 +5,9 @@
 //! segment offsets are UTF-8 byte offsets into the answer, index and score lists have
 //! equal lengths, indices point at existing chunks and scores lie in [0, 1].
 
+use ground::answer::{ModelAnswer, ModelCitation, ModelStatement, SourceRef};
 use ground::context::SourceText;
 use ground::grounding::{self, grounding_metadata, verify};
-use ground::llm::{ModelAnswer, ModelCitation, ModelStatement, SourceRef};
 use proptest::prelude::*;
 use proptest::sample::Index;
 
@@ -219,7 +219,7 @@ proptest! {
         let sources = make_sources(texts);
         let n = which.index(sources.len());
         let quote = slice_at(&sources[n].text, a, b);
-        let long_enough = grounding::normalise(&quote)
+        let long_enough = ground::text::normalise(&quote)
             .chars()
             .filter(|c| !c.is_whitespace())
             .count()

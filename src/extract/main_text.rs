@@ -21,8 +21,8 @@
 use scraper::node::Element;
 use scraper::{Html, Node};
 
-use super::clean_inline;
 use super::hints::{self, Hint};
+use crate::text::{clean_inline, is_invisible};
 
 /// The most nodes (elements + text nodes) one page may contribute. Real article pages
 /// have 2,000-60,000; past this the rest of the document is ignored, which bounds the
@@ -689,7 +689,7 @@ impl<'d, 'a> Printer<'d, 'a> {
                 let line: String = line
                     .trim_end()
                     .chars()
-                    .filter(|&c| c == '\t' || !(c.is_control() || super::is_invisible(c)))
+                    .filter(|&c| c == '\t' || !(c.is_control() || is_invisible(c)))
                     .collect();
                 if !line.trim().is_empty() {
                     self.lines.push(line);

@@ -9,9 +9,9 @@ use serde::Deserialize;
 use serde_json::json;
 use url::Url;
 
-use super::{ChatBackend, ModelReply, ModelRequest, error_message, http_client, post_json};
-use crate::config::{LlmBackend, LlmSettings};
+use super::client::{ChatBackend, ModelReply, ModelRequest, error_message, http_client, post_json};
 use crate::error::Error;
+use crate::settings::{LlmBackend, LlmSettings};
 
 /// A client for one Ollama server and model.
 pub struct Ollama {

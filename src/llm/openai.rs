@@ -10,9 +10,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use url::Url;
 
-use super::{ChatBackend, ModelReply, ModelRequest, error_message, http_client, post_json};
-use crate::config::{LlmBackend, LlmSettings};
+use super::client::{ChatBackend, ModelReply, ModelRequest, error_message, http_client, post_json};
 use crate::error::Error;
+use crate::settings::{LlmBackend, LlmSettings};
 
 /// A client for one OpenAI-compatible server and model.
 pub struct OpenAi {

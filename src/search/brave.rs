@@ -7,11 +7,10 @@
 
 use serde::Deserialize;
 
-use super::{
-    SearchHit, SearchOutcome, collect_hits, display_url, http_client, provider_message, send,
-};
-use crate::config::{SearchBackend, SearchSettings};
+use super::client::{display_url, http_client, provider_message, send};
 use crate::error::Error;
+use crate::hits::{SearchHit, SearchOutcome, collect_hits};
+use crate::settings::{SearchBackend, SearchSettings, TimeRange};
 
 /// Brave returns at most this many results per request.
 pub const MAX_COUNT: usize = 20;
@@ -56,11 +55,11 @@ pub async fn search(settings: &SearchSettings, query: &str) -> Result<SearchOutc
             pairs.append_pair("search_lang", language);
         }
         if let Some(range) = &settings.time_range {
-            let freshness = match range.as_str() {
-                "day" => "pd",
-                "week" => "pw",
-                "month" => "pm",
-                _ => "py",
+            let freshness = match range {
+                TimeRange::Day => "pd",
+                TimeRange::Week => "pw",
+                TimeRange::Month => "pm",
+                TimeRange::Year => "py",
             };
             pairs.append_pair("freshness", freshness);
         }
@@ -154,5 +153,5 @@ fn html_to_text(fragment: &str) -> String {
         return fragment.to_string();
     }
     let parsed = scraper::Html::parse_fragment(fragment);
-    crate::extract::clean_inline(&parsed.root_element().text().collect::<String>())
+    crate::text::clean_inline(&parsed.root_element().text().collect::<String>())
 }

@@ -10,17 +10,16 @@ use serde::Deserialize;
 use serde_json::Value;
 use url::Url;
 
-use super::{SearchHit, SearchOutcome};
-use crate::config::{SearchBackend, SearchSettings};
-use crate::error::{Error, shorten};
-
-/// The User-Agent sent to every server: honest, with our version.
-pub const USER_AGENT: &str = concat!("ground/", env!("CARGO_PKG_VERSION"));
+use super::client::{display_url, http_client, send};
+use crate::error::Error;
+use crate::hits::{SearchHit, SearchOutcome};
+use crate::settings::{SearchBackend, SearchSettings};
+use crate::text::{sanitize_line, shorten};
 
 /// Searches SearXNG for `query` with the configured parameters. The reply is read
-/// through the shared, size-bounded [`send`](super::send).
+/// through the shared, size-bounded [`send`].
 pub async fn search(settings: &SearchSettings, query: &str) -> Result<SearchOutcome, Error> {
-    let client = super::http_client(settings)?;
+    let client = http_client(settings)?;
     let language = settings.language.as_deref().unwrap_or("en");
     let request = client
         .get(request_url(settings, query))
@@ -29,13 +28,8 @@ pub async fn search(settings: &SearchSettings, query: &str) -> Result<SearchOutc
             reqwest::header::ACCEPT_LANGUAGE,
             format!("{language}, en;q=0.5"),
         );
-    let (status, body) = super::send(settings, request).await?;
-    parse_reply(
-        status,
-        &body,
-        &super::display_url(settings),
-        settings.max_results,
-    )
+    let (status, body) = send(settings, request).await?;
+    parse_reply(status, &body, &display_url(settings), settings.max_results)
 }
 
 /// Builds `{base}/search?q=..&format=json` plus the optional parameters.
@@ -51,7 +45,10 @@ pub fn request_url(settings: &SearchSettings, query: &str) -> Url {
             ("language", settings.language.clone()),
             ("categories", settings.categories.clone()),
             ("engines", settings.engines.clone()),
-            ("time_range", settings.time_range.clone()),
+            (
+                "time_range",
+                settings.time_range.map(|r| r.as_str().to_string()),
+            ),
             ("safesearch", settings.safesearch.map(|s| s.to_string())),
         ];
         for (name, value) in optional {
@@ -110,7 +107,7 @@ pub fn parse_reply(
                 .map(|e| e.error)
                 .unwrap_or_else(|_| shorten(&String::from_utf8_lossy(body), 120));
             return Err(Error::SearchBadRequest {
-                message: crate::render::sanitize_line(&message),
+                message: sanitize_line(&message),
             });
         }
         _ => {

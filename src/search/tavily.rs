@@ -9,11 +9,10 @@
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{
-    SearchHit, SearchOutcome, collect_hits, display_url, http_client, provider_message, send,
-};
-use crate::config::{SearchBackend, SearchSettings};
+use super::client::{display_url, http_client, provider_message, send};
 use crate::error::Error;
+use crate::hits::{SearchHit, SearchOutcome, collect_hits};
+use crate::settings::{SearchBackend, SearchSettings};
 
 /// Tavily returns at most this many results per request.
 pub const MAX_RESULTS: usize = 20;
@@ -54,7 +53,7 @@ pub async fn search(settings: &SearchSettings, query: &str) -> Result<SearchOutc
         "include_raw_content": false,
     });
     if let Some(range) = &settings.time_range {
-        body["time_range"] = json!(range);
+        body["time_range"] = json!(range.as_str());
     }
     let key = settings.api_key.as_ref().map(|k| k.expose()).unwrap_or("");
     let request = client.post(url).bearer_auth(key).json(&body);

@@ -4,6 +4,8 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use ground::config::Overrides;
+use ground::settings;
 
 /// Exit codes, shown under `--help` of the commands that use them (and in README).
 pub const EXIT_CODES_HELP: &str = "\
@@ -86,14 +88,71 @@ pub enum TimeRange {
     Year,
 }
 
-impl TimeRange {
-    /// The parameter value SearXNG expects.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TimeRange::Day => "day",
-            TimeRange::Week => "week",
-            TimeRange::Month => "month",
-            TimeRange::Year => "year",
+impl From<TimeRange> for settings::TimeRange {
+    fn from(range: TimeRange) -> Self {
+        match range {
+            TimeRange::Day => settings::TimeRange::Day,
+            TimeRange::Week => settings::TimeRange::Week,
+            TimeRange::Month => settings::TimeRange::Month,
+            TimeRange::Year => settings::TimeRange::Year,
+        }
+    }
+}
+
+/// `--search`: which search service.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SearchService {
+    /// Your own SearXNG instance.
+    Searxng,
+    /// The hosted Brave Search API (needs a key).
+    Brave,
+    /// The hosted Tavily API (needs a key).
+    Tavily,
+}
+
+impl From<SearchService> for settings::SearchBackend {
+    fn from(service: SearchService) -> Self {
+        match service {
+            SearchService::Searxng => settings::SearchBackend::Searxng,
+            SearchService::Brave => settings::SearchBackend::Brave,
+            SearchService::Tavily => settings::SearchBackend::Tavily,
+        }
+    }
+}
+
+/// `--llm`: which API the model server speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ModelApi {
+    /// Ollama's own API.
+    Ollama,
+    /// The OpenAI-compatible API (llama.cpp's llama-server, vLLM, LM Studio, hosted).
+    #[value(name = "openai")]
+    OpenAi,
+}
+
+impl From<ModelApi> for settings::LlmBackend {
+    fn from(api: ModelApi) -> Self {
+        match api {
+            ModelApi::Ollama => settings::LlmBackend::Ollama,
+            ModelApi::OpenAi => settings::LlmBackend::OpenAi,
+        }
+    }
+}
+
+/// `--fallback`: what to do when search fails.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FallbackMode {
+    /// Fail with the search error (exit 3).
+    Fail,
+    /// Answer from the model alone, labelled not grounded (exit 7).
+    Offline,
+}
+
+impl From<FallbackMode> for settings::Fallback {
+    fn from(mode: FallbackMode) -> Self {
+        match mode {
+            FallbackMode::Fail => settings::Fallback::Fail,
+            FallbackMode::Offline => settings::Fallback::Offline,
         }
     }
 }
@@ -119,8 +178,8 @@ pub struct ConfigOpts {
 pub struct SearchOpts {
     /// Search service: your own `searxng`, or the hosted `brave` or `tavily` APIs
     /// (key in GROUND_BRAVE_API_KEY / GROUND_TAVILY_API_KEY) [default: searxng; env: GROUND_SEARCH].
-    #[arg(long, value_name = "SERVICE", value_parser = ["searxng", "brave", "tavily"])]
-    pub search: Option<String>,
+    #[arg(long, value_name = "SERVICE", value_enum)]
+    pub search: Option<SearchService>,
 
     /// SearXNG base URL [default: http://localhost:8080; env: GROUND_SEARXNG_URL].
     #[arg(long, value_name = "URL")]
@@ -161,8 +220,8 @@ pub struct FetchOpts {
 pub struct ModelOpts {
     /// Model server API: `ollama` (Ollama's own API) or `openai` (llama.cpp's
     /// llama-server, vLLM, LM Studio, hosted) [default: ollama; env: GROUND_LLM].
-    #[arg(long, value_name = "API", value_parser = ["ollama", "openai"])]
-    pub llm: Option<String>,
+    #[arg(long, value_name = "API", value_enum)]
+    pub llm: Option<ModelApi>,
 
     /// Model server base URL [default: http://localhost:11434 for ollama,
     /// http://localhost:8080/v1 for openai; env: GROUND_LLM_URL, then OLLAMA_HOST].
@@ -241,8 +300,8 @@ pub struct AnswerArgs {
 
     /// What to do when search fails: `fail` (default, exit 3) or `offline` (answer
     /// from the model alone, labelled not grounded, exit 7).
-    #[arg(long, value_name = "MODE", value_parser = ["fail", "offline"])]
-    pub fallback: Option<String>,
+    #[arg(long, value_name = "MODE", value_enum)]
+    pub fallback: Option<FallbackMode>,
 
     /// Write one JSON line per stage to FILE (`-` for stderr).
     #[arg(long, value_name = "FILE")]
@@ -383,7 +442,7 @@ pub struct CompletionsArgs {
 }
 
 /// `ground extract`.
-#[derive(Debug, Args)]
+#[derive(Debug, Default, Args)]
 pub struct ExtractArgs {
     /// HTML files to read; none means stdin.
     pub files: Vec<PathBuf>,
@@ -405,22 +464,22 @@ pub fn overrides(
     fetch: Option<&FetchOpts>,
     model: Option<&ModelOpts>,
     pages: Option<usize>,
-) -> crate::config::Overrides {
+) -> Overrides {
     let search = search.cloned().unwrap_or_default();
     let fetch = fetch.cloned().unwrap_or_default();
     let model = model.cloned().unwrap_or_default();
-    crate::config::Overrides {
+    Overrides {
         config_path: config.config.clone(),
-        search_backend: search.search,
+        search_backend: search.search.map(Into::into),
         searxng_url: search.searxng_url,
         language: search.language,
         categories: search.categories,
         engines: search.engines,
-        time_range: search.time_range.map(|t| t.as_str().to_string()),
+        time_range: search.time_range.map(Into::into),
         safesearch: search.safesearch,
         pages,
         allow_private_addresses: fetch.allow_private_addresses,
-        llm_backend: model.llm,
+        llm_backend: model.llm.map(Into::into),
         llm_url: model.llm_url,
         model: model.model,
         context_tokens: model.context_tokens,

@@ -1,12 +1,13 @@
-//! `ground search`: the search stage alone, for people and scripts.
+//! Search results for a person (a numbered list) and for scripts (`ground search
+//! --json`, MCP `web_search`).
 
 use std::fmt::Write as _;
 
 use serde_json::{Value, json};
 
-use crate::config::SearchSettings;
-use crate::render::sanitize_line;
-use crate::search::SearchOutcome;
+use crate::hits::SearchOutcome;
+use crate::settings::SearchSettings;
+use crate::text::sanitize_line;
 
 /// The results as a numbered list for a person.
 pub fn person(outcome: &SearchOutcome, limit: usize) -> String {
@@ -75,7 +76,7 @@ pub fn json(
         .map(|(engine, reason)| json!({"engine": engine, "reason": reason}))
         .collect();
     json!({
-        "version": crate::render::JSON_VERSION,
+        "version": crate::render::json::JSON_VERSION,
         "query": query,
         "backend": settings.backend,
         "results": results,

@@ -1,6 +1,6 @@
 //! `ground extract`: local HTML to main text, without any network.
 //!
-//! Three ways in, one engine ([`crate::extract`]):
+//! Three ways in, one engine ([`ground::extract`]):
 //! - `ground extract FILE...` prints the main text of each file (a blank line between
 //!   files);
 //! - `ground extract` with no file reads one page from stdin;
@@ -19,20 +19,12 @@ use std::io::{self, IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::extract::{self, Extracted};
+use ground::extract::{self, Extracted};
 
-/// Arguments of `ground extract` (the clap type in `cli.rs` converts into this).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ExtractArgs {
-    /// HTML files to extract; empty means stdin (unless `input_dir` is set).
-    pub files: Vec<PathBuf>,
-    /// Batch mode: every `*.html` in this folder.
-    pub input_dir: Option<PathBuf>,
-    /// Batch mode: where `<stem>.txt` files are written (created if missing).
-    pub output_dir: Option<PathBuf>,
-    /// The page's address, used as base URL for files or stdin.
-    pub url: Option<String>,
-}
+use std::process::ExitCode;
+
+use crate::cli::ExtractArgs;
+use crate::output::code;
 
 /// Why `ground extract` failed; each message names the cause and what to do.
 #[derive(Debug, thiserror::Error)]
@@ -56,6 +48,17 @@ pub enum ExtractCommandError {
         url: String,
         reason: url::ParseError,
     },
+}
+
+/// Runs `ground extract`: exit 0, or 2 with the error on stderr.
+pub fn run_command(args: ExtractArgs) -> ExitCode {
+    match run(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            code(ground::error::exit::USAGE)
+        }
+    }
 }
 
 /// Runs `ground extract` (see the module docs for the three modes).
@@ -191,7 +194,7 @@ fn print_pages(files: &[PathBuf], base_url: Option<&url::Url>) -> Result<(), Ext
         block.push_str(&extracted.text);
         block.push('\n');
         if to_terminal {
-            block = crate::render::sanitize_text(&block);
+            block = ground::text::sanitize_text(&block);
         }
         out.write_all(block.as_bytes())
             .map_err(ExtractCommandError::WriteStdout)?;
@@ -228,7 +231,7 @@ mod tests {
 
     #[test]
     fn terminal_output_keeps_newline_and_tab_only() {
-        let clean = crate::render::sanitize_text("a\u{1b}[31mb\tc\n\u{9b}d");
+        let clean = ground::text::sanitize_text("a\u{1b}[31mb\tc\n\u{9b}d");
         assert_eq!(clean, "a[31mb\tc\nd");
     }
 
@@ -236,5 +239,79 @@ mod tests {
     fn plain_text_is_not_taken_for_html() {
         assert!(!looks_like_html("just some words"));
         assert!(looks_like_html("  <!DOCTYPE html><p>x"));
+    }
+
+    fn fixture(name: &str) -> Vec<u8> {
+        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/extract")
+            .join(name);
+        std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    }
+
+    #[test]
+    fn input_dir_writes_one_txt_per_html_into_a_new_output_dir() {
+        let input = tempfile::tempdir().unwrap();
+        std::fs::write(input.path().join("a.html"), fixture("news-article.html")).unwrap();
+        std::fs::write(input.path().join("b.html"), fixture("code-and-table.html")).unwrap();
+        std::fs::write(input.path().join("notes.md"), "not a page").unwrap();
+        std::fs::write(
+            input.path().join("urls.tsv"),
+            "a\thttps://example.com/a\nbad line\n",
+        )
+        .unwrap();
+        let output = tempfile::tempdir().unwrap();
+        let out_dir = output.path().join("nested/out");
+
+        let stats = extract_dir(input.path(), &out_dir, None).unwrap();
+
+        assert_eq!(stats.pages, 2);
+        let mut names: Vec<String> = std::fs::read_dir(&out_dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["a.txt", "b.txt"]);
+        let a = std::fs::read_to_string(out_dir.join("a.txt")).unwrap();
+        assert!(a.contains("The city council voted on Tuesday"), "{a}");
+    }
+
+    #[test]
+    fn half_a_directory_pair_is_a_usage_error() {
+        let args = ExtractArgs {
+            input_dir: Some("in".into()),
+            ..ExtractArgs::default()
+        };
+        let err = run(&args).unwrap_err();
+        assert!(matches!(err, ExtractCommandError::DirPairIncomplete));
+        assert_eq!(
+            err.to_string(),
+            "--input-dir needs --output-dir (and the other way round); give both folders"
+        );
+    }
+
+    #[test]
+    fn missing_file_names_the_path() {
+        let args = ExtractArgs {
+            files: vec!["/nonexistent/page.html".into()],
+            ..ExtractArgs::default()
+        };
+        let err = run(&args).unwrap_err().to_string();
+        assert!(
+            err.starts_with("cannot read /nonexistent/page.html: "),
+            "{err}"
+        );
+        assert!(err.ends_with("check the path and its permissions"), "{err}");
+    }
+
+    #[test]
+    fn bad_url_is_refused() {
+        let args = ExtractArgs {
+            url: Some("not a url".into()),
+            ..ExtractArgs::default()
+        };
+        assert!(matches!(
+            run(&args),
+            Err(ExtractCommandError::InvalidUrl { .. })
+        ));
     }
 }

@@ -1,0 +1,301 @@
+//! The model's answer as data: statements with the citations the model gave, parsed
+//! from its JSON reply, before anything is checked against the sources.
+//!
+//! Parsing is lenient where small models stumble harmlessly (a code fence around the
+//! JSON, `"[1]"` for a source number) and strict about the JSON itself. These types
+//! are shared by the llm stage (which produces them) and grounding (which checks
+//! them), so they live at the bottom, importing neither.
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::text::{normalise, shorten};
+
+/// The model's answer, parsed but not yet checked against the sources.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ModelAnswer {
+    /// False when the model says the sources do not answer the question.
+    pub answerable: bool,
+    /// The answer, one statement per claim.
+    pub statements: Vec<ModelStatement>,
+    /// What the sources leave open or disagree on.
+    pub unknowns: Vec<String>,
+}
+
+/// One claim of the answer with the citations the model gave for it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelStatement {
+    /// The sentence.
+    pub text: String,
+    /// Claimed support.
+    pub citations: Vec<ModelCitation>,
+}
+
+/// A citation as the model wrote it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelCitation {
+    /// Which source it names.
+    pub source: SourceRef,
+    /// The supporting quote.
+    pub quote: String,
+}
+
+/// How a citation names its source: small models write `1`, `"1"`, `"[1]"`, or a URL.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SourceRef {
+    /// A source number (may not exist).
+    Number(i64),
+    /// A URL (may not be one of ours).
+    Url(String),
+    /// Anything else, kept for the report.
+    Other(String),
+}
+
+/// A question the model would ask the user, for a grounding pack.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct AskUser {
+    /// The question.
+    pub q: String,
+    /// Why it matters.
+    pub why: String,
+}
+
+/// The `what_to_ask_user` entries of a reply (empty when absent or malformed).
+pub fn parse_questions_for_user(content: &str) -> Vec<AskUser> {
+    let Some(value) =
+        json_object_slice(content).and_then(|j| serde_json::from_str::<Value>(j).ok())
+    else {
+        return Vec::new();
+    };
+    value["what_to_ask_user"]
+        .as_array()
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|item| {
+                    let q = item["q"].as_str()?.trim();
+                    let why = item["why"].as_str().unwrap_or("").trim();
+                    (!q.is_empty()).then(|| AskUser {
+                        q: q.to_string(),
+                        why: why.to_string(),
+                    })
+                })
+                .take(2)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[derive(Deserialize)]
+struct RawAnswer {
+    #[serde(default)]
+    answerable: Option<Value>,
+    #[serde(default)]
+    statements: Vec<RawStatement>,
+    #[serde(default)]
+    unknowns: Vec<Value>,
+}
+
+#[derive(Deserialize)]
+struct RawStatement {
+    #[serde(default)]
+    text: String,
+    #[serde(default)]
+    citations: Vec<RawCitation>,
+}
+
+#[derive(Deserialize)]
+struct RawCitation {
+    #[serde(default)]
+    source: Value,
+    #[serde(default)]
+    quote: String,
+}
+
+/// Parses the model's reply text into a [`ModelAnswer`]. Tolerates what models add
+/// around JSON (code fences, a sentence before it) but nothing inside it.
+pub fn parse_answer(content: &str) -> Result<ModelAnswer, String> {
+    let json = json_object_slice(content)
+        .ok_or_else(|| "the reply contains no JSON object".to_string())?;
+    let raw: RawAnswer = serde_json::from_str(json).map_err(|e| format!("invalid JSON ({e})"))?;
+    let statements: Vec<ModelStatement> = raw
+        .statements
+        .into_iter()
+        .map(|s| ModelStatement {
+            text: s.text.trim().to_string(),
+            citations: s
+                .citations
+                .into_iter()
+                .map(|c| ModelCitation {
+                    source: source_ref(&c.source),
+                    quote: c.quote.trim().to_string(),
+                })
+                .collect(),
+        })
+        .filter(|s| !s.text.is_empty())
+        .collect();
+    // Small models repeat themselves: a statement said twice is said once, with the
+    // citations of both.
+    let mut statements: Vec<ModelStatement> = statements;
+    let mut unique: Vec<ModelStatement> = Vec::with_capacity(statements.len());
+    for statement in statements.drain(..) {
+        let key = normalise(&statement.text);
+        match unique.iter_mut().find(|u| normalise(&u.text) == key) {
+            Some(first) => {
+                for citation in statement.citations {
+                    if !first.citations.contains(&citation) {
+                        first.citations.push(citation);
+                    }
+                }
+            }
+            None => unique.push(statement),
+        }
+    }
+    let statements = unique;
+    // A reply that says "not answerable" but still makes cited statements is judged
+    // by its citations (small models get the flag wrong); verification decides.
+    let cites = statements.iter().any(|s| !s.citations.is_empty());
+    let answerable = match raw.answerable {
+        Some(Value::Bool(b)) => b || cites,
+        Some(Value::String(s)) => s.eq_ignore_ascii_case("true") || cites,
+        _ => !statements.is_empty(),
+    } && !statements.is_empty();
+    // Unknowns that repeat each other or a statement say nothing new.
+    let mut unknowns: Vec<String> = Vec::new();
+    for unknown in raw.unknowns {
+        let Value::String(text) = unknown else {
+            continue;
+        };
+        let text = text.trim().to_string();
+        let key = normalise(&text);
+        let repeated = key.is_empty()
+            || unknowns.iter().any(|u| normalise(u) == key)
+            || statements.iter().any(|s| normalise(&s.text) == key);
+        if !repeated {
+            unknowns.push(text);
+        }
+    }
+    Ok(ModelAnswer {
+        answerable,
+        statements,
+        unknowns,
+    })
+}
+
+fn source_ref(value: &Value) -> SourceRef {
+    match value {
+        Value::Number(n) => n
+            .as_i64()
+            .map(SourceRef::Number)
+            .unwrap_or_else(|| SourceRef::Other(n.to_string())),
+        Value::String(s) => {
+            let t = s.trim();
+            if t.starts_with("http://") || t.starts_with("https://") {
+                return SourceRef::Url(t.to_string());
+            }
+            let digits = t
+                .trim_start_matches(|c: char| !c.is_ascii_digit())
+                .trim_end_matches(|c: char| !c.is_ascii_digit());
+            match digits.parse::<i64>() {
+                Ok(n) if !digits.is_empty() && t.len() <= 12 => SourceRef::Number(n),
+                _ => SourceRef::Other(t.to_string()),
+            }
+        }
+        other => SourceRef::Other(shorten(&other.to_string(), 40)),
+    }
+}
+
+/// The outermost `{...}` of `text`, matched with string awareness.
+pub fn json_object_slice(text: &str) -> Option<&str> {
+    let start = text.find('{')?;
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    for (i, c) in text[start..].char_indices() {
+        if in_string {
+            match (escaped, c) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '"' => in_string = true,
+            '{' => depth += 1,
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(&text[start..start + i + 1]);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn parses_clean_and_wrapped_json() {
+        let clean = r#"{"answerable": true, "statements": [{"text": "A.", "citations": [{"source": 1, "quote": "a"}]}], "unknowns": []}"#;
+        let a = parse_answer(clean).unwrap();
+        assert!(a.answerable);
+        assert_eq!(a.statements[0].citations[0].source, SourceRef::Number(1));
+        let fenced = format!("Here you go:\n```json\n{clean}\n```");
+        assert_eq!(parse_answer(&fenced).unwrap(), a);
+    }
+
+    #[test]
+    fn lenient_source_forms() {
+        assert_eq!(source_ref(&json!("2")), SourceRef::Number(2));
+        assert_eq!(source_ref(&json!("[3]")), SourceRef::Number(3));
+        assert_eq!(
+            source_ref(&json!("https://x.org/a")),
+            SourceRef::Url("https://x.org/a".into())
+        );
+        assert!(matches!(
+            source_ref(&json!("the first one")),
+            SourceRef::Other(_)
+        ));
+    }
+
+    #[test]
+    fn garbage_is_an_error() {
+        assert!(parse_answer("I think the answer is 42").is_err());
+        assert!(parse_answer("{\"statements\": [ {\"text\": \"unterminated").is_err());
+        assert!(parse_answer("{\"statements\": 5}").is_err());
+    }
+
+    #[test]
+    fn cited_statements_outweigh_a_false_flag() {
+        let a = parse_answer(r#"{"answerable": false, "statements": [{"text": "It is in September.", "citations": [{"source": 1, "quote": "third Saturday of September"}]}], "unknowns": []}"#).unwrap();
+        assert!(a.answerable);
+        let b = parse_answer(r#"{"answerable": false, "statements": [{"text": "Nothing found.", "citations": []}], "unknowns": []}"#).unwrap();
+        assert!(!b.answerable);
+    }
+
+    #[test]
+    fn repeated_statements_and_unknowns_are_said_once() {
+        let a = parse_answer(r#"{"answerable": true, "statements": [
+            {"text": "It is held in September.", "citations": [{"source": 1, "quote": "third Saturday of September"}]},
+            {"text": "It is held  in September. ", "citations": [{"source": 1, "quote": "third Saturday of September"}, {"source": 2, "quote": "in the autumn"}]}
+        ], "unknowns": ["It is held in September.", "Who started it", "who started it"]}"#).unwrap();
+        assert_eq!(a.statements.len(), 1);
+        assert_eq!(a.statements[0].citations.len(), 2);
+        assert_eq!(a.unknowns, vec!["Who started it".to_string()]);
+    }
+
+    #[test]
+    fn no_statements_means_not_answerable() {
+        let a = parse_answer(r#"{"answerable": true, "statements": [], "unknowns": ["when"]}"#)
+            .unwrap();
+        assert!(!a.answerable);
+        assert_eq!(a.unknowns, vec!["when".to_string()]);
+    }
+}

@@ -1,0 +1,158 @@
+//! `ground answer`: the whole pipeline, printed for a person, as `--json`, or as a
+//! grounding pack, with the exit code of the run's [`verdict`].
+
+use std::io::{IsTerminal, Write};
+use std::path::Path;
+use std::process::ExitCode;
+
+use ground::error::{Error, exit};
+use ground::events::{Events, Progress};
+use ground::render::{self, Style};
+use ground::report::{Verdict, verdict};
+use ground::text::sanitize_line;
+
+use crate::cli::{self, AnswerArgs, Format};
+use crate::input::read_input;
+use crate::output::{code, colour_stdout, fail, print_json};
+use crate::runtime::{block_on, settings};
+
+/// Runs `ground answer`.
+pub fn run(args: AnswerArgs) -> ExitCode {
+    let json = args.json || args.pack;
+    let question = match read_input(&args.question, "question") {
+        Ok(q) => q,
+        Err(e) => return fail(json, "question", "", &e),
+    };
+    let mut overrides = cli::overrides(
+        &args.config,
+        Some(&args.search),
+        Some(&args.fetch),
+        Some(&args.model),
+        args.pages,
+    );
+    overrides.timeout_secs = args.timeout;
+    overrides.auto = args.auto;
+    overrides.queries = args.queries;
+    overrides.region = args.region.clone();
+    overrides.max_searches = args.max_searches;
+    overrides.fallback = args.fallback.map(Into::into);
+    overrides.pack = args.pack;
+    let settings = match settings(&overrides) {
+        Ok(s) => s,
+        Err(e) => return fail(json, "question", &question, &e),
+    };
+    let events = match open_events(
+        args.events.as_deref(),
+        !args.quiet && std::io::stderr().is_terminal(),
+    ) {
+        Ok(events) => events,
+        Err(e) => return fail(json, "question", &question, &e),
+    };
+
+    let deadline = settings.run.timeout;
+    let run = async {
+        match tokio::time::timeout(
+            deadline,
+            ground::pipeline::answer(&question, &settings, &events),
+        )
+        .await
+        {
+            Ok(result) => result,
+            Err(_) => Err(Error::Deadline {
+                seconds: deadline.as_secs(),
+                stage: events.current(),
+            }),
+        }
+    };
+    let report = match block_on(run) {
+        Ok(report) => report,
+        Err(e) => return fail(json, "question", &question, &e),
+    };
+
+    if args.verbose {
+        for page in &report.pages {
+            eprintln!(
+                "ground: page {} {} {}{}",
+                page.index
+                    .map(|i| format!("[{i}]"))
+                    .unwrap_or_else(|| "[-]".into()),
+                page.status.as_str(),
+                sanitize_line(&page.url),
+                page.error
+                    .as_deref()
+                    .map(|e| format!(" ({})", sanitize_line(e)))
+                    .unwrap_or_default()
+            );
+        }
+        eprintln!(
+            "ground: prompt ~{} tokens (server counted {}), window {}",
+            report.model.estimated_prompt_tokens,
+            report
+                .model
+                .prompt_tokens
+                .map(|t| t.to_string())
+                .unwrap_or_else(|| "?".into()),
+            report.model.context_window
+        );
+    }
+    if !args.quiet {
+        for warning in &report.warnings {
+            eprintln!("warning: {}", sanitize_line(warning));
+        }
+    }
+
+    let printed = if args.pack {
+        print_json(&render::pack(&report))
+    } else if args.json {
+        print_json(&render::json(&report))
+    } else {
+        let style = match args.format {
+            Format::Text => Style::Text {
+                colour: colour_stdout(),
+            },
+            Format::Markdown => Style::Markdown,
+        };
+        write!(
+            std::io::stdout().lock(),
+            "{}",
+            render::person(&report, style)
+        )
+    };
+    if printed.is_err() {
+        return ExitCode::SUCCESS; // stdout closed (e.g. piped into `head`): nothing to report
+    }
+
+    let judged = verdict(&report, args.strict);
+    match &judged {
+        Verdict::Accepted => {}
+        Verdict::Offline => eprintln!(
+            "warning: search failed; this answer is the model's alone and not grounded (exit {})",
+            exit::OFFLINE
+        ),
+        Verdict::Rejected(e) => eprintln!("{}", e.report()),
+    }
+    code(judged.exit_code())
+}
+
+/// The run's event sink: progress lines on stderr when it is a terminal, and JSON
+/// lines to `--events FILE` (appended) or `-` (stderr).
+fn open_events(path: Option<&Path>, progress: bool) -> Result<Events, Error> {
+    let progress: Option<Progress> =
+        progress.then(|| Box::new(|line: &str| eprintln!("ground: {line}…")) as Progress);
+    let log: Option<Box<dyn Write + Send>> = match path {
+        None => None,
+        Some(p) if p.as_os_str() == "-" => Some(Box::new(std::io::stderr())),
+        Some(p) => {
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(p)
+                .map_err(|e| Error::Usage {
+                    message: format!("cannot open the events file {}: {e}", p.display()),
+                    hint: "give --events a writable path, or - for stderr".into(),
+                })?;
+            Some(Box::new(file))
+        }
+    };
+    Ok(Events::new(progress, log))
+}

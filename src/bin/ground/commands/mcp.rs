@@ -1,0 +1,28 @@
+//! `ground mcp`: serve the tools to an AI agent over MCP on stdin/stdout.
+
+use std::process::ExitCode;
+
+use crate::cli::{self, McpArgs};
+use crate::output::code;
+use crate::runtime::{block_on, settings};
+
+/// Runs `ground mcp` until the client closes the session.
+pub fn run(args: McpArgs) -> ExitCode {
+    let mut overrides = cli::overrides(
+        &args.config,
+        Some(&args.search),
+        Some(&args.fetch),
+        Some(&args.model),
+        None,
+    );
+    overrides.session_searches = args.session_searches;
+    overrides.max_searches = args.max_searches;
+    overrides.queries = args.queries;
+    match settings(&overrides).and_then(|s| block_on(ground::mcp::serve(s))) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{}", e.report());
+            code(e.exit_code())
+        }
+    }
+}

@@ -1,0 +1,10 @@
+//! One file per command, each a `run(args) -> ExitCode`.
+
+pub mod answer;
+pub mod cache;
+pub mod completions;
+pub mod doctor;
+pub mod extract;
+pub mod fetch;
+pub mod mcp;
+pub mod search;

@@ -1,0 +1,29 @@
+//! The `ground` binary: parse the command line, start the runtime, run one command and
+//! turn its outcome into an exit code. It is the only code that knows clap; every
+//! behaviour lives in the library (`ground`), and each command is a `run(args) ->
+//! ExitCode` in [`commands`].
+
+mod cli;
+mod commands;
+mod input;
+mod output;
+mod runtime;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::cli::{Cli, Command};
+
+fn main() -> ExitCode {
+    match Cli::parse().command {
+        Command::Answer(args) => commands::answer::run(args),
+        Command::Search(args) => commands::search::run(args),
+        Command::Fetch(args) => commands::fetch::run(args),
+        Command::Extract(args) => commands::extract::run_command(args),
+        Command::Doctor(args) => commands::doctor::run(args),
+        Command::Mcp(args) => commands::mcp::run(args),
+        Command::Cache(args) => commands::cache::run(args),
+        Command::Completions(args) => commands::completions::run(args),
+    }
+}

@@ -1,0 +1,115 @@
+//! Search results as plain data: what every search backend returns and what the
+//! later stages (fetch, cache, context, output) read, with the URL form used to tell
+//! two results of the same page apart.
+
+use serde::Serialize;
+
+/// One search result, as the later stages need it.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct SearchHit {
+    /// The result's address (http or https).
+    pub url: String,
+    /// The result's title as the engine gave it.
+    pub title: String,
+    /// The engine's snippet (SearXNG's `content`).
+    pub snippet: String,
+    /// The engines that returned it.
+    pub engines: Vec<String>,
+    /// Publication date when the engine knew it (ISO 8601 in SearXNG, a display
+    /// string in old searx).
+    pub published: Option<String>,
+}
+
+/// The outcome of one search call.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
+pub struct SearchOutcome {
+    /// The query that ran.
+    pub query: String,
+    /// Results in rank order, de-duplicated by URL, http(s) only.
+    pub hits: Vec<SearchHit>,
+    /// Engines that failed, with SearXNG's reason ("timeout", "Suspended: ...").
+    pub unresponsive_engines: Vec<(String, String)>,
+}
+
+/// A URL in the form used to recognise the same page across queries and in the
+/// cache: scheme and host lower-cased and the default port dropped (the parser does
+/// that), fragment dropped, tracking parameters (`utm_*`, `fbclid`, `gclid`,
+/// `mc_cid`, `mc_eid`) removed while the others keep their order and encoding, and a
+/// trailing slash on a longer path dropped. Unparsable input is returned trimmed.
+pub fn normalize_url(url: &str) -> String {
+    let Ok(mut parsed) = url::Url::parse(url.trim()) else {
+        return url.trim().to_string();
+    };
+    parsed.set_fragment(None);
+    let kept: Vec<String> = parsed
+        .query()
+        .unwrap_or("")
+        .split('&')
+        .filter(|pair| {
+            let name = pair.split('=').next().unwrap_or("").to_ascii_lowercase();
+            !(name.is_empty()
+                || name.starts_with("utm_")
+                || matches!(name.as_str(), "fbclid" | "gclid" | "mc_cid" | "mc_eid"))
+        })
+        .map(str::to_string)
+        .collect();
+    parsed.set_query((!kept.is_empty()).then(|| kept.join("&")).as_deref());
+    let path = parsed.path().to_string();
+    if path.len() > 1 && path.ends_with('/') {
+        parsed.set_path(path.trim_end_matches('/'));
+    }
+    parsed.to_string()
+}
+
+/// Keeps the http(s) results in order, each URL once, at most `max` of them. Each
+/// item is the provider's URL and the hit to fill it into.
+pub fn collect_hits(
+    results: impl Iterator<Item = (Option<String>, SearchHit)>,
+    max: usize,
+) -> Vec<SearchHit> {
+    let mut hits: Vec<SearchHit> = Vec::new();
+    for (url, mut hit) in results {
+        let Some(url) = url.filter(|u| u.starts_with("http://") || u.starts_with("https://"))
+        else {
+            continue;
+        };
+        if hits.len() >= max {
+            break;
+        }
+        if !hits.iter().any(|h| h.url == url) {
+            hit.url = url;
+            hits.push(hit);
+        }
+    }
+    hits
+}
+
+#[cfg(test)]
+mod tests {
+    use super::normalize_url;
+
+    #[test]
+    fn urls_are_normalised_for_merging() {
+        assert_eq!(
+            normalize_url("HTTPS://Example.ORG:443/a/?utm_source=x&id=3#top"),
+            "https://example.org/a?id=3"
+        );
+        assert_eq!(
+            normalize_url("https://example.org/a/"),
+            normalize_url("https://example.org/a")
+        );
+        assert_eq!(
+            normalize_url("https://example.org/"),
+            normalize_url("https://example.org")
+        );
+        assert_eq!(
+            normalize_url("https://example.org/?fbclid=1&gclid=2"),
+            "https://example.org/"
+        );
+        assert_ne!(
+            normalize_url("https://example.org/a?id=1"),
+            normalize_url("https://example.org/a?id=2")
+        );
+        assert_eq!(normalize_url(" not a url "), "not a url");
+    }
+}

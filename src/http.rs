@@ -1,0 +1,107 @@
+//! HTTP plumbing shared by every client: our User-Agent, the one client builder, the
+//! one size-bounded body reader, transport errors as one line, and URLs as shown to
+//! people (never with a password in them).
+//!
+//! Each stage (search, fetch, llm, doctor) adds its own settings on top of
+//! [`client_builder`] and reads every body through [`read_bounded`], so no reply of
+//! any server is ever read without a size limit.
+
+use std::time::Duration;
+
+use url::Url;
+
+use crate::text::shorten;
+
+/// The User-Agent sent to every server: honest, with our version.
+pub const USER_AGENT: &str = concat!("ground/", env!("CARGO_PKG_VERSION"));
+
+/// Renders a transport error as one line with its causes, e.g.
+/// "error sending request: connection refused".
+pub fn describe_error(err: &reqwest::Error) -> String {
+    if err.is_timeout() {
+        return "timed out".into();
+    }
+    if err.is_connect() {
+        // The innermost cause says it plainly ("Connection refused (os error 111)").
+        let mut root: &dyn std::error::Error = err;
+        while let Some(next) = root.source() {
+            root = next;
+        }
+        return format!("connection failed: {}", shorten(&root.to_string(), 160));
+    }
+    let mut parts: Vec<String> = Vec::new();
+    let mut source: Option<&dyn std::error::Error> = Some(err);
+    while let Some(e) = source {
+        let text = e.to_string();
+        // reqwest repeats the URL in its top-level message; keep it short.
+        let text = match text.split_once(" for url (") {
+            Some((head, _)) => head.to_string(),
+            None => text,
+        };
+        if !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        source = e.source();
+    }
+    shorten(&parts.join(": "), 200)
+}
+
+/// A client builder with our User-Agent and the given time limits. Callers add what
+/// is theirs (redirect policy, resolver) and call `build()`.
+pub fn client_builder(
+    connect_timeout: Duration,
+    timeout: Option<Duration>,
+) -> reqwest::ClientBuilder {
+    let builder = reqwest::Client::builder()
+        .user_agent(USER_AGENT)
+        .connect_timeout(connect_timeout);
+    match timeout {
+        Some(limit) => builder.timeout(limit),
+        None => builder,
+    }
+}
+
+/// A body read up to a limit.
+#[derive(Debug)]
+pub struct Bounded {
+    /// The bytes read: all of the body, or its first `max` bytes.
+    pub bytes: Vec<u8>,
+    /// Whether the body was longer than the limit (the rest was not read).
+    pub truncated: bool,
+}
+
+/// Reads `response`'s body, at most `max` bytes of it (after decompression). A longer
+/// body stops at the limit with `truncated` set: the caller decides whether that is an
+/// error (search and model replies) or a page cut short (fetch).
+pub async fn read_bounded(
+    mut response: reqwest::Response,
+    max: usize,
+) -> Result<Bounded, reqwest::Error> {
+    let mut bytes: Vec<u8> = Vec::new();
+    while let Some(chunk) = response.chunk().await? {
+        let room = max - bytes.len();
+        if chunk.len() > room {
+            bytes.extend_from_slice(&chunk[..room]);
+            return Ok(Bounded {
+                bytes,
+                truncated: true,
+            });
+        }
+        bytes.extend_from_slice(&chunk);
+    }
+    Ok(Bounded {
+        bytes,
+        truncated: false,
+    })
+}
+
+/// A configured server's URL for messages: no trailing slash, and any password
+/// replaced by `redacted` (a URL like `http://user:secret@host` must never be printed
+/// as it was typed).
+pub fn display_url(url: &Url) -> String {
+    let mut url = url.clone();
+    if url.password().is_some() {
+        let _ = url.set_password(Some("redacted"));
+    }
+    url.as_str().trim_end_matches('/').to_string()
+}

@@ -1,0 +1,153 @@
+//! One model call with its single retry: send the request, parse the answer, and when
+//! the reply is cut off, invalid or uncited, ask once more saying what went wrong,
+//! with tighter schema bounds.
+
+use serde_json::{Value, json};
+
+use crate::answer::{ModelAnswer, parse_answer};
+use crate::error::{Error, ReplyProblem};
+use crate::text::{sanitize_line, shorten};
+
+use super::client::{ChatBackend, ModelReply, ModelRequest};
+use super::prompt::MAX_STATEMENTS;
+
+/// One model call's outcome across retries.
+#[derive(Debug, Clone)]
+pub struct Asked {
+    /// The parsed answer.
+    pub answer: ModelAnswer,
+    /// The last reply (token counts, done reason).
+    pub reply: ModelReply,
+    /// Calls made (1 or 2).
+    pub attempts: u32,
+}
+
+/// Sends `request` and parses the answer, retrying once when the reply is cut off at
+/// the token cap, is not valid JSON, or answers without citing anything. The retry is
+/// not the same request again (at temperature 0 that gives the same reply): it says
+/// what went wrong and tightens the schema's bounds.
+pub async fn ask(client: &impl ChatBackend, request: &ModelRequest) -> Result<Asked, Error> {
+    let mut current = request.clone();
+    let mut last_problem: Option<Error> = None;
+    for attempt in 1..=2u32 {
+        let reply = client.chat(&current).await?;
+        let cut_off = reply.done_reason.as_deref() == Some("length");
+        let parsed = parse_answer(&reply.content);
+        let problem = match &parsed {
+            Ok(_) if cut_off => format!(
+                "the reply was cut off at the {}-token output cap",
+                request.max_answer_tokens
+            ),
+            Ok(answer) => {
+                let cites_something = answer.statements.iter().any(|s| !s.citations.is_empty());
+                if answer.answerable && !cites_something && attempt == 1 {
+                    current = retry_request(
+                        request,
+                        "cited no source: every statement needs a citation with a quote copied from that source",
+                    );
+                    continue;
+                }
+                let answer = parsed.expect("matched Ok");
+                return Ok(Asked {
+                    answer,
+                    reply,
+                    attempts: attempt,
+                });
+            }
+            Err(_) if cut_off => format!(
+                "the reply was cut off at the {}-token output cap",
+                request.max_answer_tokens
+            ),
+            Err(e) => e.clone(),
+        };
+        let note = if cut_off {
+            "was cut off at the length limit"
+        } else {
+            "was not valid JSON"
+        };
+        current = retry_request(
+            request,
+            &format!("{note}: answer with fewer, shorter statements and quotes, in valid JSON"),
+        );
+        last_problem = Some(Error::ModelBadReply {
+            attempts: attempt,
+            detail: problem,
+            raw_start: sanitize_line(&shorten(&reply.content, 120)),
+            problem: if cut_off {
+                ReplyProblem::CutOff
+            } else {
+                ReplyProblem::Invalid
+            },
+        });
+    }
+    Err(last_problem.unwrap_or(Error::ModelBadReply {
+        attempts: 2,
+        detail: "no usable reply".into(),
+        raw_start: String::new(),
+        problem: ReplyProblem::Invalid,
+    }))
+}
+
+/// The second attempt: the same sources and question, a note on what was wrong with
+/// the first reply, and tighter schema bounds (half the statements, one citation
+/// each, shorter strings).
+fn retry_request(request: &ModelRequest, problem: &str) -> ModelRequest {
+    let mut retry = request.clone();
+    retry.user = format!("{}\n\nYour previous reply {problem}.", request.user);
+    let statements = &mut retry.schema["properties"]["statements"];
+    let most = statements["maxItems"].as_u64().unwrap_or(MAX_STATEMENTS);
+    statements["maxItems"] = json!((most / 2).max(1));
+    let item = &mut statements["items"]["properties"];
+    item["citations"]["maxItems"] = json!(1);
+    let shorter = |v: &mut Value, cap: u64| {
+        let now = v["maxLength"].as_u64().unwrap_or(cap);
+        v["maxLength"] = json!(now.min(cap));
+    };
+    shorter(&mut item["text"], 200);
+    shorter(&mut item["citations"]["items"]["properties"]["quote"], 160);
+    retry
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::prompt::{AnswerBounds, answer_schema};
+
+    #[test]
+    fn bounds_fit_the_output_cap() {
+        let small = AnswerBounds::for_tokens(512);
+        assert_eq!(
+            (
+                small.statements,
+                small.citations,
+                small.statement_chars,
+                small.quote_chars
+            ),
+            (3, 1, 200, 160)
+        );
+        for tokens in [64, 256, 512, 1024, 2048, 8192] {
+            let b = AnswerBounds::for_tokens(tokens);
+            let worst = b.statements
+                * (b.statement_chars + b.citations * (b.quote_chars + 40) + 40)
+                + b.unknowns * (b.unknown_chars + 10)
+                + 60;
+            assert!(
+                worst <= u64::from(tokens) * 7 / 2 || b.statements == 1,
+                "{tokens}: {b:?}"
+            );
+        }
+        let schema = answer_schema(3, small);
+        let retry = retry_request(
+            &ModelRequest {
+                system: String::new(),
+                user: "q".into(),
+                schema,
+                context_tokens: 2048,
+                max_answer_tokens: 512,
+            },
+            "was cut off",
+        );
+        assert_eq!(retry.schema["properties"]["statements"]["maxItems"], 1);
+        assert!(retry.user.ends_with("Your previous reply was cut off."));
+    }
+}

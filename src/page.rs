@@ -1,0 +1,217 @@
+//! One result page through fetch, extract and the cache: the unit of work the
+//! pipeline runs concurrently, and all that `ground fetch` and MCP's `web_fetch` do.
+//!
+//! A page attempt never fails as a whole: every outcome (timeout, blocked address,
+//! no readable text) is a status on the [`PageAttempt`], so the pipeline can go on
+//! with the other pages and report each one.
+
+use std::time::Instant;
+
+use serde::Serialize;
+
+use crate::cache::{Cache, CachedPage};
+use crate::error::Error;
+use crate::extract;
+use crate::fetch::{BodyKind, FetchFailure, FetchedPage, Fetcher, RetrievalStatus, elapsed_ms};
+use crate::hits::SearchHit;
+use crate::settings::Settings;
+
+/// What happened to one result page.
+#[derive(Debug, Clone, Serialize)]
+pub struct PageAttempt {
+    /// Search rank (0-based) of the result.
+    #[serde(skip)]
+    pub rank: usize,
+    /// The number the model saw it under, when it was used.
+    pub index: Option<usize>,
+    /// The result's URL.
+    pub url: String,
+    /// The URL after redirects.
+    pub final_url: Option<String>,
+    /// The page's title (extracted, else the search result's).
+    pub title: String,
+    /// Retrieval status.
+    pub status: RetrievalStatus,
+    /// HTTP status, when a response arrived.
+    pub http_status: Option<u16>,
+    /// Content-Type header.
+    pub content_type: Option<String>,
+    /// Characters of decoded page body.
+    pub chars_fetched: usize,
+    /// Characters of extracted main text.
+    pub chars: usize,
+    /// Whether the body was cut at the size limit.
+    pub body_truncated: bool,
+    /// What went wrong, when it did.
+    pub error: Option<String>,
+    /// Time spent on this page.
+    pub ms: u64,
+    /// Whether it came from the page cache.
+    pub cached: bool,
+    /// The extracted text (not serialised; sources carry it).
+    #[serde(skip)]
+    pub text: String,
+}
+
+/// Fetches one result page and extracts its main text. Returns the attempt (status,
+/// sizes, the text on success) and the extraction time in ms.
+pub async fn fetch_and_extract(
+    fetcher: &Fetcher,
+    cache: &Cache,
+    rank: usize,
+    hit: &SearchHit,
+) -> (PageAttempt, u64) {
+    let start = Instant::now();
+    let mut attempt = PageAttempt {
+        rank,
+        index: None,
+        url: hit.url.clone(),
+        final_url: None,
+        title: hit.title.clone(),
+        status: RetrievalStatus::Error,
+        http_status: None,
+        content_type: None,
+        chars_fetched: 0,
+        chars: 0,
+        body_truncated: false,
+        error: None,
+        ms: 0,
+        cached: false,
+        text: String::new(),
+    };
+    if let Some(page) = cache.get_page(&hit.url) {
+        attempt.status = RetrievalStatus::Success;
+        attempt.final_url = Some(page.final_url);
+        attempt.http_status = Some(page.http_status);
+        attempt.content_type = page.content_type;
+        attempt.chars_fetched = page.chars_fetched;
+        attempt.chars = page.text.chars().count();
+        attempt.body_truncated = page.body_truncated;
+        if !page.title.is_empty() {
+            attempt.title = page.title;
+        }
+        attempt.text = page.text;
+        attempt.cached = true;
+        attempt.ms = elapsed_ms(start);
+        return (attempt, 0);
+    }
+    let mut extract_ms = 0;
+    match fetcher.fetch(&hit.url).await {
+        Err(FetchFailure {
+            status,
+            http_status,
+            final_url,
+            reason,
+        }) => {
+            attempt.status = status;
+            attempt.http_status = http_status;
+            attempt.final_url = final_url;
+            attempt.error = Some(reason);
+        }
+        Ok(page) => {
+            let t = Instant::now();
+            let FetchedPage {
+                final_url,
+                http_status,
+                content_type,
+                kind,
+                body,
+                truncated,
+            } = page;
+            let decoded = extract::decode_body(&body, content_type.as_deref());
+            let base = url::Url::parse(&final_url).ok();
+            let extracted = match kind {
+                BodyKind::Html => extract::extract_html(&decoded, base.as_ref()),
+                BodyKind::PlainText => extract::extract_plain_text(&decoded),
+            };
+            extract_ms = elapsed_ms(t);
+            attempt.final_url = Some(final_url);
+            attempt.http_status = Some(http_status);
+            attempt.content_type = content_type;
+            attempt.body_truncated = truncated;
+            attempt.chars_fetched = decoded.chars().count();
+            attempt.chars = extracted.text.chars().count();
+            if let Some(title) = extracted.title.filter(|t| !t.is_empty()) {
+                attempt.title = title;
+            }
+            if extracted.text.trim().is_empty() {
+                attempt.status = RetrievalStatus::Empty;
+                attempt.error = Some("no readable text on the page".into());
+            } else {
+                attempt.status = RetrievalStatus::Success;
+                attempt.text = extracted.text;
+            }
+        }
+    }
+    attempt.ms = elapsed_ms(start);
+    if let Some(page) = cached_page(&attempt) {
+        cache.put_page(&[&hit.url, &page.final_url], &page);
+    }
+    (attempt, extract_ms)
+}
+
+/// "2 TIMEOUT, 1 ERROR (HTTP 404)"-style counts for the no-sources error.
+pub fn status_summary(pages: &[PageAttempt]) -> String {
+    let mut counts: Vec<(String, usize)> = Vec::new();
+    for page in pages {
+        let status = page.status.as_str().to_string();
+        let label = match page.http_status {
+            Some(code) if page.status == RetrievalStatus::Error => {
+                format!("{status} (HTTP {code})")
+            }
+            _ => status,
+        };
+        match counts.iter_mut().find(|(l, _)| *l == label) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((label, 1)),
+        }
+    }
+    counts
+        .iter()
+        .map(|(l, n)| format!("{n} {l}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The cacheable part of a page attempt; `None` unless it succeeded.
+pub fn cached_page(attempt: &PageAttempt) -> Option<CachedPage> {
+    (attempt.status == RetrievalStatus::Success).then(|| CachedPage {
+        final_url: attempt
+            .final_url
+            .clone()
+            .unwrap_or_else(|| attempt.url.clone()),
+        http_status: attempt.http_status.unwrap_or(200),
+        content_type: attempt.content_type.clone(),
+        title: attempt.title.clone(),
+        text: attempt.text.clone(),
+        chars_fetched: attempt.chars_fetched,
+        body_truncated: attempt.body_truncated,
+    })
+}
+
+/// Fetches one page given by the user (`ground fetch`, MCP `web_fetch`), or takes it
+/// from the page cache, and extracts its main text. A bad URL is a usage error; every
+/// other failure is the attempt's status.
+pub async fn fetch_one(settings: &Settings, url: &str) -> Result<PageAttempt, Error> {
+    let parsed = url::Url::parse(url.trim()).map_err(|e| Error::Usage {
+        message: format!("{url:?} is not a valid URL ({e})"),
+        hint: "give a full address such as https://example.org/page".into(),
+    })?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(Error::Usage {
+            message: format!("{url:?} is not an http or https URL"),
+            hint: "give a full address such as https://example.org/page".into(),
+        });
+    }
+    let fetcher = Fetcher::new(&settings.fetch)?;
+    let cache = Cache::open(&settings.cache);
+    let hit = SearchHit {
+        url: parsed.to_string(),
+        title: String::new(),
+        snippet: String::new(),
+        engines: Vec::new(),
+        published: None,
+    };
+    let (attempt, _) = fetch_and_extract(&fetcher, &cache, 0, &hit).await;
+    Ok(attempt)
+}

@@ -1,0 +1,193 @@
+//! The report as one JSON object for scripts (`--json`), the grounding pack
+//! (`--pack`), and the error object of a failed run. The shape is versioned
+//! ([`JSON_VERSION`]) and documented in the README; serde escapes control characters.
+
+use serde_json::{Value, json};
+
+use crate::error::Error;
+use crate::grounding::{self, Statement};
+use crate::report::{AnswerMode, Report};
+
+/// Version of the `--json` shape; bumped on any incompatible change.
+pub const JSON_VERSION: u32 = 1;
+
+/// The `--json` object (shape documented in README, version [`JSON_VERSION`]).
+pub fn json(report: &Report) -> Value {
+    let answer = &report.answer;
+    let source_of = |n: usize| &report.sources[n - 1];
+    let citations: Vec<Value> = answer
+        .statements
+        .iter()
+        .enumerate()
+        .flat_map(|(si, s)| s.citations.iter().map(move |c| (si, c)))
+        .map(|(si, c)| {
+            json!({
+                "statement": si,
+                "source": c.source,
+                "source_url": source_of(c.source).url,
+                "title": source_of(c.source).title,
+                "text": c.quote,
+                "verified": c.verified,
+                "confidence": c.confidence,
+                "match": c.matched,
+            })
+        })
+        .collect();
+    let statements: Vec<Value> = answer
+        .statements
+        .iter()
+        .map(|s| {
+            json!({
+                "text": s.text,
+                "start_index": s.start,
+                "end_index": s.end,
+                "supported": s.supported(),
+                "sources": markers(s),
+            })
+        })
+        .collect();
+    let sources: Vec<Value> = report
+        .pages
+        .iter()
+        .map(|p| {
+            let cut = p
+                .index
+                .and_then(|i| report.context.sources.iter().find(|c| c.number == i));
+            json!({
+                "index": p.index,
+                "url": p.url,
+                "final_url": p.final_url,
+                "title": p.title,
+                "status": p.status,
+                "http_status": p.http_status,
+                "content_type": p.content_type,
+                "chars": p.chars,
+                "chars_fetched": p.chars_fetched,
+                "chars_sent": cut.map(|c| c.chars_sent).unwrap_or(0),
+                "truncated": cut.is_some_and(|c| c.truncated),
+                "body_truncated": p.body_truncated,
+                "cached": p.cached,
+                "error": p.error,
+                "ms": p.ms,
+            })
+        })
+        .collect();
+    json!({
+        "version": JSON_VERSION,
+        "question": report.question,
+        "answer": answer.answer,
+        "grounded": report.mode == AnswerMode::Grounded && answer.grounded(),
+        "mode": report.mode.name(),
+        "offline_reason": match &report.mode {
+            AnswerMode::Offline { reason } => Some(reason.as_str()),
+            _ => None,
+        },
+        "decision": report.decision,
+        "searches": report.searches,
+        "answerable": answer.answerable,
+        "statements": statements,
+        "citations": citations,
+        "rejected_citations": answer.rejected,
+        "unknowns": answer.unknowns,
+        "sources": sources,
+        "groundingMetadata": grounding::grounding_metadata(answer, &report.sources, &report.queries),
+        "model": report.model,
+        "context": {
+            "budget_tokens": report.context.budget_tokens,
+            "estimated_tokens": report.context.estimated_tokens,
+        },
+        "timings_ms": report.timings,
+        "warnings": report.warnings,
+    })
+}
+
+/// The grounding pack (`--pack`): evidence for apps instead of prose. Every key point
+/// carries verified citations (the same quote check as answers); a statement without
+/// one is moved to `disputed_or_uncertain`, next to what the model itself called
+/// unsettled.
+pub fn pack(report: &Report) -> Value {
+    let answer = &report.answer;
+    let grounded_run = report.mode == AnswerMode::Grounded;
+    let source_ref = |n: usize| {
+        let s = &report.sources[n - 1];
+        json!({"index": n, "url": s.url, "title": s.title})
+    };
+    let mut key_points = Vec::new();
+    let mut uncertain = Vec::new();
+    for statement in &answer.statements {
+        let verified = statement.verified_sources();
+        if grounded_run && !verified.is_empty() {
+            let confidence = verified.iter().map(|(_, c)| *c).fold(0.0, f64::max);
+            let quotes: Vec<Value> = statement
+                .citations
+                .iter()
+                .filter(|c| c.verified)
+                .map(|c| json!({"source": c.source, "text": c.quote, "confidence": c.confidence}))
+                .collect();
+            key_points.push(json!({
+                "text": statement.text,
+                "sources": verified.iter().map(|(n, _)| source_ref(*n)).collect::<Vec<_>>(),
+                "quotes": quotes,
+                "confidence": confidence,
+            }));
+        } else {
+            let reason = if !grounded_run {
+                "answered without sources".to_string()
+            } else if statement.citations.is_empty() {
+                "no citation".to_string()
+            } else {
+                let cited: Vec<String> = statement
+                    .citations
+                    .iter()
+                    .map(|c| c.source.to_string())
+                    .collect();
+                format!(
+                    "the quoted text was not found in source {}",
+                    cited.join(", ")
+                )
+            };
+            uncertain.push(json!({"text": statement.text, "reason": reason}));
+        }
+    }
+    for unknown in &answer.unknowns {
+        uncertain.push(json!({"text": unknown, "reason": "the sources do not settle this"}));
+    }
+    json!({
+        "version": JSON_VERSION,
+        "question": report.question,
+        "mode": report.mode.name(),
+        "grounded": grounded_run && answer.grounded(),
+        "key_points": key_points,
+        "disputed_or_uncertain": uncertain,
+        "what_to_ask_user": report.ask_user,
+        "sources": report.sources.iter().map(|s| json!({"index": s.number, "url": s.url, "title": s.title})).collect::<Vec<_>>(),
+        "webSearchQueries": report.queries,
+        "model": report.model,
+        "timings_ms": report.timings,
+        "warnings": report.warnings,
+    })
+}
+
+/// The `--json` object for a failed run: the error and what was asked, under
+/// `input_name` ("question" for answer, "query" for search, "url" for fetch).
+pub fn json_error(input_name: &str, input: &str, error: &Error) -> Value {
+    json!({
+        "version": JSON_VERSION,
+        input_name: input,
+        "error": {
+            "kind": error.kind(),
+            "message": error.to_string(),
+            "hint": error.hint(),
+            "exit_code": error.exit_code(),
+        }
+    })
+}
+
+/// The numbers of the sources that verifiably support `statement`, for `[n]` markers.
+pub fn markers(statement: &Statement) -> Vec<usize> {
+    statement
+        .verified_sources()
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect()
+}

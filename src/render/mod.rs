@@ -1,0 +1,15 @@
+//! The faces' printing: everything `ground` shows, for a person or as JSON, built from
+//! the plain data of the stages and the [`Report`](crate::report::Report) of a run.
+//!
+//! - [`person`]: an answer as text (coloured on a terminal) or Markdown;
+//! - [`json`]: an answer as `--json`, the grounding pack, error objects;
+//! - [`results`]: search results; [`page`]: one fetched page; [`cache`]: cache stats.
+
+pub mod cache;
+pub mod json;
+pub mod page;
+pub mod person;
+pub mod results;
+
+pub use json::{JSON_VERSION, json, json_error, pack};
+pub use person::{Style, person};

@@ -1,0 +1,190 @@
+//! What a run produced, as one [`Report`] that every face prints (person, Markdown,
+//! JSON, MCP), and the one rule, [`verdict`], that decides whether it counts as
+//! grounded: the CLI's exit code and MCP's result both come from it.
+
+use serde::Serialize;
+
+use crate::answer::AskUser;
+use crate::context::{Context, SourceText};
+use crate::error::{Error, exit};
+use crate::grounding::GroundedAnswer;
+use crate::hits::SearchHit;
+use crate::page::PageAttempt;
+use crate::plan::Decision;
+use crate::settings::{LlmBackend, SearchBackend};
+
+/// Model call details for the report.
+#[derive(Debug, Clone, Serialize)]
+pub struct ModelInfo {
+    /// "ollama" or "openai".
+    pub backend: LlmBackend,
+    /// Model name.
+    pub name: String,
+    /// Prompt tokens the server counted.
+    pub prompt_tokens: Option<u32>,
+    /// Tokens generated.
+    pub completion_tokens: Option<u32>,
+    /// Our estimate of the prompt's tokens.
+    pub estimated_prompt_tokens: u32,
+    /// The window requested.
+    pub context_window: u32,
+    /// Output-token cap.
+    pub max_answer_tokens: u32,
+    /// Calls made (a bad first reply is retried once).
+    pub attempts: u32,
+    /// Why generation stopped.
+    pub done_reason: Option<String>,
+}
+
+/// Milliseconds per stage.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Timings {
+    /// Search call.
+    pub search: u64,
+    /// Fetching pages (wall time; extraction runs inside it).
+    pub fetch: u64,
+    /// Extraction (summed over pages).
+    pub extract: u64,
+    /// Model call(s).
+    pub llm: u64,
+    /// Whole run.
+    pub total: u64,
+}
+
+/// How the answer came about.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AnswerMode {
+    /// Searched, read pages, answered from them (the normal case).
+    Grounded,
+    /// `--auto`: the gate decided no search was needed; the model answered alone.
+    NoSearchNeeded,
+    /// `--fallback offline`: search failed; the model answered alone.
+    Offline {
+        /// Why search failed.
+        reason: String,
+    },
+}
+
+impl AnswerMode {
+    /// The name used in `--json`: grounded, no_search_needed or offline.
+    pub fn name(&self) -> &'static str {
+        match self {
+            AnswerMode::Grounded => "grounded",
+            AnswerMode::NoSearchNeeded => "no_search_needed",
+            AnswerMode::Offline { .. } => "offline",
+        }
+    }
+}
+
+/// One search call of the run.
+#[derive(Debug, Clone, Serialize)]
+pub struct SearchRun {
+    /// The query sent.
+    pub query: String,
+    /// The service.
+    pub backend: SearchBackend,
+    /// Results it returned (0 when it failed).
+    pub results: usize,
+    /// Whether the results came from the cache.
+    pub cached: bool,
+    /// Time taken.
+    pub ms: u64,
+    /// Why it failed, when it did.
+    pub error: Option<String>,
+}
+
+/// Everything one run produced.
+#[derive(Debug, Clone)]
+pub struct Report {
+    /// The question.
+    pub question: String,
+    /// How the answer came about.
+    pub mode: AnswerMode,
+    /// The gate's verdict (`--auto` only).
+    pub decision: Option<Decision>,
+    /// Queries that ran, in order.
+    pub queries: Vec<String>,
+    /// Every search call.
+    pub searches: Vec<SearchRun>,
+    /// Search results, merged, in rank order.
+    pub hits: Vec<SearchHit>,
+    /// Every page tried, in rank order.
+    pub pages: Vec<PageAttempt>,
+    /// The sources the model saw.
+    pub sources: Vec<SourceText>,
+    /// How the sources were fitted.
+    pub context: Context,
+    /// The checked answer.
+    pub answer: GroundedAnswer,
+    /// Model details.
+    pub model: ModelInfo,
+    /// Stage timings.
+    pub timings: Timings,
+    /// Things the user should know (prompt cut, engines down, ...).
+    pub warnings: Vec<String>,
+    /// Questions the model would ask the user (`--pack` only).
+    pub ask_user: Vec<AskUser>,
+}
+
+/// How a finished run is judged.
+#[derive(Debug)]
+pub enum Verdict {
+    /// Grounded as asked: exit 0.
+    Accepted,
+    /// Search failed and `--fallback offline` answered from the model alone: exit 7.
+    Offline,
+    /// Not grounded: no citation at all, or with `strict` any unsupported statement
+    /// or a "the sources do not answer" reply. The error says which (exit 6).
+    Rejected(Error),
+}
+
+impl Verdict {
+    /// The process exit code for this verdict (see [`exit`]).
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Verdict::Accepted => exit::SUCCESS,
+            Verdict::Offline => exit::OFFLINE,
+            Verdict::Rejected(error) => error.exit_code(),
+        }
+    }
+
+    /// A short name for JSON: `grounded`, `offline` or `not_grounded`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Verdict::Accepted => "grounded",
+            Verdict::Offline => "offline",
+            Verdict::Rejected(_) => "not_grounded",
+        }
+    }
+}
+
+/// Judges `report`. Without `strict`, an answer is rejected only when the model said
+/// the sources answer the question but cited none of them; with `strict`, every
+/// statement needs a verified citation and "not answerable" is rejected too.
+pub fn verdict(report: &Report, strict: bool) -> Verdict {
+    let answer = &report.answer;
+    let grounded_run = report.mode == AnswerMode::Grounded;
+    if let AnswerMode::Offline { .. } = report.mode {
+        return Verdict::Offline;
+    }
+    if grounded_run && answer.answerable && !answer.cites_anything() {
+        return Verdict::Rejected(Error::Uncited {
+            sources: report.sources.len(),
+        });
+    }
+    if strict && !answer.grounded() {
+        let reason = if !grounded_run {
+            "no search was made (--auto decided the question needs none)".to_string()
+        } else if !answer.answerable {
+            "the model reported that the sources do not answer the question".to_string()
+        } else {
+            let unsupported = answer.statements.iter().filter(|s| !s.supported()).count();
+            format!(
+                "{unsupported} of {} statements have no verified citation",
+                answer.statements.len()
+            )
+        };
+        return Verdict::Rejected(Error::NotGrounded { reason });
+    }
+    Verdict::Accepted
+}

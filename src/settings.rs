@@ -1,0 +1,317 @@
+//! Settings as plain data: what every stage reads, fully resolved, with the closed
+//! sets of choices (backends, time ranges) as enums.
+//!
+//! Only data and its defaults live here; how flags, the environment and the config
+//! file are layered into it is `config`'s job, and the command line is the binary's.
+//! Every stage can import this leaf without importing the layers above it.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::Deserialize;
+use url::Url;
+
+/// SearXNG's address in its Docker image.
+pub const DEFAULT_SEARXNG_URL: &str = "http://localhost:8080";
+/// Ollama's default address.
+pub const DEFAULT_OLLAMA_URL: &str = "http://localhost:11434";
+/// A small, widely available instruct model.
+pub const DEFAULT_MODEL: &str = "llama3.2";
+/// Ollama's default context window on CPUs and small GPUs.
+pub const DEFAULT_CONTEXT_TOKENS: u32 = 4096;
+
+/// Everything the pipeline needs to know, fully resolved.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// The search stage.
+    pub search: SearchSettings,
+    /// The fetch stage.
+    pub fetch: FetchSettings,
+    /// The model stage.
+    pub llm: LlmSettings,
+    /// The whole run: deadline, search budget, planning.
+    pub run: RunSettings,
+    /// The on-disk cache of search results and pages.
+    pub cache: CacheSettings,
+}
+
+/// Settings of one run as a whole.
+#[derive(Debug, Clone)]
+pub struct RunSettings {
+    /// Deadline for the whole run (`--timeout`).
+    pub timeout: Duration,
+    /// Searches one run may make at most (`--max-searches`); the planner never
+    /// exceeds it.
+    pub max_searches: usize,
+    /// Search queries to plan (`--queries`, 1-3; 1 = the question itself).
+    pub queries: usize,
+    /// Let the model decide whether the question needs the web at all (`--auto`).
+    pub auto: bool,
+    /// When search fails, answer from the model alone, labelled not grounded
+    /// (`--fallback offline`).
+    pub fallback_offline: bool,
+    /// Region hint for the query planner (`--region`, e.g. `de` or `us`).
+    pub region: Option<String>,
+    /// Searches one `ground mcp` client session may make in all
+    /// (`--session-searches`).
+    pub session_searches: usize,
+    /// Ask for a grounding pack (`--pack`): the model also lists questions for the
+    /// user.
+    pub pack: bool,
+}
+
+/// Whether and how the cache is used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CacheMode {
+    /// Read fresh entries, write new ones.
+    Use,
+    /// Do not read, but write what is fetched (`--refresh`).
+    Refresh,
+    /// Neither read nor write (`--no-cache`).
+    Off,
+}
+
+/// The on-disk cache.
+#[derive(Debug, Clone)]
+pub struct CacheSettings {
+    /// Folder of the cache (`$XDG_CACHE_HOME/ground`); `None` when no home is known,
+    /// which turns the cache off.
+    pub dir: Option<PathBuf>,
+    /// Use, refresh or off.
+    pub mode: CacheMode,
+    /// How long a search result stays fresh.
+    pub search_ttl: Duration,
+    /// How long a fetched page stays fresh.
+    pub page_ttl: Duration,
+    /// Size cap; the oldest entries are evicted past it.
+    pub max_bytes: u64,
+}
+
+/// Which search service to use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SearchBackend {
+    /// The user's own SearXNG (the default).
+    Searxng,
+    /// Brave Search API (needs a key).
+    Brave,
+    /// Tavily search API (needs a key).
+    Tavily,
+}
+
+impl std::fmt::Display for SearchBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            SearchBackend::Searxng => "SearXNG",
+            SearchBackend::Brave => "Brave Search",
+            SearchBackend::Tavily => "Tavily",
+        })
+    }
+}
+
+impl SearchBackend {
+    /// Parses `searxng` / `brave` / `tavily`.
+    pub fn parse(value: &str) -> Option<Self> {
+        match value.trim().to_ascii_lowercase().as_str() {
+            "searxng" | "searx" => Some(Self::Searxng),
+            "brave" => Some(Self::Brave),
+            "tavily" => Some(Self::Tavily),
+            _ => None,
+        }
+    }
+
+    /// The environment variable holding this service's API key.
+    pub fn key_env(&self) -> &'static str {
+        match self {
+            SearchBackend::Searxng => "(none)",
+            SearchBackend::Brave => "GROUND_BRAVE_API_KEY",
+            SearchBackend::Tavily => "GROUND_TAVILY_API_KEY",
+        }
+    }
+
+    /// The service's own address, used when none is configured.
+    pub fn default_url(&self) -> &'static str {
+        match self {
+            SearchBackend::Searxng => DEFAULT_SEARXNG_URL,
+            SearchBackend::Brave => "https://api.search.brave.com",
+            SearchBackend::Tavily => "https://api.tavily.com",
+        }
+    }
+}
+
+/// Where and how to search.
+#[derive(Debug, Clone)]
+pub struct SearchSettings {
+    /// Which service.
+    pub backend: SearchBackend,
+    /// Its API key (Brave, Tavily); never printed.
+    pub api_key: Option<Secret>,
+    /// The service's base URL (for SearXNG, the page with the search box).
+    pub url: Url,
+    /// `language` parameter, e.g. `en` or `de-CH`.
+    pub language: Option<String>,
+    /// `categories` parameter, comma-separated.
+    pub categories: Option<String>,
+    /// `engines` parameter, comma-separated.
+    pub engines: Option<String>,
+    /// `time_range`: day, week, month or year.
+    pub time_range: Option<TimeRange>,
+    /// `safesearch`: 0, 1 or 2.
+    pub safesearch: Option<u8>,
+    /// Whole-request limit for the search call.
+    pub timeout: Duration,
+    /// How many results are read from the reply at most.
+    pub max_results: usize,
+}
+
+/// How pages are fetched.
+#[derive(Debug, Clone)]
+pub struct FetchSettings {
+    /// How many pages to use (fetched concurrently; failures are replaced by the next
+    /// result).
+    pub pages: usize,
+    /// Limit for connecting to a page's server.
+    pub connect_timeout: Duration,
+    /// Limit for one page, from request to last byte.
+    pub timeout: Duration,
+    /// Body bytes read at most (after decompression); the rest is not read.
+    pub max_bytes: usize,
+    /// Redirects followed at most.
+    pub max_redirects: usize,
+    /// Allow pages on loopback, private and link-local addresses.
+    pub allow_private_addresses: bool,
+}
+
+/// Which API the model server speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LlmBackend {
+    /// Ollama's native `/api/chat` (the default; lets us set the context window).
+    Ollama,
+    /// `/v1/chat/completions` as served by llama.cpp's llama-server, vLLM, LM Studio
+    /// and hosted OpenAI-compatible services.
+    OpenAi,
+}
+
+impl std::fmt::Display for LlmBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            LlmBackend::Ollama => "Ollama",
+            LlmBackend::OpenAi => "OpenAI-compatible",
+        })
+    }
+}
+
+impl LlmBackend {
+    /// Parses `ollama` / `openai` (as in flags, env and the config file).
+    pub fn parse(value: &str) -> Option<Self> {
+        match value.trim().to_ascii_lowercase().as_str() {
+            "ollama" => Some(Self::Ollama),
+            "openai" => Some(Self::OpenAi),
+            _ => None,
+        }
+    }
+}
+
+/// An API key: never printed (its `Debug` is redacted), only sent to the model server.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    /// Wraps a key read from the environment or the config file (trimmed).
+    pub fn new(key: &str) -> Self {
+        Self(key.trim().to_string())
+    }
+}
+
+impl Secret {
+    /// The key itself, for the Authorization header only.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Secret(<redacted>)")
+    }
+}
+
+/// Default URL of an OpenAI-compatible server: llama.cpp's llama-server.
+pub const DEFAULT_OPENAI_URL: &str = "http://localhost:8080/v1";
+
+/// Which model to ask and how.
+#[derive(Debug, Clone)]
+pub struct LlmSettings {
+    /// Which API to speak.
+    pub backend: LlmBackend,
+    /// Bearer key for hosted OpenAI-compatible endpoints.
+    pub api_key: Option<Secret>,
+    /// The model server's base URL.
+    pub url: Url,
+    /// The model name, e.g. `llama3.2` or `qwen2.5:7b`.
+    pub model: String,
+    /// The context window to request (`options.num_ctx`) and budget the prompt to.
+    pub context_tokens: u32,
+    /// Output-token cap (`options.num_predict`), also reserved in the budget.
+    pub max_answer_tokens: u32,
+    /// Whole-request limit for one model call.
+    pub timeout: Duration,
+}
+
+/// How recent results must be (SearXNG's `time_range`; Brave's and Tavily's freshness).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TimeRange {
+    /// The last day.
+    Day,
+    /// The last week.
+    Week,
+    /// The last month.
+    Month,
+    /// The last year.
+    Year,
+}
+
+impl TimeRange {
+    /// Every time range, in order.
+    pub const ALL: [TimeRange; 4] = [Self::Day, Self::Week, Self::Month, Self::Year];
+
+    /// The parameter value: `day`, `week`, `month` or `year`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TimeRange::Day => "day",
+            TimeRange::Week => "week",
+            TimeRange::Month => "month",
+            TimeRange::Year => "year",
+        }
+    }
+
+    /// Parses `day` / `week` / `month` / `year`.
+    pub fn parse(value: &str) -> Option<Self> {
+        Self::ALL
+            .into_iter()
+            .find(|r| r.as_str() == value.trim().to_ascii_lowercase())
+    }
+}
+
+/// What to do when search fails.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fallback {
+    /// Fail with the search error (the default).
+    Fail,
+    /// Answer from the model alone, labelled not grounded (exit 7).
+    Offline,
+}
+
+impl Fallback {
+    /// Parses `fail` / `offline`.
+    pub fn parse(value: &str) -> Option<Self> {
+        match value.trim().to_ascii_lowercase().as_str() {
+            "fail" => Some(Self::Fail),
+            "offline" => Some(Self::Offline),
+            _ => None,
+        }
+    }
+}

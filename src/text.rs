@@ -1,0 +1,142 @@
+//! Text helpers every layer needs: making untrusted text safe for a terminal,
+//! shortening messages, and the normal form quotes are compared in.
+//!
+//! These are pure functions of strings, at the bottom of the house, so that no stage
+//! has to import the view layer (or another stage) to clean a line of text.
+
+/// Removes control characters (keeping newline and tab) and bidirectional-override
+/// characters from untrusted text.
+pub fn sanitize_text(text: &str) -> String {
+    text.chars()
+        .filter(|&c| {
+            (c == '\n' || c == '\t' || !c.is_control())
+                && !matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}')
+        })
+        .collect()
+}
+
+/// Like [`sanitize_text`], and also folds all whitespace to single spaces: for text
+/// that must stay on one line (titles, URLs, error messages).
+pub fn sanitize_line(text: &str) -> String {
+    sanitize_text(text)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Shortens a one-line message to at most `max` characters (on a char boundary), for
+/// error messages that quote untrusted or long text.
+pub fn shorten(text: &str, max: usize) -> String {
+    let one_line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one_line.chars().count() <= max {
+        one_line
+    } else {
+        let cut: String = one_line.chars().take(max).collect();
+        format!("{cut}…")
+    }
+}
+
+/// Lower-cases, folds curly quotes, dashes and ellipsis characters to ASCII, drops
+/// invisible characters, and collapses whitespace to single spaces.
+pub fn normalise(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut space = false;
+    for c in text.chars() {
+        let mapped: &str = match c {
+            '\u{2018}' | '\u{2019}' | '\u{201A}' | '\u{201B}' | '\u{2032}' | '`' | '\u{00B4}' => {
+                "'"
+            }
+            '\u{201C}' | '\u{201D}' | '\u{201E}' | '\u{201F}' | '\u{2033}' | '\u{00AB}'
+            | '\u{00BB}' => "\"",
+            '\u{2010}' | '\u{2011}' | '\u{2012}' | '\u{2013}' | '\u{2014}' | '\u{2015}'
+            | '\u{2212}' => "-",
+            '\u{2026}' => "...",
+            '\u{00AD}' | '\u{200B}' | '\u{200C}' | '\u{200D}' | '\u{2060}' | '\u{FEFF}' => continue,
+            c if c.is_whitespace() => {
+                space = !out.is_empty();
+                continue;
+            }
+            _ => {
+                if space {
+                    out.push(' ');
+                    space = false;
+                }
+                for lower in c.to_lowercase() {
+                    out.push(lower);
+                }
+                continue;
+            }
+        };
+        if space {
+            out.push(' ');
+            space = false;
+        }
+        out.push_str(mapped);
+    }
+    out
+}
+
+/// Soft hyphens, zero-width and bidi-control characters: invisible on the page, but
+/// they split words for any later matching.
+pub fn is_invisible(c: char) -> bool {
+    matches!(c, '\u{00AD}' | '\u{034F}' | '\u{061C}' | '\u{180E}' | '\u{200B}'..='\u{200F}'
+        | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{206F}' | '\u{FEFF}')
+}
+
+/// Collapses whitespace (and control-character) runs to one space and drops soft
+/// hyphens, zero-width and bidi-control characters, which would otherwise break quote
+/// matching.
+pub fn clean_inline(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut pending_space = false;
+    for c in text.chars() {
+        if is_invisible(c) {
+            continue;
+        }
+        // Control characters (escape sequences included) count as whitespace, so
+        // extracted text can never drive a terminal.
+        if c.is_whitespace() || c.is_control() {
+            pending_space = !out.is_empty();
+            continue;
+        }
+        if pending_space {
+            out.push(' ');
+            pending_space = false;
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Replaces every occurrence of each secret (an API key) in `text` with `<redacted>`.
+///
+/// The one redactor: errors, doctor lines and reply excerpts pass through it before
+/// anyone prints them, because some servers quote the key they were sent back in their
+/// error text ("Incorrect API key provided: sk-..."). Redact before shortening, so a
+/// key cut in half cannot leak its first part.
+pub fn redact(text: &str, secrets: &[&str]) -> String {
+    let mut out = text.to_string();
+    for secret in secrets.iter().filter(|s| !s.trim().is_empty()) {
+        if out.contains(secret) {
+            out = out.replace(secret, "<redacted>");
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_and_controls_are_removed() {
+        let evil = "safe\x1b]0;pwned\x07 text\x1b[31m red\u{202E}drow\r\n next";
+        let clean = sanitize_text(evil);
+        assert!(!clean.contains('\x1b'));
+        assert!(!clean.contains('\x07'));
+        assert!(!clean.contains('\r'));
+        assert!(!clean.contains('\u{202E}'));
+        assert!(clean.contains('\n'));
+        assert_eq!(sanitize_line("a\n\tb"), "a b");
+    }
+}
