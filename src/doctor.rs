@@ -321,7 +321,7 @@ async fn search_checks(settings: &SearchSettings) -> Vec<Check> {
     let mut settings = settings.clone();
     settings.timeout = settings.timeout.min(CHECK_TIMEOUT);
     let seconds = settings.timeout.as_secs();
-    let url = public_url(&settings.url);
+    let url = crate::http::display_url(&settings.url);
     let backend = settings.backend;
     let search = Area::Search;
 
@@ -511,7 +511,7 @@ async fn model_checks(settings: &Settings) -> Vec<Check> {
 
 /// Ollama's checks, and the model's trained context length when the server said.
 async fn ollama_checks(llm: &LlmSettings) -> (Vec<Check>, Option<u64>) {
-    let url = public_url(&llm.url);
+    let url = crate::http::display_url(&llm.url);
     let client = match crate::llm::client::http_client(llm) {
         Ok(c) => c,
         Err(e) => {
@@ -602,8 +602,10 @@ async fn trained_context(client: &reqwest::Client, llm: &LlmSettings, model: &st
     if !reply.status().is_success() {
         return None;
     }
-    let bytes = reply.bytes().await.ok()?;
-    let value: Value = serde_json::from_slice(&bytes).ok()?;
+    let body = crate::http::read_bounded(reply, crate::llm::MAX_REPLY_BYTES)
+        .await
+        .ok()?;
+    let value: Value = serde_json::from_slice(&body.bytes).ok()?;
     value
         .get("model_info")?
         .as_object()?
@@ -613,7 +615,7 @@ async fn trained_context(client: &reqwest::Client, llm: &LlmSettings, model: &st
 }
 
 async fn openai_checks(llm: &LlmSettings) -> Vec<Check> {
-    let url = public_url(&llm.url);
+    let url = crate::http::display_url(&llm.url);
     let client = match crate::llm::client::http_client(llm) {
         Ok(c) => c,
         Err(e) => return vec![Check::from_error("model.reachable", Area::Model, &e)],
@@ -688,8 +690,9 @@ async fn get_json(client: &reqwest::Client, llm: &LlmSettings, url: Url) -> Resu
     let reply = tokio::time::timeout(llm.timeout + Duration::from_secs(1), async {
         let reply = request.send().await?;
         let status = reply.status().as_u16();
-        let bytes = reply.bytes().await?;
-        Ok::<_, reqwest::Error>((status, bytes))
+        // Bounded like every reply; a cut body then fails to parse as JSON.
+        let body = crate::http::read_bounded(reply, crate::llm::MAX_REPLY_BYTES).await?;
+        Ok::<_, reqwest::Error>((status, body.bytes))
     })
     .await;
     let unreachable = |reason: String| {
@@ -698,7 +701,7 @@ async fn get_json(client: &reqwest::Client, llm: &LlmSettings, url: Url) -> Resu
             Area::Model,
             &Error::ModelUnreachable {
                 backend: llm.backend,
-                url: public_url(&llm.url),
+                url: crate::http::display_url(&llm.url),
                 reason,
             },
         )
@@ -725,7 +728,7 @@ async fn get_json(client: &reqwest::Client, llm: &LlmSettings, url: Url) -> Resu
             format!(
                 "{} server at {} answered HTTP {status} to GET {api_path}: {}",
                 llm.backend,
-                public_url(&llm.url),
+                crate::http::display_url(&llm.url),
                 crate::llm::client::error_message(&bytes)
             ),
             wrong_server_hint(llm.backend),
@@ -740,7 +743,7 @@ fn not_the_api(llm: &LlmSettings, api_path: &str) -> Check {
         Area::Model,
         format!(
             "the server at {} answered GET {api_path}, but not with the {} API's model list",
-            public_url(&llm.url),
+            crate::http::display_url(&llm.url),
             llm.backend
         ),
         wrong_server_hint(llm.backend),
@@ -815,35 +818,23 @@ fn endpoint(base: &Url, path: &str) -> Url {
     url
 }
 
-/// A URL for messages: no password, no trailing slash.
-fn public_url(url: &Url) -> String {
-    let mut url = url.clone();
-    if url.password().is_some() {
-        let _ = url.set_password(Some("redacted"));
-    }
-    url.as_str().trim_end_matches('/').to_string()
-}
-
 fn count(n: usize, word: &str) -> String {
     format!("{n} {word}{}", if n == 1 { "" } else { "s" })
 }
 
-/// Removes any API key that slipped into a message (a server echoing it back).
+/// Removes any API key that slipped into a message (a server echoing it back), with
+/// the one redactor, before shortening.
 fn redact(checks: &mut [Check], settings: &Settings) {
     let keys: Vec<&str> = [&settings.search.api_key, &settings.llm.api_key]
         .into_iter()
         .flatten()
         .map(|k| k.expose())
-        .filter(|k| k.len() >= 4)
         .collect();
     for check in checks {
-        for key in &keys {
-            check.detail = check.detail.replace(key, "<redacted>");
-            if let Some(hint) = &mut check.hint {
-                *hint = hint.replace(key, "<redacted>");
-            }
+        check.detail = shorten(&crate::text::redact(&check.detail, &keys), 600);
+        if let Some(hint) = &mut check.hint {
+            *hint = crate::text::redact(hint, &keys);
         }
-        check.detail = shorten(&check.detail, 600);
     }
 }
 
@@ -896,6 +887,9 @@ mod tests {
     #[test]
     fn passwords_stay_out_of_urls() {
         let url = Url::parse("http://me:hunter2@searx.example/").unwrap();
-        assert_eq!(public_url(&url), "http://me:redacted@searx.example");
+        assert_eq!(
+            crate::http::display_url(&url),
+            "http://me:redacted@searx.example"
+        );
     }
 }
