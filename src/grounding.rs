@@ -22,6 +22,11 @@ pub const CONFIDENCE_NORMALISED: f64 = 0.9;
 pub const CONFIDENCE_FRAGMENTS: f64 = 0.75;
 /// Quotes shorter than this (in characters, after normalisation) prove nothing.
 pub const MIN_QUOTE_CHARS: usize = 12;
+/// Fewest words in each fragment of a quote with `...` elisions.
+pub const MIN_FRAGMENT_WORDS: usize = 3;
+/// Most text (bytes of normalised page text) an elision may stand for between two
+/// fragments: a few sentences, not the distance between unrelated paragraphs.
+pub const MAX_FRAGMENT_GAP_BYTES: usize = 300;
 
 /// How a quote matched its source.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -236,6 +241,14 @@ fn describe_ref(source: &SourceRef) -> String {
     }
 }
 
+/// Whether one fragment of an elided quote is long enough to prove anything on its
+/// own: at least [`MIN_FRAGMENT_WORDS`] words and [`MIN_QUOTE_CHARS`] letters, so
+/// `t...a...r...d...i` or `of the ... and a` never verify.
+fn proves_something(fragment: &str) -> bool {
+    fragment.split_whitespace().count() >= MIN_FRAGMENT_WORDS
+        && fragment.chars().filter(|c| !c.is_whitespace()).count() >= MIN_QUOTE_CHARS
+}
+
 /// Decides how `quote` occurs in a source (`raw` text, `normalised` by [`normalise`]).
 pub fn check_quote(quote: &str, raw: &str, normalised: &str) -> (MatchKind, f64) {
     let wanted = normalise(quote);
@@ -253,12 +266,16 @@ pub fn check_quote(quote: &str, raw: &str, normalised: &str) -> (MatchKind, f64)
         .map(str::trim)
         .filter(|f| !f.is_empty())
         .collect();
-    if fragments.len() > 1 {
+    if fragments.len() > 1 && fragments.iter().all(|f| proves_something(f)) {
+        // Each fragment in order, each starting soon after the previous one ends: an
+        // elision leaves out a few words, not the rest of the page.
         let mut from = 0usize;
-        for fragment in &fragments {
+        for (i, fragment) in fragments.iter().enumerate() {
             match normalised[from..].find(fragment) {
-                Some(at) => from += at + fragment.len(),
-                None => return (MatchKind::None, 0.0),
+                Some(gap) if i == 0 || gap <= MAX_FRAGMENT_GAP_BYTES => {
+                    from += gap + fragment.len();
+                }
+                _ => return (MatchKind::None, 0.0),
             }
         }
         return (MatchKind::Fragments, CONFIDENCE_FRAGMENTS);
@@ -353,8 +370,44 @@ mod tests {
             MatchKind::Normalised
         );
         assert_eq!(
-            check_quote("In 2007 dried … and some", raw, &norm).0,
+            check_quote(
+                "In 2007 dried tardigrades … and some \"survived\"",
+                raw,
+                &norm
+            )
+            .0,
             MatchKind::Fragments
+        );
+        // Fragments too short to prove anything, out of order, or far apart.
+        assert_eq!(
+            check_quote("In 2007 dried … and some", raw, &norm).0,
+            MatchKind::None
+        );
+        assert_eq!(
+            check_quote("t...a...r...d...i...g...r...a...d", raw, &norm).0,
+            MatchKind::None
+        );
+        assert_eq!(
+            check_quote(
+                "and some \"survived\" ... In 2007 dried tardigrades",
+                raw,
+                &norm
+            )
+            .0,
+            MatchKind::None
+        );
+        let far = format!(
+            "{raw} {} The end of the page is here.",
+            "filler words ".repeat(40)
+        );
+        assert_eq!(
+            check_quote(
+                "In 2007 dried tardigrades ... The end of the page",
+                &far,
+                &normalise(&far)
+            )
+            .0,
+            MatchKind::None
         );
         assert_eq!(
             check_quote("tardigrades live on the moon", raw, &norm).0,

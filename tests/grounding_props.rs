@@ -241,3 +241,19 @@ proptest! {
         prop_assert!(grounded.grounded());
     }
 }
+
+proptest! {
+    /// Single letters (or any short scraps) joined by "..." never verify, however
+    /// many of them there are and whatever page they are checked against.
+    #[test]
+    fn scraps_joined_by_ellipses_never_verify(
+        letters in proptest::collection::vec("[a-z]{1,2}", 2..40),
+        page in "[a-z ]{0,400}",
+    ) {
+        let quote = letters.join("...");
+        let text = format!("{page} tardigrades are micro-animals that survive in space");
+        let (kind, confidence) = grounding::check_quote(&quote, &text, &ground::text::normalise(&text));
+        prop_assert_eq!(kind, grounding::MatchKind::None);
+        prop_assert_eq!(confidence, 0.0);
+    }
+}
