@@ -194,6 +194,17 @@ pub struct CachedPage {
     pub chars_fetched: usize,
     /// Whether the body was cut at the size limit.
     pub body_truncated: bool,
+    /// Whether the page was fetched with private addresses allowed, so its address
+    /// was not checked. A run without `--allow-private-addresses` never reads such an
+    /// entry (entries written before this field existed count as unchecked).
+    #[serde(default = "unchecked")]
+    pub private_allowed: bool,
+}
+
+/// The policy of a page entry that does not say: private addresses may have been
+/// allowed.
+fn unchecked() -> bool {
+    true
 }
 
 /// What is in the cache, for `ground cache stats`.
@@ -705,6 +716,7 @@ mod tests {
             text: text.into(),
             chars_fetched: text.chars().count(),
             body_truncated: false,
+            private_allowed: false,
         }
     }
 

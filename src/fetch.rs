@@ -116,8 +116,13 @@ impl Fetcher {
             }
             attempt.follow()
         });
-        let mut builder =
-            crate::http::client_builder(settings.connect_timeout, None).redirect(redirect);
+        // Never through the system proxy (HTTP_PROXY and friends): a proxy resolves
+        // host names itself, so our resolver's address check would never run and
+        // `localhost` or a private name would be fetched. Search and model calls, to
+        // servers the user configured, still honour the proxy.
+        let mut builder = crate::http::client_builder(settings.connect_timeout, None)
+            .redirect(redirect)
+            .no_proxy();
         if !allow_private {
             builder = builder.dns_resolver(Arc::new(PublicOnlyResolver));
         }
@@ -128,6 +133,11 @@ impl Fetcher {
             client,
             settings: settings.clone(),
         })
+    }
+
+    /// Whether this fetcher may reach private addresses (`--allow-private-addresses`).
+    pub fn allows_private(&self) -> bool {
+        self.settings.allow_private_addresses
     }
 
     /// Fetches one page within the per-page time limit.
@@ -334,7 +344,7 @@ pub fn is_public(ip: IpAddr) -> bool {
                 || (a == 100 && (64..128).contains(&b)))
         }
         IpAddr::V6(v6) => {
-            if let Some(v4) = v6.to_ipv4_mapped() {
+            if let Some(v4) = embedded_ipv4(v6) {
                 return is_public(IpAddr::V4(v4));
             }
             let first = v6.segments()[0];
@@ -345,6 +355,31 @@ pub fn is_public(ip: IpAddr) -> bool {
                 || (first & 0xffc0) == 0xfe80 // link-local fe80::/10
                 || first == 0x2001 && v6.segments()[1] == 0x0db8) // documentation
         }
+    }
+}
+
+/// The IPv4 address an IPv6 address carries, for the forms that reach it: mapped
+/// (`::ffff:a.b.c.d`), compatible (`::a.b.c.d`, deprecated but still routed by some
+/// stacks), NAT64 (`64:ff9b::/96` and the local-use `64:ff9b:1::/48`), 6to4
+/// (`2002:AABB:CCDD::/16`) and Teredo (`2001:0::/32`, the client address stored
+/// inverted in the last 32 bits). Such an address is as public as its IPv4 address.
+fn embedded_ipv4(v6: std::net::Ipv6Addr) -> Option<std::net::Ipv4Addr> {
+    let from = |hi: u16, lo: u16| {
+        std::net::Ipv4Addr::new((hi >> 8) as u8, hi as u8, (lo >> 8) as u8, lo as u8)
+    };
+    if let Some(v4) = v6.to_ipv4_mapped() {
+        return Some(v4);
+    }
+    match v6.segments() {
+        // ::a.b.c.d, but not :: and ::1 (unspecified and loopback are judged as IPv6).
+        [0, 0, 0, 0, 0, 0, hi, lo] if (hi, lo) != (0, 0) && (hi, lo) != (0, 1) => {
+            Some(from(hi, lo))
+        }
+        [0x64, 0xff9b, 0, 0, 0, 0, hi, lo] => Some(from(hi, lo)),
+        [0x64, 0xff9b, 1, _, _, _, hi, lo] => Some(from(hi, lo)),
+        [0x2002, hi, lo, ..] => Some(from(hi, lo)),
+        [0x2001, 0, _, _, _, _, hi, lo] => Some(from(!hi, !lo)),
+        _ => None,
     }
 }
 
@@ -405,6 +440,30 @@ mod tests {
         for public in ["93.184.216.34", "1.1.1.1", "2606:4700:4700::1111"] {
             assert!(is_public(public.parse().unwrap()), "{public}");
         }
+    }
+
+    #[test]
+    fn ipv6_forms_that_carry_a_private_ipv4_are_private() {
+        for private in [
+            "::127.0.0.1",                          // IPv4-compatible
+            "::ffff:10.0.0.1",                      // mapped
+            "64:ff9b::127.0.0.1",                   // NAT64
+            "64:ff9b:1::a9fe:a9fe",                 // local-use NAT64 of 169.254.169.254
+            "2002:7f00:1::",                        // 6to4 of 127.0.0.1
+            "2002:c0a8:101::1",                     // 6to4 of 192.168.1.1
+            "2001:0:4136:e378:8000:63bf:80ff:fffe", // Teredo client 127.0.0.1
+        ] {
+            assert!(!is_public(private.parse().unwrap()), "{private}");
+        }
+        for public in [
+            "64:ff9b::5db8:d822", // NAT64 of 93.184.216.34
+            "2002:5db8:d822::1",  // 6to4 of 93.184.216.34
+        ] {
+            assert!(is_public(public.parse().unwrap()), "{public}");
+        }
+        let blocked = Url::parse("http://[64:ff9b::127.0.0.1]/secret").unwrap();
+        assert!(check_url(&blocked, false).is_err());
+        assert!(check_url(&blocked, true).is_ok());
     }
 
     #[test]

@@ -79,7 +79,12 @@ pub async fn fetch_and_extract(
         cached: false,
         text: String::new(),
     };
-    if let Some(page) = cache.get_page(&hit.url) {
+    // An entry fetched with private addresses allowed is only for runs that allow
+    // them too: the cache must not be a way around the address rule.
+    let cached = cache
+        .get_page(&hit.url)
+        .filter(|page| fetcher.allows_private() || !page.private_allowed);
+    if let Some(page) = cached {
         attempt.status = RetrievalStatus::Success;
         attempt.final_url = Some(page.final_url);
         attempt.http_status = Some(page.http_status);
@@ -144,7 +149,7 @@ pub async fn fetch_and_extract(
         }
     }
     attempt.ms = elapsed_ms(start);
-    if let Some(page) = cached_page(&attempt) {
+    if let Some(page) = cached_page(&attempt, fetcher.allows_private()) {
         cache.put_page(&[&hit.url, &page.final_url], &page);
     }
     (attempt, extract_ms)
@@ -174,7 +179,7 @@ pub fn status_summary(pages: &[PageAttempt]) -> String {
 }
 
 /// The cacheable part of a page attempt; `None` unless it succeeded.
-pub fn cached_page(attempt: &PageAttempt) -> Option<CachedPage> {
+pub fn cached_page(attempt: &PageAttempt, private_allowed: bool) -> Option<CachedPage> {
     (attempt.status == RetrievalStatus::Success).then(|| CachedPage {
         final_url: attempt
             .final_url
@@ -186,6 +191,7 @@ pub fn cached_page(attempt: &PageAttempt) -> Option<CachedPage> {
         text: attempt.text.clone(),
         chars_fetched: attempt.chars_fetched,
         body_truncated: attempt.body_truncated,
+        private_allowed,
     })
 }
 

@@ -41,6 +41,7 @@ fn fill(dir: &Path) {
         text: "Tardigrades survive in space.".into(),
         chars_fetched: 1234,
         body_truncated: false,
+        private_allowed: false,
     };
     cache.put_page(
         &["https://example.org/start", "https://example.org/final"],
