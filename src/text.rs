@@ -10,7 +10,7 @@ pub fn sanitize_text(text: &str) -> String {
     text.chars()
         .filter(|&c| {
             (c == '\n' || c == '\t' || !c.is_control())
-                && !matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}')
+                && !matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}')
         })
         .collect()
 }
@@ -124,6 +124,46 @@ pub fn redact(text: &str, secrets: &[&str]) -> String {
     out
 }
 
+/// Characters that `--json` writes as `\uXXXX` escapes although JSON allows them raw:
+/// DEL, the C1 controls (U+0080..U+009F: U+009B is a CSI that some terminals obey),
+/// and the invisible and bidirectional formatting characters of [`is_invisible`]
+/// (U+202E, U+2066, U+061C, ...). A script that prints a field of our JSON to a
+/// terminal then cannot be steered by a page.
+pub fn needs_json_escape(c: char) -> bool {
+    c == '\u{7F}' || ('\u{80}'..='\u{9F}').contains(&c) || is_invisible(c)
+}
+
+/// A JSON formatter that escapes [`needs_json_escape`] characters inside strings.
+struct EscapingFormatter;
+
+impl serde_json::ser::Formatter for EscapingFormatter {
+    fn write_string_fragment<W: ?Sized + std::io::Write>(
+        &mut self,
+        writer: &mut W,
+        fragment: &str,
+    ) -> std::io::Result<()> {
+        let mut start = 0;
+        for (i, c) in fragment.char_indices() {
+            if needs_json_escape(c) {
+                writer.write_all(fragment[start..i].as_bytes())?;
+                write!(writer, "\\u{:04x}", c as u32)?;
+                start = i + c.len_utf8();
+            }
+        }
+        writer.write_all(fragment[start..].as_bytes())
+    }
+}
+
+/// `value` as one line of JSON with [`needs_json_escape`] characters escaped: what
+/// `--json` prints.
+pub fn json_line(value: &serde_json::Value) -> String {
+    let mut out = Vec::new();
+    let mut serializer = serde_json::Serializer::with_formatter(&mut out, EscapingFormatter);
+    // Serialising a Value into memory cannot fail (its keys are strings).
+    let _ = serde::Serialize::serialize(value, &mut serializer);
+    String::from_utf8(out).unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -138,5 +178,18 @@ mod tests {
         assert!(!clean.contains('\u{202E}'));
         assert!(clean.contains('\n'));
         assert_eq!(sanitize_line("a\n\tb"), "a b");
+    }
+
+    #[test]
+    fn json_escapes_c1_controls_and_bidi_marks() {
+        let value = serde_json::json!({"t": "a\u{9b}31m b\u{9c} c\u{7f} d\u{202e}e \u{2066}f\u{61c} \u{e9}\u{1f600}"});
+        let line = json_line(&value);
+        assert_eq!(
+            line,
+            r#"{"t":"a\u009b31m b\u009c c\u007f d\u202ee \u2066f\u061c é😀"}"#
+        );
+        let back: serde_json::Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(back, value, "escaping never changes the value");
+        assert!(!sanitize_text("x\u{61c}y").contains('\u{61c}'));
     }
 }

@@ -77,3 +77,32 @@ async fn the_page_cache_keeps_the_address_rule() {
     assert!(!stdout(&out).contains("launch code"));
     assert_eq!(world.pages.received_requests().await.unwrap().len(), 1);
 }
+
+#[tokio::test]
+async fn json_output_escapes_c1_controls_and_bidi_marks() {
+    let world = World::new().await;
+    let evil = "Tardigrades \u{9b}31m\u{9c} in \u{202e}space\u{2066} \u{61c}\u{7f}";
+    let reply = serde_json::json!({
+        "query": "tardigrades",
+        "results": [{"url": "https://example.org/t", "title": evil, "content": evil, "engine": "x", "engines": ["x"]}],
+        "answers": [], "corrections": [], "infoboxes": [], "suggestions": [], "unresponsive_engines": []
+    });
+    Mock::given(method("GET"))
+        .and(path("/search"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(reply))
+        .mount(&world.searx)
+        .await;
+    let mut cmd = world.ground();
+    cmd.args(["search", "--json", "tardigrades"]);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    for raw in [
+        '\u{9b}', '\u{9c}', '\u{202e}', '\u{2066}', '\u{61c}', '\u{7f}',
+    ] {
+        assert!(!text.contains(raw), "{raw:?} raw in {text}");
+    }
+    assert!(text.contains(r"\u009b31m\u009c"), "{text}");
+    // Still the same JSON for a parser.
+    assert_eq!(json_stdout(&out)["results"][0]["title"], evil);
+}

@@ -18,7 +18,11 @@ pub fn colour_stdout() -> bool {
 
 /// One JSON value on its own line on stdout.
 pub fn print_json(value: &serde_json::Value) -> std::io::Result<()> {
-    writeln!(std::io::stdout().lock(), "{value}")
+    writeln!(
+        std::io::stdout().lock(),
+        "{}",
+        ground::text::json_line(value)
+    )
 }
 
 /// Prints an error (and, with `--json`, an error object naming the input on stdout)
