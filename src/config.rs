@@ -180,7 +180,7 @@ pub fn default_config_path(env: &dyn Fn(&str) -> Option<String>) -> Option<PathB
 /// Reads and parses a config file. `explicit` says whether the user named it (then a
 /// missing file is an error) or it is the default location (then missing is fine).
 pub fn load_file(path: &Path, explicit: bool) -> Result<Option<FileConfig>, Error> {
-    let text = match std::fs::read_to_string(path) {
+    let text = match read_capped(path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => return Ok(None),
         Err(e) => {
@@ -198,6 +198,27 @@ pub fn load_file(path: &Path, explicit: bool) -> Result<Option<FileConfig>, Erro
         ),
         hint: "compare it with config.example.toml (keys and types)".into(),
     })
+}
+
+/// Largest config file read: far more than any real one, and a bound for
+/// `--config /dev/zero`.
+pub const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
+
+/// Reads a config file of at most [`MAX_CONFIG_BYTES`]; a longer one is an error.
+fn read_capped(path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?
+        .take(MAX_CONFIG_BYTES + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_CONFIG_BYTES {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("it is larger than {} KiB", MAX_CONFIG_BYTES / 1024),
+        ));
+    }
+    String::from_utf8(bytes)
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "it is not UTF-8 text"))
 }
 
 /// Resolves every setting: flags > environment > config file > defaults.

@@ -30,6 +30,7 @@ pub async fn answer(question: &str, settings: &Settings, events: &Events) -> Res
     if question.is_empty() {
         return Err(Error::EmptyQuestion);
     }
+    check_question_length(question)?;
     let mut run = Run {
         warnings: Vec::new(),
         timings: Timings::default(),
@@ -275,6 +276,25 @@ pub async fn answer(question: &str, settings: &Settings, events: &Events) -> Res
         warnings: run.warnings,
         ask_user,
     })
+}
+
+/// Longest question (or search query) accepted, in characters: longer ones are not
+/// questions, and would not fit a search URL.
+pub const MAX_QUESTION_CHARS: usize = 2000;
+
+/// A usage error for a question over [`MAX_QUESTION_CHARS`].
+pub fn check_question_length(question: &str) -> Result<(), Error> {
+    let chars = question.chars().count();
+    if chars > MAX_QUESTION_CHARS {
+        return Err(Error::Usage {
+            message: format!(
+                "the question is {chars} characters long, more than the {MAX_QUESTION_CHARS} allowed"
+            ),
+            hint: "ask a shorter question; put long material on a page and use `ground fetch`"
+                .into(),
+        });
+    }
+    Ok(())
 }
 
 /// What a run accumulates on its way.

@@ -106,3 +106,48 @@ async fn json_output_escapes_c1_controls_and_bidi_marks() {
     // Still the same JSON for a parser.
     assert_eq!(json_stdout(&out)["results"][0]["title"], evil);
 }
+
+#[tokio::test]
+async fn long_inputs_are_usage_errors_that_say_so() {
+    let world = World::new().await;
+    let long = "why ".repeat(16_500); // 66,000 characters
+    let mut cmd = world.ground();
+    cmd.args(["answer", &long]);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).starts_with(
+            "error: the question is 65999 characters long, more than the 2000 allowed\nhint: "
+        ),
+        "{}",
+        stderr(&out)
+    );
+
+    // On stdin: read by whole characters up to the limit, and said when longer.
+    let mut cmd = world.ground();
+    let input = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(input.path(), "é".repeat(40_000)).unwrap();
+    cmd.stdin(std::fs::File::open(input.path()).unwrap())
+        .args(["answer", "-"]);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("longer than 2000 characters")
+            || stderr(&out).contains("characters long"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!stderr(&out).contains("UTF-8"), "{}", stderr(&out));
+
+    // A config file with no end is read up to a cap, not until memory runs out.
+    let mut cmd = world.ground();
+    cmd.args(["answer", "--config", "/dev/zero", "why?"]);
+    let out = run_within(cmd, std::time::Duration::from_secs(20)).await;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("larger than 1024 KiB"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(world.searx.received_requests().await.unwrap().is_empty());
+}
