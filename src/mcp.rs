@@ -252,9 +252,21 @@ impl GroundServer {
         }
         let report = {
             let (settings, question) = (Arc::clone(&self.settings), question.clone());
+            // The run's deadline ([run] timeout_secs, --timeout) holds here as in the CLI.
             isolated(async move {
-                crate::pipeline::answer(&question, &settings, &crate::events::Events::silent())
-                    .await
+                let events = crate::events::Events::silent();
+                let deadline = settings.run.timeout;
+                tokio::time::timeout(
+                    deadline,
+                    crate::pipeline::answer(&question, &settings, &events),
+                )
+                .await
+                .unwrap_or_else(|_| {
+                    Err(Error::Deadline {
+                        seconds: deadline.as_secs(),
+                        stage: events.current(),
+                    })
+                })
             })
             .await
         };

@@ -539,3 +539,51 @@ async fn no_mcp_client_on_stdin_is_a_usage_error_with_a_hint() {
     assert!(!err.contains("invalid configuration"), "{err}");
     assert!(err.ends_with("hint: run `ground mcp` from an MCP client (it speaks JSON-RPC on stdin/stdout), not from a terminal\n"), "{err}");
 }
+
+#[tokio::test]
+async fn grounded_answer_keeps_the_run_timeout() {
+    let world = World::new().await;
+    world
+        .search_replies_with_capture("searxng/normal.body.json")
+        .await;
+    world.serve_fixture_pages().await;
+    // A model that takes 60 s; the configured run timeout is 2 s.
+    wiremock::Mock::given(wiremock::matchers::method("POST"))
+        .and(wiremock::matchers::path("/api/chat"))
+        .respond_with(
+            wiremock::ResponseTemplate::new(200)
+                .set_body_json(ollama_reply(&good_answer(), "stop"))
+                .set_delay(std::time::Duration::from_secs(60)),
+        )
+        .mount(&world.ollama)
+        .await;
+    let mut cmd = world.ground();
+    cmd.env(
+        "GROUND_CONFIG",
+        world.config_file("[run]\ntimeout_secs = 2\n"),
+    );
+    let (mut mcp, _) = Session::start(cmd, &[]).await;
+    let started = std::time::Instant::now();
+    let result = tokio::time::timeout(
+        std::time::Duration::from_secs(20),
+        mcp.call(
+            "grounded_answer",
+            json!({"question": "Can tardigrades survive in space?"}),
+        ),
+    )
+    .await
+    .expect("grounded_answer must stop at the run timeout");
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    assert_eq!(result["structuredContent"]["error"]["kind"], "deadline");
+    assert!(
+        error_text(&result).contains("did not finish within 2 s"),
+        "{}",
+        error_text(&result)
+    );
+    // The session goes on.
+    let found = structured(
+        &mcp.call("web_search", json!({"query": "tardigrades"}))
+            .await,
+    );
+    assert_eq!(found["results"].as_array().unwrap().len(), 4);
+}
