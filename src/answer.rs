@@ -6,6 +6,8 @@
 //! are shared by the llm stage (which produces them) and grounding (which checks
 //! them), so they live at the bottom, importing neither.
 
+use std::collections::HashMap;
+
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -20,6 +22,9 @@ pub struct ModelAnswer {
     pub statements: Vec<ModelStatement>,
     /// What the sources leave open or disagree on.
     pub unknowns: Vec<String>,
+    /// Statements, citations and unknowns the reply had beyond the schema's bounds,
+    /// dropped on parse (a warning says so).
+    pub over_bounds: usize,
 }
 
 /// One claim of the answer with the citations the model gave for it.
@@ -112,46 +117,67 @@ struct RawCitation {
     quote: String,
 }
 
+/// Most statements one answer may have: the schema's hard bound (a request's own
+/// bounds may be lower). Statements beyond it are dropped on parse.
+pub const MAX_STATEMENTS: usize = 8;
+/// Most citations per statement (the schema's hard bound).
+pub const MAX_CITATIONS_PER_STATEMENT: usize = 3;
+/// Most unknowns kept (the schema asks for at most 2; a few more are tolerated).
+pub const MAX_UNKNOWNS: usize = 4;
+
 /// Parses the model's reply text into a [`ModelAnswer`]. Tolerates what models add
 /// around JSON (code fences, a sentence before it) but nothing inside it.
+///
+/// Linear in the reply's size: repeated statements and unknowns are found through a
+/// map of their normal forms, never by comparing every pair. What lies beyond the
+/// schema's bounds ([`MAX_STATEMENTS`], [`MAX_CITATIONS_PER_STATEMENT`],
+/// [`MAX_UNKNOWNS`]) is dropped and counted in [`ModelAnswer::over_bounds`].
 pub fn parse_answer(content: &str) -> Result<ModelAnswer, String> {
     let json = json_object_slice(content)
         .ok_or_else(|| "the reply contains no JSON object".to_string())?;
     let raw: RawAnswer = serde_json::from_str(json).map_err(|e| format!("invalid JSON ({e})"))?;
-    let statements: Vec<ModelStatement> = raw
-        .statements
-        .into_iter()
-        .map(|s| ModelStatement {
-            text: s.text.trim().to_string(),
-            citations: s
-                .citations
-                .into_iter()
-                .map(|c| ModelCitation {
-                    source: source_ref(&c.source),
-                    quote: c.quote.trim().to_string(),
-                })
-                .collect(),
-        })
-        .filter(|s| !s.text.is_empty())
-        .collect();
+    let mut over_bounds = 0usize;
     // Small models repeat themselves: a statement said twice is said once, with the
     // citations of both.
-    let mut statements: Vec<ModelStatement> = statements;
-    let mut unique: Vec<ModelStatement> = Vec::with_capacity(statements.len());
-    for statement in statements.drain(..) {
-        let key = normalise(&statement.text);
-        match unique.iter_mut().find(|u| normalise(&u.text) == key) {
-            Some(first) => {
-                for citation in statement.citations {
-                    if !first.citations.contains(&citation) {
-                        first.citations.push(citation);
-                    }
-                }
+    let mut statements: Vec<ModelStatement> = Vec::new();
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    for raw_statement in raw.statements {
+        let text = raw_statement.text.trim().to_string();
+        if text.is_empty() {
+            continue;
+        }
+        let citations = raw_statement.citations.into_iter().map(|c| ModelCitation {
+            source: source_ref(&c.source),
+            quote: c.quote.trim().to_string(),
+        });
+        let key = normalise(&text);
+        let index = match seen.get(&key) {
+            Some(&i) => i,
+            None if statements.len() < MAX_STATEMENTS => {
+                seen.insert(key, statements.len());
+                statements.push(ModelStatement {
+                    text,
+                    citations: Vec::new(),
+                });
+                statements.len() - 1
             }
-            None => unique.push(statement),
+            None => {
+                over_bounds += 1;
+                continue;
+            }
+        };
+        let statement = &mut statements[index];
+        for citation in citations {
+            if statement.citations.contains(&citation) {
+                continue;
+            }
+            if statement.citations.len() < MAX_CITATIONS_PER_STATEMENT {
+                statement.citations.push(citation);
+            } else {
+                over_bounds += 1;
+            }
         }
     }
-    let statements = unique;
     // A reply that says "not answerable" but still makes cited statements is judged
     // by its citations (small models get the flag wrong); verification decides.
     let cites = statements.iter().any(|s| !s.citations.is_empty());
@@ -168,17 +194,21 @@ pub fn parse_answer(content: &str) -> Result<ModelAnswer, String> {
         };
         let text = text.trim().to_string();
         let key = normalise(&text);
-        let repeated = key.is_empty()
-            || unknowns.iter().any(|u| normalise(u) == key)
-            || statements.iter().any(|s| normalise(&s.text) == key);
-        if !repeated {
-            unknowns.push(text);
+        if key.is_empty() || seen.contains_key(&key) {
+            continue;
         }
+        if unknowns.len() >= MAX_UNKNOWNS {
+            over_bounds += 1;
+            continue;
+        }
+        seen.insert(key, usize::MAX);
+        unknowns.push(text);
     }
     Ok(ModelAnswer {
         answerable,
         statements,
         unknowns,
+        over_bounds,
     })
 }
 
@@ -297,5 +327,31 @@ mod tests {
             .unwrap();
         assert!(!a.answerable);
         assert_eq!(a.unknowns, vec!["when".to_string()]);
+    }
+
+    #[test]
+    fn a_huge_reply_is_cut_to_the_bounds_in_linear_time() {
+        let statement = |i: usize| {
+            format!(
+                r#"{{"text": "Statement number {i} is here.", "citations": [{{"source": 1, "quote": "q{i}"}}, {{"source": 1, "quote": "r{i}"}}, {{"source": 2, "quote": "s{i}"}}, {{"source": 3, "quote": "t{i}"}}]}}"#
+            )
+        };
+        let body: Vec<String> = (0..8001).map(statement).collect();
+        let reply = format!(
+            r#"{{"answerable": true, "statements": [{}], "unknowns": ["a", "b", "c", "d", "e", "f"]}}"#,
+            body.join(",")
+        );
+        assert!(reply.len() > 250_000);
+        let a = parse_answer(&reply).unwrap();
+        assert_eq!(a.statements.len(), MAX_STATEMENTS);
+        assert!(
+            a.statements
+                .iter()
+                .all(|s| s.citations.len() == MAX_CITATIONS_PER_STATEMENT)
+        );
+        assert_eq!(a.unknowns.len(), MAX_UNKNOWNS);
+        // 7,993 statements beyond the bound, one citation too many on each of the 8
+        // kept, and 2 unknowns too many.
+        assert_eq!(a.over_bounds, 7993 + 8 + 2);
     }
 }

@@ -442,6 +442,7 @@ mod tests {
                 ),
             ],
             unknowns: vec![],
+            over_bounds: 0,
         };
         let g = verify(&answer, &sources);
         for s in &g.statements {
@@ -467,6 +468,7 @@ mod tests {
                 &[(SourceRef::Number(1), "VACUUM deletes every table")],
             )],
             unknowns: vec![],
+            over_bounds: 0,
         };
         let g = verify(&answer, &sources);
         assert!(!g.grounded());

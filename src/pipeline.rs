@@ -230,6 +230,12 @@ pub async fn answer(question: &str, settings: &Settings, events: &Events) -> Res
     };
     run.calls += asked.attempts;
     run.timings.llm += elapsed_ms(t);
+    if asked.answer.over_bounds > 0 {
+        run.warnings.push(format!(
+            "the model's reply went past the answer schema's bounds: {} statements, citations or unknowns beyond them were dropped",
+            asked.answer.over_bounds
+        ));
+    }
     let estimated_prompt_tokens = overhead + context.estimated_tokens;
     if let Some(counted) = asked.reply.prompt_tokens {
         // Ollama keeps the end of an over-long prompt; a count at the window's edge

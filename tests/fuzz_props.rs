@@ -775,6 +775,7 @@ proptest! {
                 })
                 .collect(),
             unknowns: vec![],
+            over_bounds: 0,
         };
         let grounded = grounding::verify(&model, &sources);
         let answer = grounded.answer.as_str();

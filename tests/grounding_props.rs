@@ -136,6 +136,7 @@ fn build_answer(
         answerable,
         statements,
         unknowns: vec!["what is left open".into()],
+        over_bounds: 0,
     }
 }
 
@@ -235,6 +236,7 @@ proptest! {
                 }],
             }],
             unknowns: vec![],
+            over_bounds: 0,
         };
         let grounded = verify(&model, &sources);
         prop_assert!(grounded.statements[0].citations[0].verified, "quote {:?} not found", quote);

@@ -151,3 +151,33 @@ async fn long_inputs_are_usage_errors_that_say_so() {
     );
     assert!(world.searx.received_requests().await.unwrap().is_empty());
 }
+
+#[tokio::test]
+async fn a_reply_with_thousands_of_statements_is_cut_to_the_schema_bounds() {
+    let world = World::new().await;
+    let statements: Vec<serde_json::Value> = (0..8001)
+        .map(|i| serde_json::json!({"text": format!("Tardigrades fact number {i} is stated here."), "citations": [{"source": 1, "quote": "dried tardigrades were exposed to open space for ten days on the FOTON-M3 mission"}]}))
+        .collect();
+    let reply = serde_json::json!({"answerable": true, "statements": statements, "unknowns": []})
+        .to_string();
+    assert!(reply.len() > 250_000);
+    world.healthy(&reply).await;
+    let mut cmd = world.ground();
+    cmd.args([
+        "answer",
+        "--json",
+        "--timeout",
+        "5",
+        "Can tardigrades survive in space?",
+    ]);
+    let out = run_within(cmd, std::time::Duration::from_secs(30)).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let json = json_stdout(&out);
+    assert_eq!(json["statements"].as_array().unwrap().len(), 8);
+    assert!(
+        stderr(&out)
+            .contains("warning: the model's reply went past the answer schema's bounds: 7993"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -8,9 +8,9 @@ pub const MAX_STATEMENT_CHARS: u64 = 400;
 /// Longest quote the schema allows, in characters.
 pub const MAX_QUOTE_CHARS: u64 = 240;
 /// Most statements in one answer.
-pub const MAX_STATEMENTS: u64 = 8;
+pub const MAX_STATEMENTS: u64 = crate::answer::MAX_STATEMENTS as u64;
 /// Most citations per statement.
-pub const MAX_CITATIONS_PER_STATEMENT: u64 = 3;
+pub const MAX_CITATIONS_PER_STATEMENT: u64 = crate::answer::MAX_CITATIONS_PER_STATEMENT as u64;
 
 /// The schema's bounds for one output-token cap. Every bound together must fit the
 /// cap, or a small model that fills each string to its maximum is cut off (measured
