@@ -124,6 +124,35 @@ pub fn redact(text: &str, secrets: &[&str]) -> String {
     out
 }
 
+/// [`redact`] for a raw reply body, before anything reads it: every message, error
+/// and excerpt later cut from the body is then free of the secrets, wherever the cut
+/// falls.
+pub fn redact_bytes(bytes: Vec<u8>, secrets: &[&str]) -> Vec<u8> {
+    let mut out = bytes;
+    for secret in secrets
+        .iter()
+        .map(|s| s.as_bytes())
+        .filter(|s| !s.is_empty())
+    {
+        if !out.windows(secret.len()).any(|w| w == secret) {
+            continue;
+        }
+        let mut replaced = Vec::with_capacity(out.len());
+        let mut i = 0;
+        while i < out.len() {
+            if out[i..].starts_with(secret) {
+                replaced.extend_from_slice(b"<redacted>");
+                i += secret.len();
+            } else {
+                replaced.push(out[i]);
+                i += 1;
+            }
+        }
+        out = replaced;
+    }
+    out
+}
+
 /// Characters that `--json` writes as `\uXXXX` escapes although JSON allows them raw:
 /// DEL, the C1 controls (U+0080..U+009F: U+009B is a CSI that some terminals obey),
 /// and the invisible and bidirectional formatting characters of [`is_invisible`]

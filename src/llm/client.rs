@@ -68,6 +68,10 @@ pub async fn post_json(
     let body = crate::http::read_bounded(response, MAX_REPLY_BYTES)
         .await
         .map_err(transport)?;
+    // The one redaction point for model replies, error or not (a 200 reply may quote
+    // the key too), before any excerpt of it is cut.
+    let secrets: Vec<&str> = settings.api_key.iter().map(|k| k.expose()).collect();
+    let bytes = crate::text::redact_bytes(body.bytes, &secrets);
     if body.truncated {
         return Err(Error::ModelBadReply {
             attempts: 1,
@@ -76,13 +80,12 @@ pub async fn post_json(
                 MAX_REPLY_BYTES / 1024 / 1024
             ),
             raw_start: sanitize_line(&shorten(
-                &String::from_utf8_lossy(&body.bytes[..body.bytes.len().min(480)]),
+                &String::from_utf8_lossy(&bytes[..bytes.len().min(480)]),
                 120,
             )),
             problem: ReplyProblem::TooLarge,
         });
     }
-    let bytes = body.bytes;
     Ok((status, bytes))
 }
 

@@ -60,7 +60,9 @@ pub async fn send(
             ),
         });
     }
-    Ok((status, body.bytes))
+    // The one redaction point for search replies: a service may quote our key back.
+    let secrets: Vec<&str> = settings.api_key.iter().map(|k| k.expose()).collect();
+    Ok((status, crate::text::redact_bytes(body.bytes, &secrets)))
 }
 
 /// Largest search reply read.
