@@ -174,12 +174,12 @@ impl serde_json::ser::Formatter for EscapingFormatter {
         let mut start = 0;
         for (i, c) in fragment.char_indices() {
             if needs_json_escape(c) {
-                writer.write_all(fragment[start..i].as_bytes())?;
+                writer.write_all(&fragment.as_bytes()[start..i])?;
                 write!(writer, "\\u{:04x}", c as u32)?;
                 start = i + c.len_utf8();
             }
         }
-        writer.write_all(fragment[start..].as_bytes())
+        writer.write_all(&fragment.as_bytes()[start..])
     }
 }
 
