@@ -80,6 +80,12 @@ pub fn run(args: &ExtractArgs) -> Result<(), ExtractCommandError> {
                 return Err(ExtractCommandError::FilesWithInputDir);
             }
             let stats = extract_dir(input, output, base_url.as_ref())?;
+            for (path, reason) in &stats.skipped {
+                eprintln!(
+                    "ground extract: skipped {}: {reason}",
+                    ground::text::sanitize_line(&path.to_string_lossy())
+                );
+            }
             eprintln!("extract_seconds={:.6}", stats.extract_time.as_secs_f64());
             Ok(())
         }
@@ -90,11 +96,14 @@ pub fn run(args: &ExtractArgs) -> Result<(), ExtractCommandError> {
 
 /// What a batch run did: how many pages, how many bytes of HTML, and the time spent
 /// inside the extractor (parse + extraction, no file I/O).
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct DirStats {
     pub pages: usize,
     pub bytes: u64,
     pub extract_time: Duration,
+    /// Inputs not extracted, each with the reason (a name that is not UTF-8, an
+    /// output path that is a symbolic link).
+    pub skipped: Vec<(PathBuf, String)>,
 }
 
 /// Batch mode: `input/*.html` -> `output/<stem>.txt`. Files are handled in name order.
@@ -127,6 +136,9 @@ pub fn extract_dir(
     let mut stats = DirStats::default();
     for page in pages {
         let Some(stem) = page.file_stem().and_then(|s| s.to_str()) else {
+            stats
+                .skipped
+                .push((page.clone(), "its file name is not UTF-8".into()));
             continue;
         };
         let bytes = fs::read(&page).map_err(|source| ExtractCommandError::ReadInput {
@@ -141,14 +153,45 @@ pub fn extract_dir(
         stats.pages += 1;
         stats.bytes += bytes.len() as u64;
         let target = output.join(format!("{stem}.txt"));
+        if fs::symlink_metadata(&target).is_ok_and(|m| m.file_type().is_symlink()) {
+            stats.skipped.push((
+                page.clone(),
+                format!(
+                    "{} is a symbolic link; not written through",
+                    target.display()
+                ),
+            ));
+            continue;
+        }
         let mut text = extracted.text;
         text.push('\n');
-        fs::write(&target, text).map_err(|source| ExtractCommandError::WriteOutput {
+        write_new(&target, text.as_bytes()).map_err(|source| ExtractCommandError::WriteOutput {
             path: target,
             source,
         })?;
     }
     Ok(stats)
+}
+
+/// Writes `target` without ever following a link at it: the text goes to a new file
+/// beside it (created exclusively, so nothing already there is opened) and is then
+/// renamed over `target`, which replaces a directory entry and never writes through
+/// a symbolic link, even one created after the check above.
+fn write_new(target: &Path, bytes: &[u8]) -> io::Result<()> {
+    let dir = target.parent().unwrap_or(Path::new("."));
+    let name = target.file_name().and_then(|n| n.to_str()).unwrap_or("out");
+    let temp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let mut file = fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&temp)?;
+    let written = file
+        .write_all(bytes)
+        .and_then(|()| fs::rename(&temp, target));
+    if written.is_err() {
+        let _ = fs::remove_file(&temp);
+    }
+    written
 }
 
 /// Reads `<id>\t<url>` lines; a missing or unreadable file, or a bad line, is skipped
@@ -313,5 +356,47 @@ mod tests {
             run(&args),
             Err(ExtractCommandError::InvalidUrl { .. })
         ));
+    }
+
+    #[test]
+    fn output_dir_never_writes_through_a_symlink_and_names_what_it_skips() {
+        use std::os::unix::ffi::OsStrExt;
+        let input = tempfile::tempdir().unwrap();
+        std::fs::write(input.path().join("a.html"), fixture("news-article.html")).unwrap();
+        std::fs::write(input.path().join("b.html"), fixture("news-article.html")).unwrap();
+        let odd = std::ffi::OsStr::from_bytes(b"bad-\xff.html");
+        std::fs::write(input.path().join(odd), fixture("news-article.html")).unwrap();
+        let output = tempfile::tempdir().unwrap();
+        let victim = output.path().join("victim.txt");
+        std::fs::write(&victim, "precious").unwrap();
+        std::os::unix::fs::symlink(&victim, output.path().join("a.txt")).unwrap();
+
+        let stats = extract_dir(input.path(), output.path(), None).unwrap();
+
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+        assert!(
+            std::fs::read_to_string(output.path().join("b.txt"))
+                .unwrap()
+                .contains("The city council voted on Tuesday")
+        );
+        let reasons: Vec<&str> = stats.skipped.iter().map(|(_, r)| r.as_str()).collect();
+        assert_eq!(reasons.len(), 2, "{reasons:?}");
+        assert!(
+            reasons
+                .iter()
+                .any(|r| r.ends_with("is a symbolic link; not written through"))
+        );
+        assert!(reasons.contains(&"its file name is not UTF-8"));
+        let leftovers = std::fs::read_dir(output.path())
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .ends_with(".tmp")
+            })
+            .count();
+        assert_eq!(leftovers, 0);
     }
 }
