@@ -249,3 +249,33 @@ async fn a_key_straddling_the_cut_of_an_error_message_leaks_no_prefix() {
     assert!(!all.contains("BSA-brave"), "{all}");
     assert!(!all.contains("BSA-b"), "{all}");
 }
+
+#[tokio::test]
+async fn credentials_in_configured_urls_are_never_printed() {
+    let world = World::new().await;
+    let closed = closed_port_url().replace("http://", "http://me:s3cretpw@");
+    // Search down: the error (stderr and --json) names the server without the password.
+    let mut cmd = world.ground();
+    cmd.env("GROUND_SEARXNG_URL", &closed)
+        .args(["search", "--json", "tardigrades"]);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(3));
+    let all = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(!all.contains("s3cretpw"), "{all}");
+    assert!(all.contains("me:redacted@"), "{all}");
+    // Model down: the same.
+    world
+        .search_replies_with_capture("searxng/normal.body.json")
+        .await;
+    world.serve_fixture_pages().await;
+    let mut cmd = world.ground();
+    cmd.env("GROUND_LLM_URL", &closed).args([
+        "answer",
+        "--json",
+        "Can tardigrades survive in space?",
+    ]);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+    let all = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(!all.contains("s3cretpw"), "{all}");
+}

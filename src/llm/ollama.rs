@@ -102,7 +102,7 @@ impl Ollama {
                 return Err(Error::ModelNotFound {
                     backend: LlmBackend::Ollama,
                     model: self.settings.model.clone(),
-                    url: self.settings.url.as_str().trim_end_matches('/').to_string(),
+                    url: crate::http::display_url(&self.settings.url),
                 });
             }
             return Err(Error::ModelHttp { status, message });

@@ -156,7 +156,7 @@ impl OpenAi {
             404 if message.contains("model") => Error::ModelNotFound {
                 backend: LlmBackend::OpenAi,
                 model: self.settings.model.clone(),
-                url: self.settings.url.as_str().trim_end_matches('/').to_string(),
+                url: crate::http::display_url(&self.settings.url),
             },
             _ => Error::ModelHttp { status, message },
         }
