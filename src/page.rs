@@ -5,13 +5,16 @@
 //! no readable text) is a status on the [`PageAttempt`], so the pipeline can go on
 //! with the other pages and report each one.
 
-use std::time::Instant;
+use std::sync::{Arc, LazyLock};
+use std::time::{Duration, Instant};
+
+use tokio::sync::Semaphore;
 
 use serde::Serialize;
 
 use crate::cache::{Cache, CachedPage};
 use crate::error::Error;
-use crate::extract;
+use crate::extract::{self, Extracted};
 use crate::fetch::{BodyKind, FetchFailure, FetchedPage, Fetcher, RetrievalStatus, elapsed_ms};
 use crate::hits::SearchHit;
 use crate::settings::Settings;
@@ -123,18 +126,23 @@ pub async fn fetch_and_extract(
                 body,
                 truncated,
             } = page;
-            let decoded = extract::decode_body(&body, content_type.as_deref());
-            let base = url::Url::parse(&final_url).ok();
-            let extracted = match kind {
-                BodyKind::Html => extract::extract_html(&decoded, base.as_ref()),
-                BodyKind::PlainText => extract::extract_plain_text(&decoded),
-            };
+            let extracted =
+                extract_bounded(kind, body, content_type.clone(), final_url.clone()).await;
             extract_ms = elapsed_ms(t);
             attempt.final_url = Some(final_url);
             attempt.http_status = Some(http_status);
             attempt.content_type = content_type;
             attempt.body_truncated = truncated;
-            attempt.chars_fetched = decoded.chars().count();
+            let Some((chars_fetched, extracted)) = extracted else {
+                attempt.status = RetrievalStatus::Timeout;
+                attempt.error = Some(format!(
+                    "extracting the page's text took longer than {} s",
+                    EXTRACT_BUDGET.as_secs()
+                ));
+                attempt.ms = elapsed_ms(start);
+                return (attempt, extract_ms);
+            };
+            attempt.chars_fetched = chars_fetched;
             attempt.chars = extracted.text.chars().count();
             if let Some(title) = extracted.title.filter(|t| !t.is_empty()) {
                 attempt.title = title;
@@ -176,6 +184,49 @@ pub fn status_summary(pages: &[PageAttempt]) -> String {
         .map(|(l, n)| format!("{n} {l}"))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// Time one page's extraction may take (decoding, parsing, main text). A page over it
+/// is TIMEOUT and the run goes on without it.
+pub const EXTRACT_BUDGET: Duration = Duration::from_secs(5);
+
+/// Extractions running at once, at most: one per core. Extraction is CPU work, so it
+/// runs on blocking threads, never on the async runtime, whose timers (deadlines,
+/// Ctrl-C) and other requests (MCP) must keep running beside it.
+static EXTRACTORS: LazyLock<Arc<Semaphore>> = LazyLock::new(|| {
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    Arc::new(Semaphore::new(cores))
+});
+
+/// Decodes and extracts a fetched body on a blocking thread within
+/// [`EXTRACT_BUDGET`] (waiting for a free extractor included). Returns the decoded
+/// body's length in characters and the extraction, or `None` when over budget; an
+/// extraction still running then finishes on its thread and is dropped.
+async fn extract_bounded(
+    kind: BodyKind,
+    body: Vec<u8>,
+    content_type: Option<String>,
+    final_url: String,
+) -> Option<(usize, Extracted)> {
+    let work = async move {
+        let permit = EXTRACTORS.clone().acquire_owned().await.ok()?;
+        tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            let decoded = extract::decode_body(&body, content_type.as_deref());
+            let base = url::Url::parse(&final_url).ok();
+            let extracted = match kind {
+                BodyKind::Html => extract::extract_html(&decoded, base.as_ref()),
+                BodyKind::PlainText => extract::extract_plain_text(&decoded),
+            };
+            (decoded.chars().count(), extracted)
+        })
+        .await
+        .ok()
+    };
+    tokio::time::timeout(EXTRACT_BUDGET, work)
+        .await
+        .ok()
+        .flatten()
 }
 
 /// The cacheable part of a page attempt; `None` unless it succeeded.

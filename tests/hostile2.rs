@@ -279,3 +279,89 @@ async fn credentials_in_configured_urls_are_never_printed() {
     let all = format!("{}{}", stdout(&out), stderr(&out));
     assert!(!all.contains("s3cretpw"), "{all}");
 }
+
+/// A page of 40,000 unclosed formatting elements (`<b id=0>x<b id=1>x…`, 520 KB): the
+/// HTML parser's formatting-element handling made such pages take minutes.
+fn formatting_bomb() -> String {
+    let mut page = String::from("<html><head><title>Bomb</title></head><body><p>");
+    for i in 0..40_000 {
+        page.push_str(&format!("<b id={i}>x"));
+    }
+    page
+}
+
+#[tokio::test]
+async fn a_page_that_is_slow_to_parse_never_holds_a_run_past_its_bounds() {
+    let world = World::new().await;
+    Mock::given(method("GET"))
+        .and(path("/bomb"))
+        .respond_with(ResponseTemplate::new(200).set_body_raw(formatting_bomb(), "text/html"))
+        .mount(&world.pages)
+        .await;
+    let url = format!("{}/bomb", world.pages.uri());
+    // `ground fetch`: within the extraction budget (5 s) plus start-up.
+    let started = std::time::Instant::now();
+    let mut cmd = world.ground();
+    cmd.args(["fetch", "--json", &url]);
+    let out = run_within(cmd, std::time::Duration::from_secs(60)).await;
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+    let status = json_stdout(&out)["status"].as_str().unwrap().to_string();
+    assert!(
+        ["TIMEOUT", "SUCCESS", "EMPTY"].contains(&status.as_str()),
+        "{status}"
+    );
+
+    // MCP keeps answering while a slow page is extracted.
+    let mut cmd = world.ground();
+    cmd.arg("mcp")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped());
+    let mut child = tokio::process::Command::from(cmd).spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let mut lines = tokio::io::BufReader::new(stdout).lines();
+    let send = |v: serde_json::Value| format!("{v}\n");
+    stdin.write_all(send(serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})).as_bytes()).await.unwrap();
+    let _ = lines.next_line().await.unwrap();
+    stdin
+        .write_all(
+            send(serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+                .as_bytes(),
+        )
+        .await
+        .unwrap();
+    stdin.write_all(send(serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "web_fetch", "arguments": {"url": url}}})).as_bytes()).await.unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let pinged = std::time::Instant::now();
+    stdin
+        .write_all(
+            send(serde_json::json!({"jsonrpc": "2.0", "id": 3, "method": "ping"})).as_bytes(),
+        )
+        .await
+        .unwrap();
+    let mut ping_answered = None;
+    for _ in 0..2 {
+        let line = tokio::time::timeout(std::time::Duration::from_secs(30), lines.next_line())
+            .await
+            .expect("the server must keep answering")
+            .unwrap()
+            .unwrap();
+        let reply: serde_json::Value = serde_json::from_str(&line).unwrap();
+        if reply["id"] == 3 {
+            ping_answered = Some(pinged.elapsed());
+            break;
+        }
+    }
+    let ping = ping_answered.expect("ping answered");
+    // Well under the 5 s extraction budget: the ping did not wait for the page.
+    assert!(
+        ping < std::time::Duration::from_secs(4),
+        "ping took {ping:?}"
+    );
+    let _ = child.kill().await;
+}
