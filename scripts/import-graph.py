@@ -29,7 +29,7 @@ LAYERS = {
     # L3 run
     "pipeline": 3, "report": 3,
     # L4 faces
-    "render": 4, "doctor": 4, "mcp": 4,
+    "render": 4, "doctor": 4, "mcp": 4, "mcp_stdio": 4,
     # L5 the binary (and, before the move, the command-line files inside the library)
     "bin": 5, "cli": 5, "main": 5, "lib": 5,
     "cache_command": 5, "extract_command": 5, "fetch_command": 5, "search_command": 5,

@@ -15,7 +15,8 @@
 //!   page), [`llm`], [`grounding`] (quote verification), [`plan`], [`cache`].
 //! - **The run**: [`pipeline`] sequences the stages into a [`report::Report`];
 //!   [`report::verdict`] decides whether it is grounded.
-//! - **Faces**: [`render`] (person, Markdown, JSON), [`doctor`], [`mcp`].
+//! - **Faces**: [`render`] (person, Markdown, JSON), [`doctor`], [`mcp`] with
+//!   [`mcp_stdio`] (the line guard in front of its JSON-RPC).
 //!
 //! The `ground` binary (`src/bin/ground/`) is the only code that knows the command
 //! line: it parses arguments, calls [`pipeline::answer`] and friends, and maps errors
@@ -37,6 +38,7 @@ pub mod hits;
 pub mod http;
 pub mod llm;
 pub mod mcp;
+pub mod mcp_stdio;
 pub mod page;
 pub mod pipeline;
 pub mod plan;

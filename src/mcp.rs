@@ -98,7 +98,10 @@ pub async fn serve(settings: Settings) -> Result<(), Error> {
         crate::http::display_url(&settings.llm.url),
     );
     let running = GroundServer::new(settings)
-        .serve(rmcp::transport::stdio())
+        .serve(crate::mcp_stdio::guard(
+            tokio::io::stdin(),
+            tokio::io::stdout(),
+        ))
         .await
         .map_err(|e| transport_error(&e.to_string()))?;
     let reason = running

@@ -365,3 +365,63 @@ async fn a_page_that_is_slow_to_parse_never_holds_a_run_past_its_bounds() {
     );
     let _ = child.kill().await;
 }
+
+#[tokio::test]
+async fn mcp_answers_malformed_and_oversized_lines_and_keeps_serving() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let world = World::new().await;
+    let mut cmd = world.ground();
+    cmd.arg("mcp")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped());
+    let mut child = tokio::process::Command::from(cmd).spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut next = async || -> serde_json::Value {
+        let line = tokio::time::timeout(std::time::Duration::from_secs(20), lines.next_line())
+            .await
+            .expect("every line gets a reply")
+            .unwrap()
+            .unwrap();
+        serde_json::from_str(&line).unwrap()
+    };
+    stdin.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}\n").await.unwrap();
+    assert_eq!(next().await["id"], 1);
+    stdin
+        .write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n")
+        .await
+        .unwrap();
+
+    stdin.write_all(b"this is not json\n").await.unwrap();
+    let parse = next().await;
+    assert_eq!(parse["error"]["code"], -32700, "{parse}");
+    assert_eq!(parse["id"], serde_json::Value::Null);
+
+    stdin
+        .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":42}\n")
+        .await
+        .unwrap();
+    let invalid = next().await;
+    assert_eq!(invalid["error"]["code"], -32600, "{invalid}");
+    assert_eq!(invalid["id"], 42, "the reply carries the request's id");
+
+    let mut huge = vec![b'x'; 3 * 1024 * 1024];
+    huge.push(b'\n');
+    stdin.write_all(&huge).await.unwrap();
+    let oversized = next().await;
+    assert_eq!(oversized["error"]["code"], -32600, "{oversized}");
+
+    stdin
+        .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\"}\n")
+        .await
+        .unwrap();
+    let ping = next().await;
+    assert_eq!(ping["id"], 5);
+    assert!(ping["result"].is_object(), "{ping}");
+    drop(stdin);
+    let status = tokio::time::timeout(std::time::Duration::from_secs(20), child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(status.code(), Some(0));
+}
