@@ -33,6 +33,9 @@ pub enum RetrievalStatus {
     Blocked,
     /// Fetched, but no readable main text (e.g. a JavaScript-only page).
     Empty,
+    /// Still loading when enough other pages were usable: the run went on without it
+    /// (hedged fetching). Never counted as read.
+    NotWaited,
 }
 
 impl RetrievalStatus {
@@ -45,6 +48,7 @@ impl RetrievalStatus {
             RetrievalStatus::Unsupported => "UNSUPPORTED",
             RetrievalStatus::Blocked => "BLOCKED",
             RetrievalStatus::Empty => "EMPTY",
+            RetrievalStatus::NotWaited => "NOT_WAITED",
         }
     }
 }

@@ -65,23 +65,7 @@ pub async fn fetch_and_extract(
     hit: &SearchHit,
 ) -> (PageAttempt, u64) {
     let start = Instant::now();
-    let mut attempt = PageAttempt {
-        rank,
-        index: None,
-        url: hit.url.clone(),
-        final_url: None,
-        title: hit.title.clone(),
-        status: RetrievalStatus::Error,
-        http_status: None,
-        content_type: None,
-        chars_fetched: 0,
-        chars: 0,
-        body_truncated: false,
-        error: None,
-        ms: 0,
-        cached: false,
-        text: String::new(),
-    };
+    let mut attempt = PageAttempt::of(rank, hit);
     // An entry fetched with private addresses allowed is only for runs that allow
     // them too: the cache must not be a way around the address rule.
     let cached = cache
@@ -227,6 +211,30 @@ async fn extract_bounded(
         .await
         .ok()
         .flatten()
+}
+
+impl PageAttempt {
+    /// The attempt at `hit`, ranked `rank`, before anything happened (status ERROR
+    /// until something else is known).
+    pub fn of(rank: usize, hit: &SearchHit) -> Self {
+        PageAttempt {
+            rank,
+            index: None,
+            url: hit.url.clone(),
+            final_url: None,
+            title: hit.title.clone(),
+            status: RetrievalStatus::Error,
+            http_status: None,
+            content_type: None,
+            chars_fetched: 0,
+            chars: 0,
+            body_truncated: false,
+            error: None,
+            ms: 0,
+            cached: false,
+            text: String::new(),
+        }
+    }
 }
 
 /// The cacheable part of a page attempt; `None` unless it succeeded.

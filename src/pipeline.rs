@@ -3,7 +3,7 @@
 //! that the faces (render, MCP) print. Each stage is its own module and they exchange plain
 //! data, so each can be tested alone; this file only sequences them.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde_json::json;
 use tokio::task::JoinSet;
@@ -484,38 +484,102 @@ async fn search_all(
     Ok((hits, runs, warnings))
 }
 
-/// Fetches results until `wanted` pages are usable or the results run out, with at
-/// most `wanted` fetches in flight: each failure starts the next result. Returns the
-/// attempts in rank order, each with its extraction time in ms.
+/// Results fetched beyond `--pages` at the same time, as spares for pages that fail
+/// or lag.
+pub const SPARE_FETCHES: usize = 2;
+/// The grace a lagging page gets once one page is usable, as a multiple of the time
+/// that first page took, within [`GRACE_MIN`] and [`GRACE_MAX`].
+pub const GRACE_FACTOR: u32 = 2;
+/// Spares start once the laggards have taken as long again as the first usable page,
+/// and never sooner than this after it (pages that finish together start none).
+pub const HEDGE_MIN: Duration = Duration::from_millis(250);
+/// Shortest grace: fast local pages still get a moment to finish together.
+pub const GRACE_MIN: Duration = Duration::from_millis(500);
+/// Longest grace: a page this far behind the first usable one is not waited for.
+pub const GRACE_MAX: Duration = Duration::from_secs(2);
+
+/// Hedged fetching: fetches `wanted` results concurrently, each failure starting the
+/// next result, and stops as soon as `wanted` pages are usable. Once one page is
+/// usable while others still load, the laggards get a grace period derived from that
+/// first page (`GRACE_FACTOR` times its time, within `GRACE_MIN`..`GRACE_MAX`), and
+/// [`SPARE_FETCHES`] more results start halfway through it (at least `HEDGE_MIN`
+/// after the first page), in case they finish first; pages still loading after it are not
+/// waited for and come back as `NOT_WAITED`, never read. When every page is fast
+/// nothing changes: the top `wanted` results, in rank order. The per-page timeout
+/// stays the hard limit while no page is usable.
+///
+/// Returns the attempts in rank order, each with its extraction time in ms.
 async fn gather(
     fetcher: &Fetcher,
     cache: &Cache,
     hits: &[SearchHit],
     wanted: usize,
 ) -> Vec<(PageAttempt, u64)> {
+    let started = Instant::now();
     let mut in_flight: JoinSet<(PageAttempt, u64)> = JoinSet::new();
+    let mut loading: Vec<usize> = Vec::new(); // ranks in flight
     let mut next = 0usize;
     let mut done: Vec<(PageAttempt, u64)> = Vec::new();
-    let mut successes = 0usize;
-    let spawn_next = |set: &mut JoinSet<(PageAttempt, u64)>, next: &mut usize| {
-        let rank = *next;
-        let hit = hits[rank].clone();
-        let (fetcher, cache) = (fetcher.clone(), cache.clone());
-        *next += 1;
-        set.spawn(async move { fetch_and_extract(&fetcher, &cache, rank, &hit).await });
-    };
-    while next < hits.len() && in_flight.len() < wanted {
-        spawn_next(&mut in_flight, &mut next);
-    }
-    while let Some(joined) = in_flight.join_next().await {
+    let mut usable = 0usize;
+    // Set when the first page is usable: when spares start, and when waiting ends.
+    let mut hedge: Option<(tokio::time::Instant, tokio::time::Instant)> = None;
+    let mut spares = false;
+    loop {
+        // Keep enough fetches going to reach `wanted`; once a page is usable and others
+        // lag, also spares, which may finish before the laggards.
+        let at_once = wanted + if spares { SPARE_FETCHES } else { 0 };
+        while next < hits.len() && usable + in_flight.len() < at_once {
+            let rank = next;
+            let hit = hits[rank].clone();
+            let (fetcher, cache) = (fetcher.clone(), cache.clone());
+            in_flight.spawn(async move { fetch_and_extract(&fetcher, &cache, rank, &hit).await });
+            loading.push(rank);
+            next += 1;
+        }
+        if usable >= wanted || in_flight.is_empty() {
+            break;
+        }
+        let joined = match hedge {
+            Some((spares_at, _)) if !spares => tokio::select! {
+                joined = in_flight.join_next() => joined,
+                _ = tokio::time::sleep_until(spares_at) => {
+                    spares = true;
+                    continue;
+                }
+            },
+            Some((_, grace_ends)) => tokio::select! {
+                joined = in_flight.join_next() => joined,
+                _ = tokio::time::sleep_until(grace_ends) => break,
+            },
+            None => in_flight.join_next().await,
+        };
+        let Some(joined) = joined else { break };
         let Ok(result) = joined else { continue }; // a panicked task is a lost page, not a crash
+        loading.retain(|&rank| rank != result.0.rank);
         if result.0.status == RetrievalStatus::Success {
-            successes += 1;
+            usable += 1;
+            if hedge.is_none() {
+                let first = started.elapsed();
+                let now = tokio::time::Instant::now();
+                let grace = (first * GRACE_FACTOR).clamp(GRACE_MIN, GRACE_MAX);
+                hedge = Some((now + first.max(HEDGE_MIN).min(grace / 2), now + grace));
+            }
         }
         done.push(result);
-        if successes + in_flight.len() < wanted && next < hits.len() {
-            spawn_next(&mut in_flight, &mut next);
-        }
+    }
+    // Whatever is still loading is not waited for, and says so.
+    in_flight.abort_all();
+    let waited_ms = elapsed_ms(started);
+    for rank in loading {
+        let mut attempt = PageAttempt::of(rank, &hits[rank]);
+        attempt.status = RetrievalStatus::NotWaited;
+        attempt.error = Some(format!(
+            "still loading after {waited_ms} ms, when {usable} other page{} {} usable",
+            if usable == 1 { "" } else { "s" },
+            if usable == 1 { "was" } else { "were" }
+        ));
+        attempt.ms = waited_ms;
+        done.push((attempt, 0));
     }
     done.sort_by_key(|(p, _)| p.rank);
     done

@@ -1,0 +1,90 @@
+//! Evidence that reaches the model (issue 15): hedged page fetching, against
+//! stand-in servers on loopback.
+
+mod common;
+
+use common::*;
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, ResponseTemplate};
+
+#[tokio::test]
+async fn a_page_that_lags_far_behind_is_not_waited_for() {
+    let world = World::new().await;
+    world
+        .search_replies_with_capture("searxng/normal.body.json")
+        .await;
+    // The third result answers only after 15 s (the page timeout); mounted first, so
+    // it wins over the fixture route for the same path.
+    Mock::given(method("GET"))
+        .and(path("/pages/tardigrades-overview.html"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_raw(fixture("pages/tardigrades-overview.html"), "text/html")
+                .set_delay(std::time::Duration::from_secs(15)),
+        )
+        .mount(&world.pages)
+        .await;
+    world.serve_fixture_pages().await;
+    world.model_replies(&good_answer()).await;
+
+    let started = std::time::Instant::now();
+    let mut cmd = world.ground();
+    cmd.args(["answer", "--json", "Can tardigrades survive in space?"]);
+    let out = run(cmd).await;
+    let took = started.elapsed();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // Well before the 15 s the slow page would have held the run.
+    assert!(took < std::time::Duration::from_secs(10), "{took:?}");
+    let json = json_stdout(&out);
+    let sources = json["sources"].as_array().unwrap();
+    let slow = sources
+        .iter()
+        .find(|s| {
+            s["url"]
+                .as_str()
+                .unwrap()
+                .ends_with("tardigrades-overview.html")
+        })
+        .expect("the slow page is listed");
+    assert_eq!(slow["status"], "NOT_WAITED", "{slow}");
+    assert_eq!(
+        slow["index"],
+        serde_json::Value::Null,
+        "never counted as read"
+    );
+    assert!(
+        slow["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("still loading after "),
+        "{slow}"
+    );
+    // The two fast pages were read and cited; a spare may have filled the third place.
+    let read: Vec<&str> = sources
+        .iter()
+        .filter(|s| s["status"] == "SUCCESS")
+        .map(|s| s["url"].as_str().unwrap())
+        .collect();
+    assert!(read.len() >= 2, "{read:?}");
+    assert!(read[0].ends_with("tardigrades-space.html"));
+    assert!(read[1].ends_with("tardigrades-cryptobiosis.html"));
+    assert_eq!(json["grounded"], true);
+}
+
+#[tokio::test]
+async fn fast_pages_are_all_waited_for_in_rank_order() {
+    let world = World::new().await;
+    world.healthy(&good_answer()).await;
+    let mut cmd = world.ground();
+    cmd.args(["answer", "--json", "Can tardigrades survive in space?"]);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let json = json_stdout(&out);
+    let statuses: Vec<&str> = json["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(statuses, ["SUCCESS", "SUCCESS", "SUCCESS"]);
+}
