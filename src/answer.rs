@@ -121,17 +121,7 @@ pub fn parse_answer(content: &str) -> Result<ModelAnswer, String> {
     let statements: Vec<ModelStatement> = raw
         .statements
         .into_iter()
-        .map(|s| ModelStatement {
-            text: s.text.trim().to_string(),
-            citations: s
-                .citations
-                .into_iter()
-                .map(|c| ModelCitation {
-                    source: source_ref(&c.source),
-                    quote: c.quote.trim().to_string(),
-                })
-                .collect(),
-        })
+        .map(model_statement)
         .filter(|s| !s.text.is_empty())
         .collect();
     // Small models repeat themselves: a statement said twice is said once, with the
@@ -180,6 +170,29 @@ pub fn parse_answer(content: &str) -> Result<ModelAnswer, String> {
         statements,
         unknowns,
     })
+}
+
+/// One statement as [`parse_answer`] reads it (trimmed, sources resolved to
+/// [`SourceRef`]s), from an element of the reply's `"statements"` array that arrived
+/// on its own while the reply was still streaming. `None` when the element is not a
+/// statement object or its text is empty (the whole-reply parse drops those too).
+pub fn statement_from_value(value: Value) -> Option<ModelStatement> {
+    let raw: RawStatement = serde_json::from_value(value).ok()?;
+    Some(model_statement(raw)).filter(|s| !s.text.is_empty())
+}
+
+fn model_statement(raw: RawStatement) -> ModelStatement {
+    ModelStatement {
+        text: raw.text.trim().to_string(),
+        citations: raw
+            .citations
+            .into_iter()
+            .map(|c| ModelCitation {
+                source: source_ref(&c.source),
+                quote: c.quote.trim().to_string(),
+            })
+            .collect(),
+    }
 }
 
 fn source_ref(value: &Value) -> SourceRef {
