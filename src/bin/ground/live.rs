@@ -123,9 +123,9 @@ impl Live {
             state.stopped = true;
             state.clear();
         }
-        if let Some(handle) = self.ticker.lock().ok().and_then(|mut t| t.take()) {
-            let _ = handle.join();
-        }
+        // The timer thread sees `stopped` at its next tick and ends; not waiting for
+        // it keeps its sleep off the run's wall time.
+        drop(self.ticker.lock().ok().and_then(|mut t| t.take()));
     }
 
     /// Ends a run that produced `report`: prints what person output still lacks after
