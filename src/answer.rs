@@ -142,14 +142,10 @@ pub fn parse_answer(content: &str) -> Result<ModelAnswer, String> {
     let mut statements: Vec<ModelStatement> = Vec::new();
     let mut seen: HashMap<String, usize> = HashMap::new();
     for raw_statement in raw.statements {
-        let text = raw_statement.text.trim().to_string();
+        let ModelStatement { text, citations } = model_statement(raw_statement);
         if text.is_empty() {
             continue;
         }
-        let citations = raw_statement.citations.into_iter().map(|c| ModelCitation {
-            source: source_ref(&c.source),
-            quote: c.quote.trim().to_string(),
-        });
         let key = normalise(&text);
         let index = match seen.get(&key) {
             Some(&i) => i,
@@ -210,6 +206,29 @@ pub fn parse_answer(content: &str) -> Result<ModelAnswer, String> {
         unknowns,
         over_bounds,
     })
+}
+
+/// One statement as [`parse_answer`] reads it (trimmed, sources resolved to
+/// [`SourceRef`]s), from an element of the reply's `"statements"` array that arrived
+/// on its own while the reply was still streaming. `None` when the element is not a
+/// statement object or its text is empty (the whole-reply parse drops those too).
+pub fn statement_from_value(value: Value) -> Option<ModelStatement> {
+    let raw: RawStatement = serde_json::from_value(value).ok()?;
+    Some(model_statement(raw)).filter(|s| !s.text.is_empty())
+}
+
+fn model_statement(raw: RawStatement) -> ModelStatement {
+    ModelStatement {
+        text: raw.text.trim().to_string(),
+        citations: raw
+            .citations
+            .into_iter()
+            .map(|c| ModelCitation {
+                source: source_ref(&c.source),
+                quote: c.quote.trim().to_string(),
+            })
+            .collect(),
+    }
 }
 
 fn source_ref(value: &Value) -> SourceRef {

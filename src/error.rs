@@ -247,6 +247,24 @@ pub enum Error {
         message: String,
     },
 
+    /// The model server reported a failure in the middle of a streamed reply (an
+    /// `{"error": ...}` line or event with status 200).
+    #[error("the model server failed while writing its reply: {message}")]
+    ModelStreamFailed {
+        /// The server's message, one line, shortened.
+        message: String,
+    },
+
+    /// A streamed reply ended before the server said it was complete: the connection
+    /// dropped (or broke) in the middle of the reply.
+    #[error("the model server's reply broke off after {received} bytes: {reason}")]
+    ModelStreamCut {
+        /// Body bytes received before the cut.
+        received: usize,
+        /// What happened, one line.
+        reason: String,
+    },
+
     /// The model did not answer within the time limit.
     #[error("the model did not answer within {seconds} s")]
     ModelTimeout {
@@ -328,6 +346,8 @@ impl Error {
             | ModelContextExceeded { .. }
             | ModelAuth { .. }
             | ModelHttp { .. }
+            | ModelStreamFailed { .. }
+            | ModelStreamCut { .. }
             | ModelTimeout { .. }
             | ModelBadReply { .. } => exit::MODEL,
             Uncited { .. } | NotGrounded { .. } => exit::NOT_GROUNDED,
@@ -368,6 +388,8 @@ impl Error {
             ModelContextExceeded { .. } => "model_context_exceeded",
             ModelAuth { .. } => "model_auth",
             ModelHttp { .. } => "model_http",
+            ModelStreamFailed { .. } => "model_stream_failed",
+            ModelStreamCut { .. } => "model_stream_cut",
             ModelTimeout { .. } => "model_timeout",
             ModelBadReply { .. } => "model_bad_reply",
             Uncited { .. } => "uncited",
@@ -413,6 +435,8 @@ impl Error {
             ModelHttp { status: 404, .. } => "check --llm-url: it must be the model server's base URL (Ollama: http://host:11434 with no path; OpenAI-compatible: ending in /v1 or nothing)".into(),
             ModelHttp { status: 429, .. } => "the model server is rate-limiting: wait and try again, or check your plan's limits".into(),
             ModelHttp { .. } => "check the model server's logs; a smaller --context-tokens may help if it ran out of memory".into(),
+            ModelStreamFailed { .. } => "the server gave up mid-answer (often out of memory, or the model crashed): check its log, then run again, perhaps with fewer --pages".into(),
+            ModelStreamCut { .. } => "the connection to the model server broke mid-answer: check that the server is still running (`ground doctor`), then run again".into(),
             ModelTimeout { .. } => "use a smaller or faster model, fewer --pages, or raise [llm] timeout_secs".into(),
             ModelBadReply { problem: ReplyProblem::CutOff, .. } => "the reply hit the output-token cap: raise --max-answer-tokens, or use a model that follows JSON schemas better".into(),
             ModelBadReply { problem: ReplyProblem::TooLarge, .. } => "the server sent far more than an answer: check that --llm-url points at a model server".into(),
@@ -543,6 +567,13 @@ impl Error {
             ModelHttp { status, message } => ModelHttp {
                 status,
                 message: r(message),
+            },
+            ModelStreamFailed { message } => ModelStreamFailed {
+                message: r(message),
+            },
+            ModelStreamCut { received, reason } => ModelStreamCut {
+                received,
+                reason: r(reason),
             },
             ModelBadReply {
                 attempts,

@@ -7,7 +7,8 @@
 //! - **Leaves**, plain data and pure functions: [`text`] (sanitising, shortening,
 //!   normal form, the redactor), [`http`] (User-Agent, client builder, bounded body
 //!   reader, URLs for people), [`settings`] (resolved settings as data), [`hits`]
-//!   (search results), [`answer`] (the model's answer and its parsing), [`events`],
+//!   (search results), [`answer`] (the model's answer and its parsing), [`answer_stream`]
+//!   (statements found in a reply still arriving), [`events`],
 //!   [`extract`] (HTML to main text), [`context`] (passages that fit the window).
 //! - **Errors and configuration**: [`error`] (every failure, its hint and exit
 //!   code), [`config`] (flags over environment over file over defaults).
@@ -25,6 +26,7 @@
 //! search -> fetch -> extract -> context -> llm -> grounding -> render
 
 pub mod answer;
+pub mod answer_stream;
 pub mod cache;
 pub mod config;
 pub mod context;

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use tokio::task::JoinSet;
 
-use crate::answer::parse_questions_for_user;
+use crate::answer::{ModelAnswer, parse_questions_for_user};
 use crate::cache::{Cache, SearchKey};
 use crate::context::{self, SourceText};
 use crate::error::Error;
@@ -23,8 +23,37 @@ use crate::report::{AnswerMode, ModelInfo, Report, SearchRun, Timings};
 use crate::search;
 use crate::settings::Settings;
 
+/// Watches the answer call while the model writes: the command line's live progress
+/// and its statement-by-statement printing. Every method has an empty default.
+pub trait Watch: Send + Sync {
+    /// An answer attempt begins: 1, or 2 for the retry (see [`llm::ask_streaming`]).
+    fn attempt(&self, _attempt: u32) {}
+    /// Reply text arrived; `pieces` counts the pieces (about one token each) of this
+    /// attempt so far.
+    fn writing(&self, _pieces: u64) {}
+    /// A statement of `attempt` is complete and checked against the sources. It is
+    /// what the final answer will show at `index` unless the retry or the whole-reply
+    /// parse changes it, so a printer must reconcile with the [`Report`] at the end.
+    fn statement(&self, _attempt: u32, _index: usize, _statement: &grounding::Statement) {}
+}
+
+/// Nobody watching.
+pub struct Unwatched;
+
+impl Watch for Unwatched {}
+
 /// Runs the whole pipeline for `question`, reporting stages to `events`.
 pub async fn answer(question: &str, settings: &Settings, events: &Events) -> Result<Report, Error> {
+    answer_watched(question, settings, events, &Unwatched).await
+}
+
+/// [`answer`], with `watch` told about the answer call as it streams.
+pub async fn answer_watched(
+    question: &str,
+    settings: &Settings,
+    events: &Events,
+    watch: &dyn Watch,
+) -> Result<Report, Error> {
     let started = Instant::now();
     let question = question.trim();
     if question.is_empty() {
@@ -222,7 +251,33 @@ pub async fn answer(question: &str, settings: &Settings, events: &Events) -> Res
         request.system.push_str(llm::PACK_NOTE);
         request.schema = llm::with_questions_for_user(request.schema);
     }
-    let asked = llm::ask(&client, &request).await?;
+    let mut pieces = 0u64;
+    let asked = llm::ask_streaming(&client, &request, &mut |event| match event {
+        llm::AskEvent::Attempt(n) => {
+            pieces = 0;
+            watch.attempt(n);
+        }
+        llm::AskEvent::Text(_) => {
+            pieces += 1;
+            watch.writing(pieces);
+        }
+        llm::AskEvent::Statement {
+            attempt,
+            index,
+            statement,
+        } => {
+            let one = ModelAnswer {
+                answerable: true,
+                statements: vec![statement],
+                unknowns: Vec::new(),
+                over_bounds: 0,
+            };
+            if let Some(checked) = grounding::verify(&one, &sources).statements.first() {
+                watch.statement(attempt, index, checked);
+            }
+        }
+    })
+    .await?;
     let ask_user = if settings.run.pack {
         parse_questions_for_user(&asked.reply.content)
     } else {

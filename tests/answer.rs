@@ -34,7 +34,7 @@ async fn answers_with_verified_citations() {
         .and(path("/api/chat"))
         .and(wiremock::matchers::body_partial_json(json!({
             "model": "llama3.2",
-            "stream": false,
+            "stream": true,
             "think": false,
             "options": {"num_ctx": 4096, "num_predict": 1024, "temperature": 0},
             "format": {"type": "object"}

@@ -161,7 +161,19 @@ async fn a_reply_with_thousands_of_statements_is_cut_to_the_schema_bounds() {
     let reply = serde_json::json!({"answerable": true, "statements": statements, "unknowns": []})
         .to_string();
     assert!(reply.len() > 250_000);
-    world.healthy(&reply).await;
+    world
+        .search_replies_with_capture("searxng/normal.body.json")
+        .await;
+    world.serve_fixture_pages().await;
+    // Streamed in large pieces: this test is about the reply, not its framing.
+    Mock::given(method("POST"))
+        .and(path("/api/chat"))
+        .respond_with(ResponseTemplate::new(200).set_body_raw(
+            ollama_stream(&reply, Some("stop"), 4096),
+            "application/x-ndjson",
+        ))
+        .mount(&world.ollama)
+        .await;
     let mut cmd = world.ground();
     cmd.args([
         "answer",

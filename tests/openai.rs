@@ -50,7 +50,8 @@ async fn answers_through_chat_completions_with_a_json_schema() {
         .and(header("authorization", format!("Bearer {KEY}").as_str()))
         .and(body_partial_json(json!({
             "model": "smollm2",
-            "stream": false,
+            "stream": true,
+            "stream_options": {"include_usage": true},
             "temperature": 0,
             "max_tokens": 1024,
             "response_format": {"type": "json_schema", "json_schema": {"name": "grounded_answer", "schema": {"type": "object"}}}

@@ -1,14 +1,21 @@
 //! One model call with its single retry: send the request, parse the answer, and when
 //! the reply is cut off, invalid or uncited, ask once more saying what went wrong,
 //! with tighter schema bounds.
+//!
+//! The reply is streamed: [`ask_streaming`] reports each attempt, each piece of text
+//! and each statement the moment its JSON object is complete (found by
+//! [`StatementStream`]), so a caller can show it before the reply ends. The whole
+//! reply, parsed once it is complete, stays the source of truth.
 
 use serde_json::{Value, json};
 
-use crate::answer::{ModelAnswer, parse_answer};
+use crate::answer::{ModelAnswer, ModelStatement, parse_answer, statement_from_value};
+use crate::answer_stream::StatementStream;
 use crate::error::{Error, ReplyProblem};
+use crate::text::normalise;
 use crate::text::{sanitize_line, shorten};
 
-use super::client::{ChatBackend, ModelReply, ModelRequest};
+use super::client::{ChatBackend, MAX_REPLY_BYTES, ModelReply, ModelRequest};
 use super::prompt::MAX_STATEMENTS;
 
 /// One model call's outcome across retries.
@@ -22,15 +29,69 @@ pub struct Asked {
     pub attempts: u32,
 }
 
+/// What [`ask_streaming`] reports while the model writes.
+#[derive(Debug)]
+pub enum AskEvent<'a> {
+    /// An attempt begins: 1, or 2 for the retry. Nothing of it has arrived yet.
+    Attempt(u32),
+    /// The next piece of the reply text (about one token).
+    Text(&'a str),
+    /// A statement of the reply is complete.
+    Statement {
+        /// The attempt it belongs to.
+        attempt: u32,
+        /// Its place in this attempt's answer (statements repeated or with empty text
+        /// are skipped, as the whole-reply parse drops them).
+        index: usize,
+        /// The statement as the model wrote it, not yet checked.
+        statement: ModelStatement,
+    },
+}
+
+/// [`ask_streaming`] with nobody watching.
+pub async fn ask(client: &impl ChatBackend, request: &ModelRequest) -> Result<Asked, Error> {
+    ask_streaming(client, request, &mut |_| {}).await
+}
+
 /// Sends `request` and parses the answer, retrying once when the reply is cut off at
 /// the token cap, is not valid JSON, or answers without citing anything. The retry is
 /// not the same request again (at temperature 0 that gives the same reply): it says
-/// what went wrong and tightens the schema's bounds.
-pub async fn ask(client: &impl ChatBackend, request: &ModelRequest) -> Result<Asked, Error> {
+/// what went wrong and tightens the schema's bounds. `watch` hears every
+/// [`AskEvent`] as the reply streams in; the returned answer is parsed from the whole
+/// reply.
+pub async fn ask_streaming(
+    client: &impl ChatBackend,
+    request: &ModelRequest,
+    watch: &mut (dyn FnMut(AskEvent<'_>) + Send),
+) -> Result<Asked, Error> {
     let mut current = request.clone();
     let mut last_problem: Option<Error> = None;
     for attempt in 1..=2u32 {
-        let reply = client.chat(&current).await?;
+        watch(AskEvent::Attempt(attempt));
+        let mut stream = StatementStream::new(MAX_REPLY_BYTES);
+        // At most the schema's bound of statements is shown, as the whole-reply parse
+        // keeps: a reply of thousands prints eight.
+        let mut seen: std::collections::HashSet<String> = std::collections::HashSet::new();
+        let mut on_text = |text: &str| {
+            watch(AskEvent::Text(text));
+            for value in stream.feed(text) {
+                if seen.len() >= crate::answer::MAX_STATEMENTS {
+                    break;
+                }
+                let Some(statement) = statement_from_value(value) else {
+                    continue;
+                };
+                if !seen.insert(normalise(&statement.text)) {
+                    continue; // said twice: the whole-reply parse merges it into the first
+                }
+                watch(AskEvent::Statement {
+                    attempt,
+                    index: seen.len() - 1,
+                    statement,
+                });
+            }
+        };
+        let reply = client.chat_stream(&current, &mut on_text).await?;
         let cut_off = reply.done_reason.as_deref() == Some("length");
         let parsed = parse_answer(&reply.content);
         let problem = match &parsed {

@@ -32,6 +32,16 @@ impl ChatBackend for Backend {
             Backend::OpenAi(b) => b.chat(request).await,
         }
     }
+    async fn chat_stream(
+        &self,
+        request: &ModelRequest,
+        on_text: &mut (dyn FnMut(&str) + Send),
+    ) -> Result<ModelReply, Error> {
+        match self {
+            Backend::Ollama(b) => b.chat_stream(request, on_text).await,
+            Backend::OpenAi(b) => b.chat_stream(request, on_text).await,
+        }
+    }
     fn model(&self) -> &str {
         match self {
             Backend::Ollama(b) => b.model(),

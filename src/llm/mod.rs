@@ -8,7 +8,10 @@
 //! a string until the token cap, bounded ones give valid JSON (GUIDE 3).
 //!
 //! - [`prompt`]: instructions, user message, schema and its bounds;
-//! - [`client`]: the [`ChatBackend`] trait, request and reply, HTTP helpers;
+//! - [`client`]: the [`ChatBackend`] trait, request and reply, HTTP helpers (whole and
+//!   streamed);
+//! - [`frames`]: streamed reply bodies (Ollama NDJSON, Server-Sent Events) into text
+//!   pieces and an end marker;
 //! - [`backend`]: the configured server as one [`Backend`];
 //! - [`ollama`], [`openai`]: the two wire APIs;
 //! - [`ask`](mod@ask): one call with its single retry.
@@ -16,11 +19,12 @@
 pub mod ask;
 pub mod backend;
 pub mod client;
+pub mod frames;
 pub mod ollama;
 pub mod openai;
 pub mod prompt;
 
-pub use ask::{Asked, ask};
+pub use ask::{AskEvent, Asked, ask, ask_streaming};
 pub use backend::Backend;
 pub use client::{ChatBackend, MAX_REPLY_BYTES, ModelReply, ModelRequest};
 pub use prompt::{

@@ -1,6 +1,7 @@
-//! Ollama's native chat API (`POST /api/chat`), non-streaming.
+//! Ollama's native chat API (`POST /api/chat`), streamed (NDJSON) for the answer and
+//! whole for the small planning calls.
 //!
-//! We always send `stream: false` (the server streams by default), `format` = the
+//! We send `stream` explicitly (the server streams by default), `format` = the
 //! answer's JSON Schema, `options.num_ctx` = our budgeted window (Ollama otherwise
 //! truncates long prompts silently, keeping their end), `num_predict` = the output
 //! cap, temperature 0, and `think: false`.
@@ -9,7 +10,10 @@ use serde::Deserialize;
 use serde_json::json;
 use url::Url;
 
-use super::client::{ChatBackend, ModelReply, ModelRequest, error_message, http_client, post_json};
+use super::client::{
+    ChatBackend, ModelReply, ModelRequest, StreamFormat, Streamed, error_message, http_client,
+    post_json, post_stream,
+};
 use crate::error::Error;
 use crate::settings::{LlmBackend, LlmSettings};
 
@@ -67,22 +71,55 @@ impl ChatBackend for Ollama {
 
     async fn chat(&self, request: &ModelRequest) -> Result<ModelReply, Error> {
         // A hosted server may quote our key back in its error text.
-        self.call(request)
-            .await
+        let (status, bytes) = post_json(
+            &self.client,
+            &self.settings,
+            self.endpoint(),
+            &self.body(request, false),
+        )
+        .await
+        .map_err(|e| e.redact(self.settings.api_key.as_ref()))?;
+        self.parse_whole(status, &bytes)
             .map_err(|e| e.redact(self.settings.api_key.as_ref()))
+    }
+
+    async fn chat_stream(
+        &self,
+        request: &ModelRequest,
+        on_text: &mut (dyn FnMut(&str) + Send),
+    ) -> Result<ModelReply, Error> {
+        let streamed = post_stream(
+            &self.client,
+            &self.settings,
+            self.endpoint(),
+            &self.body(request, true),
+            StreamFormat::Ndjson,
+            on_text,
+        )
+        .await;
+        let reply = match streamed {
+            Ok(Streamed::Reply(reply)) => Ok(reply),
+            Ok(Streamed::Whole(status, bytes)) => self.parse_whole(status, &bytes).inspect(|r| {
+                if !r.content.is_empty() {
+                    on_text(&r.content);
+                }
+            }),
+            Err(e) => Err(e),
+        };
+        reply.map_err(|e| e.redact(self.settings.api_key.as_ref()))
     }
 }
 
 impl Ollama {
-    /// One chat call, errors as the server gave them.
-    async fn call(&self, request: &ModelRequest) -> Result<ModelReply, Error> {
-        let body = json!({
+    /// The request body, streamed or not.
+    fn body(&self, request: &ModelRequest, stream: bool) -> serde_json::Value {
+        json!({
             "model": self.settings.model,
             "messages": [
                 {"role": "system", "content": request.system},
                 {"role": "user", "content": request.user},
             ],
-            "stream": false,
+            "stream": stream,
             "format": request.schema,
             "think": false,
             "options": {
@@ -91,11 +128,13 @@ impl Ollama {
                 "temperature": 0,
                 "seed": 42,
             },
-        });
-        let (status, bytes) =
-            post_json(&self.client, &self.settings, self.endpoint(), &body).await?;
+        })
+    }
+
+    /// A whole (non-streamed) reply or error body, errors as the server gave them.
+    fn parse_whole(&self, status: u16, bytes: &[u8]) -> Result<ModelReply, Error> {
         if status != 200 {
-            let message = error_message(&bytes);
+            let message = error_message(bytes);
             // Only Ollama's "model 'NAME' not found" means a missing model; a bare
             // "404 page not found" is a wrong URL path (e.g. an OpenAI `/v1` base URL).
             if status == 404 && message.contains("model") && message.contains("not found") {
@@ -107,7 +146,7 @@ impl Ollama {
             }
             return Err(Error::ModelHttp { status, message });
         }
-        let parsed: ChatResponse = serde_json::from_slice(&bytes).map_err(|e| Error::ModelHttp {
+        let parsed: ChatResponse = serde_json::from_slice(bytes).map_err(|e| Error::ModelHttp {
             status,
             message: format!(
                 "the server's reply is not Ollama chat JSON ({e}); is --llm-url an Ollama server?"

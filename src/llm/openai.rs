@@ -1,7 +1,9 @@
 //! OpenAI-compatible chat completions (`POST {base}/v1/chat/completions`), as served
 //! by llama.cpp's llama-server, vLLM, LM Studio and hosted services.
 //!
-//! The reply is constrained with `response_format: {type: "json_schema"}` and capped
+//! The answer is streamed (`stream: true` with `stream_options.include_usage`, so the
+//! last event carries the token counts); the small planning calls are not. The reply
+//! is constrained with `response_format: {type: "json_schema"}` and capped
 //! with `max_tokens`. Unlike Ollama, the context window cannot be set per request:
 //! `--context-tokens` must match the server's, and llama.cpp answers an over-long
 //! prompt with 400 `exceed_context_size_error` instead of truncating it.
@@ -10,7 +12,10 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use url::Url;
 
-use super::client::{ChatBackend, ModelReply, ModelRequest, error_message, http_client, post_json};
+use super::client::{
+    ChatBackend, ModelReply, ModelRequest, StreamFormat, Streamed, error_message, http_client,
+    post_json, post_stream,
+};
 use crate::error::Error;
 use crate::settings::{LlmBackend, LlmSettings};
 
@@ -85,22 +90,55 @@ impl ChatBackend for OpenAi {
 
     async fn chat(&self, request: &ModelRequest) -> Result<ModelReply, Error> {
         // A hosted server may quote our key back in its error text.
-        self.call(request)
-            .await
+        let (status, bytes) = post_json(
+            &self.client,
+            &self.settings,
+            self.endpoint(),
+            &self.body(request, false),
+        )
+        .await
+        .map_err(|e| e.redact(self.settings.api_key.as_ref()))?;
+        self.parse_whole(status, &bytes)
             .map_err(|e| e.redact(self.settings.api_key.as_ref()))
+    }
+
+    async fn chat_stream(
+        &self,
+        request: &ModelRequest,
+        on_text: &mut (dyn FnMut(&str) + Send),
+    ) -> Result<ModelReply, Error> {
+        let streamed = post_stream(
+            &self.client,
+            &self.settings,
+            self.endpoint(),
+            &self.body(request, true),
+            StreamFormat::EventStream,
+            on_text,
+        )
+        .await;
+        let reply = match streamed {
+            Ok(Streamed::Reply(reply)) => Ok(reply),
+            Ok(Streamed::Whole(status, bytes)) => self.parse_whole(status, &bytes).inspect(|r| {
+                if !r.content.is_empty() {
+                    on_text(&r.content);
+                }
+            }),
+            Err(e) => Err(e),
+        };
+        reply.map_err(|e| e.redact(self.settings.api_key.as_ref()))
     }
 }
 
 impl OpenAi {
-    /// One chat call, errors as the server gave them.
-    async fn call(&self, request: &ModelRequest) -> Result<ModelReply, Error> {
-        let body = json!({
+    /// The request body, streamed or not.
+    fn body(&self, request: &ModelRequest, stream: bool) -> Value {
+        let mut body = json!({
             "model": self.settings.model,
             "messages": [
                 {"role": "system", "content": request.system},
                 {"role": "user", "content": request.user},
             ],
-            "stream": false,
+            "stream": stream,
             "temperature": 0,
             "seed": 42,
             "max_tokens": request.max_answer_tokens,
@@ -109,12 +147,18 @@ impl OpenAi {
                 "json_schema": {"name": "grounded_answer", "schema": request.schema},
             },
         });
-        let (status, bytes) =
-            post_json(&self.client, &self.settings, self.endpoint(), &body).await?;
-        if status != 200 {
-            return Err(self.http_error(status, &bytes));
+        if stream {
+            body["stream_options"] = json!({"include_usage": true});
         }
-        let parsed: Completion = serde_json::from_slice(&bytes).map_err(|e| Error::ModelHttp {
+        body
+    }
+
+    /// A whole (non-streamed) reply or error body, errors as the server gave them.
+    fn parse_whole(&self, status: u16, bytes: &[u8]) -> Result<ModelReply, Error> {
+        if status != 200 {
+            return Err(self.http_error(status, bytes));
+        }
+        let parsed: Completion = serde_json::from_slice(bytes).map_err(|e| Error::ModelHttp {
             status,
             message: format!(
                 "the server's reply is not chat-completions JSON ({e}); is --llm-url an OpenAI-compatible server?"

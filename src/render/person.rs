@@ -8,6 +8,7 @@
 
 use std::fmt::Write as _;
 
+use crate::grounding::Statement;
 use crate::render::json::markers;
 use crate::report::{AnswerMode, Report};
 use crate::text::{sanitize_line, sanitize_text};
@@ -58,6 +59,57 @@ pub fn person(report: &Report, style: Style) -> String {
     }
 }
 
+/// One statement as it appears in the answer's first line: its text and its `[n]`
+/// markers (or `[unsupported]`). The line is these parts joined by single spaces, so a
+/// statement can be printed the moment it is checked, before the rest of the report.
+pub fn statement_part(statement: &Statement, style: Style) -> String {
+    match style {
+        Style::Text { colour } => text_part(statement, &Paint { on: colour }),
+        Style::Markdown => markdown_part(statement),
+    }
+}
+
+/// The parts ([`statement_part`]) of the report's first line, when that line is the
+/// answer's statements (a grounded, answerable run); `None` otherwise. [`person`]'s
+/// output starts with these parts joined by spaces and a newline.
+pub fn statement_parts(report: &Report, style: Style) -> Option<Vec<String>> {
+    let answerable = report.answer.answerable && ungrounded_label(report).is_none();
+    answerable.then(|| {
+        report
+            .answer
+            .statements
+            .iter()
+            .map(|s| statement_part(s, style))
+            .collect()
+    })
+}
+
+fn text_part(statement: &Statement, paint: &Paint) -> String {
+    let mut part = sanitize_line(&statement.text);
+    let cited = markers(statement);
+    if cited.is_empty() {
+        part.push(' ');
+        part.push_str(&paint.yellow("[unsupported]"));
+    } else {
+        for n in cited {
+            part.push_str(&paint.cyan(&format!("[{n}]")));
+        }
+    }
+    part
+}
+
+fn markdown_part(statement: &Statement) -> String {
+    let mut part = escape_markdown(&sanitize_line(&statement.text));
+    let cited = markers(statement);
+    if cited.is_empty() {
+        part.push_str(" *(unsupported)*");
+    }
+    for n in cited {
+        let _ = write!(part, "[^{n}]");
+    }
+    part
+}
+
 /// The label an answer without sources carries, or `None` for a grounded run.
 fn ungrounded_label(report: &Report) -> Option<String> {
     match &report.mode {
@@ -104,23 +156,12 @@ fn text(report: &Report, paint: &Paint) -> String {
             paint.yellow("The sources found do not answer this question.")
         );
     } else {
-        let mut line = String::new();
-        for statement in &answer.statements {
-            if !line.is_empty() {
-                line.push(' ');
-            }
-            line.push_str(&sanitize_line(&statement.text));
-            let cited = markers(statement);
-            if cited.is_empty() {
-                line.push(' ');
-                line.push_str(&paint.yellow("[unsupported]"));
-            } else {
-                for n in cited {
-                    line.push_str(&paint.cyan(&format!("[{n}]")));
-                }
-            }
-        }
-        let _ = writeln!(out, "{line}");
+        let parts: Vec<String> = answer
+            .statements
+            .iter()
+            .map(|s| text_part(s, paint))
+            .collect();
+        let _ = writeln!(out, "{}", parts.join(" "));
     }
     if !answer.unknowns.is_empty() {
         let _ = writeln!(out, "\n{}", paint.bold("Not settled by the sources:"));
@@ -193,21 +234,8 @@ fn markdown(report: &Report) -> String {
     if !answer.answerable {
         out.push_str("**The sources found do not answer this question.**\n");
     } else {
-        let mut line = String::new();
-        for statement in &answer.statements {
-            if !line.is_empty() {
-                line.push(' ');
-            }
-            line.push_str(&escape_markdown(&sanitize_line(&statement.text)));
-            let cited = markers(statement);
-            if cited.is_empty() {
-                line.push_str(" *(unsupported)*");
-            }
-            for n in cited {
-                let _ = write!(line, "[^{n}]");
-            }
-        }
-        let _ = writeln!(out, "{line}");
+        let parts: Vec<String> = answer.statements.iter().map(markdown_part).collect();
+        let _ = writeln!(out, "{}", parts.join(" "));
     }
     if !answer.unknowns.is_empty() {
         out.push_str("\n**Not settled by the sources:**\n\n");

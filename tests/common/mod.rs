@@ -96,12 +96,23 @@ impl World {
         }
     }
 
-    /// Makes Ollama answer every chat request with `content` as the message.
+    /// Makes Ollama answer every chat request with `content` as the message: whole
+    /// when asked not to stream (the planning calls), streamed as NDJSON in small
+    /// pieces when asked to (the answer).
     pub async fn model_replies(&self, content: &str) {
         Mock::given(method("POST"))
             .and(path("/api/chat"))
             .and(body_partial_json(json!({"stream": false, "think": false})))
             .respond_with(ResponseTemplate::new(200).set_body_json(ollama_reply(content, "stop")))
+            .mount(&self.ollama)
+            .await;
+        Mock::given(method("POST"))
+            .and(path("/api/chat"))
+            .and(body_partial_json(json!({"stream": true, "think": false})))
+            .respond_with(ResponseTemplate::new(200).set_body_raw(
+                ollama_stream(content, Some("stop"), 7),
+                "application/x-ndjson",
+            ))
             .mount(&self.ollama)
             .await;
     }
@@ -137,6 +148,51 @@ pub fn ollama_reply(content: &str, done_reason: &str) -> Value {
         "eval_count": 121,
         "eval_duration": 4_799_921_000u64
     })
+}
+
+/// `content` cut into pieces of at most `piece` characters.
+pub fn pieces(content: &str, piece: usize) -> Vec<String> {
+    let chars: Vec<char> = content.chars().collect();
+    chars
+        .chunks(piece.max(1))
+        .map(|c| c.iter().collect())
+        .collect()
+}
+
+/// A streamed Ollama `/api/chat` body (NDJSON) carrying `content` in pieces of
+/// `piece` characters, ending with a `"done": true` line when `done_reason` is given
+/// (and without one, like a cut connection, when it is not).
+pub fn ollama_stream(content: &str, done_reason: Option<&str>, piece: usize) -> String {
+    let mut body = String::new();
+    for text in pieces(content, piece) {
+        let line = json!({"model": "llama3.2", "created_at": "2026-11-21T23:40:12Z",
+            "message": {"role": "assistant", "content": text}, "done": false});
+        body.push_str(&format!("{line}\n"));
+    }
+    if let Some(reason) = done_reason {
+        let line = json!({"model": "llama3.2", "created_at": "2026-11-21T23:40:13Z",
+            "message": {"role": "assistant", "content": ""}, "done": true,
+            "done_reason": reason, "prompt_eval_count": 912, "eval_count": 121});
+        body.push_str(&format!("{line}\n"));
+    }
+    body
+}
+
+/// A streamed OpenAI-compatible body (Server-Sent Events) carrying `content` in
+/// pieces, the finish reason, a usage chunk and `[DONE]`.
+pub fn sse_stream(content: &str, finish_reason: &str, piece: usize) -> String {
+    let mut body = String::new();
+    for text in pieces(content, piece) {
+        let chunk = json!({"object": "chat.completion.chunk",
+            "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": null}]});
+        body.push_str(&format!("data: {chunk}\n\n"));
+    }
+    let end = json!({"object": "chat.completion.chunk",
+        "choices": [{"index": 0, "delta": {}, "finish_reason": finish_reason}]});
+    let usage = json!({"object": "chat.completion.chunk", "choices": [],
+        "usage": {"prompt_tokens": 700, "completion_tokens": 90, "total_tokens": 790}});
+    body.push_str(&format!("data: {end}\n\ndata: {usage}\n\ndata: [DONE]\n\n"));
+    body
 }
 
 /// The model's JSON for a well-cited answer about tardigrades in space.

@@ -6,6 +6,7 @@
 mod cli;
 mod commands;
 mod input;
+mod live;
 mod output;
 mod runtime;
 

@@ -1,9 +1,11 @@
 //! `ground answer`: the whole pipeline, printed for a person, as `--json`, or as a
-//! grounding pack, with the exit code of the run's [`verdict`].
+//! grounding pack, with the exit code of the run's [`verdict`]. Person output streams:
+//! each statement is printed as soon as it is checked ([`Live`]).
 
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use ground::error::{Error, exit};
 use ground::events::{Events, Progress};
@@ -13,6 +15,7 @@ use ground::text::sanitize_line;
 
 use crate::cli::{self, AnswerArgs, Format};
 use crate::input::read_input;
+use crate::live::Live;
 use crate::output::{code, colour_stdout, fail, print_json};
 use crate::runtime::{block_on, settings};
 
@@ -41,10 +44,19 @@ pub fn run(args: AnswerArgs) -> ExitCode {
         Ok(s) => s,
         Err(e) => return fail(json, "question", &question, &e),
     };
-    let events = match open_events(
-        args.events.as_deref(),
-        !args.quiet && std::io::stderr().is_terminal(),
-    ) {
+    let style = match args.format {
+        Format::Text => Style::Text {
+            colour: colour_stdout(),
+        },
+        Format::Markdown => Style::Markdown,
+    };
+    let progress = !args.quiet && std::io::stderr().is_terminal();
+    let live = Arc::new(Live::start(
+        progress,
+        (!json).then_some(style),
+        std::io::stdout().is_terminal(),
+    ));
+    let events = match open_events(args.events.as_deref(), progress.then(|| Arc::clone(&live))) {
         Ok(events) => events,
         Err(e) => return fail(json, "question", &question, &e),
     };
@@ -53,7 +65,7 @@ pub fn run(args: AnswerArgs) -> ExitCode {
     let run = async {
         match tokio::time::timeout(
             deadline,
-            ground::pipeline::answer(&question, &settings, &events),
+            ground::pipeline::answer_watched(&question, &settings, &events, live.as_ref()),
         )
         .await
         {
@@ -66,9 +78,17 @@ pub fn run(args: AnswerArgs) -> ExitCode {
     };
     let report = match block_on(run) {
         Ok(report) => report,
-        Err(e) => return fail(json, "question", &question, &e),
+        Err(e) => {
+            live.fail(matches!(e, Error::Interrupted));
+            return fail(json, "question", &question, &e);
+        }
     };
 
+    // Statements already on stdout: finish the answer before any other line.
+    let streamed = live.printed();
+    if streamed && !live.finish(&report, style) {
+        return ExitCode::SUCCESS; // stdout closed
+    }
     if args.verbose {
         for page in &report.pages {
             eprintln!(
@@ -102,21 +122,15 @@ pub fn run(args: AnswerArgs) -> ExitCode {
     }
 
     let printed = if args.pack {
+        live.stop();
         print_json(&render::pack(&report))
     } else if args.json {
+        live.stop();
         print_json(&render::json(&report))
+    } else if streamed || live.finish(&report, style) {
+        Ok(())
     } else {
-        let style = match args.format {
-            Format::Text => Style::Text {
-                colour: colour_stdout(),
-            },
-            Format::Markdown => Style::Markdown,
-        };
-        write!(
-            std::io::stdout().lock(),
-            "{}",
-            render::person(&report, style)
-        )
+        Err(std::io::ErrorKind::BrokenPipe.into())
     };
     if printed.is_err() {
         return ExitCode::SUCCESS; // stdout closed (e.g. piped into `head`): nothing to report
@@ -136,9 +150,9 @@ pub fn run(args: AnswerArgs) -> ExitCode {
 
 /// The run's event sink: progress lines on stderr when it is a terminal, and JSON
 /// lines to `--events FILE` (appended) or `-` (stderr).
-fn open_events(path: Option<&Path>, progress: bool) -> Result<Events, Error> {
+fn open_events(path: Option<&Path>, live: Option<Arc<Live>>) -> Result<Events, Error> {
     let progress: Option<Progress> =
-        progress.then(|| Box::new(|line: &str| eprintln!("ground: {line}…")) as Progress);
+        live.map(|live| Box::new(move |line: &str| live.stage_line(line)) as Progress);
     let log: Option<Box<dyn Write + Send>> = match path {
         None => None,
         Some(p) if p.as_os_str() == "-" => Some(Box::new(std::io::stderr())),
