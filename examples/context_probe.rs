@@ -9,7 +9,7 @@
 //!     context_probe window WINDOW ANSWER_TOKENS
 //!                                   # stdin JSON lines {id, question, sources: [{url, title, text}]}:
 //!                                   # one JSON line {id, budget, estimated_tokens, text_tokens,
-//!                                   # markers, bodies} each: the context `ground answer` would
+//!                                   # markers, bodies, text} each: the context `ground answer` would
 //!                                   # build for a WINDOW-token model that may answer in
 //!                                   # ANSWER_TOKENS, with each source's sent text in `bodies`
 //!
@@ -118,6 +118,7 @@ fn main() {
                     "text_tokens": bodies.iter().map(|b| context::estimate_tokens(b)).sum::<u32>(),
                     "markers": ctx.text.lines().filter(|l| *l == context::SKIPPED).count(),
                     "bodies": bodies,
+                    "text": ctx.text,
                 });
                 writeln!(out, "{result}").unwrap();
             }

@@ -86,11 +86,13 @@ def needles(article, text_norm):
 
 def build_probe(tree, release, out):
     """Builds examples/context_probe.rs (this checkout's) against the crate in `tree`
-    and copies the binary to `out`. All builds share this checkout's target directory,
-    so a baseline rebuilds only the crate itself."""
+    and copies the binary to `out`. A baseline is built in a target directory of its
+    own inside this checkout's (cargo would take the two trees' builds for one), kept
+    for the next run."""
+    target = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
     if tree != ROOT:
         shutil.copy(ROOT / "examples" / "context_probe.rs", tree / "examples" / "context_probe.rs")
-    target = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
+        target = target / "measure-baseline"
     env = dict(os.environ, CARGO_TARGET_DIR=str(target))
     subprocess.run(["cargo", "build", "-q", "--example", "context_probe"] + (["--release"] if release else []),
                    cwd=tree, env=env, check=True)
@@ -197,7 +199,7 @@ def evidence(args, data, truth):
             tree = Path(tmp) / "baseline"
             tree.mkdir()
             archive = subprocess.run(["git", "archive", args.baseline], cwd=ROOT, check=True, capture_output=True).stdout
-            subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
+            subprocess.run(["tar", "-x", "-m", "-C", str(tree)], input=archive, check=True)  # -m: fresh mtimes, so cargo rebuilds
             probes[f"before ({args.baseline})"] = build_probe(tree, args.release, Path(tmp) / "probe-before")
         probes["after (this tree)" if args.baseline else "this tree"] = build_probe(ROOT, args.release,
                                                                                    Path(tmp) / "probe")
