@@ -6,6 +6,15 @@
 //!                                   # one JSON line {id, bm25, lead} each: what is sent
 //!                                   # with passage selection and with the first N tokens
 //!     context_probe prompt          # the model's instructions: {name, text, estimated_tokens} lines
+//!     context_probe window WINDOW ANSWER_TOKENS
+//!                                   # stdin JSON lines {id, question, sources: [{url, title, text}]}:
+//!                                   # one JSON line {id, budget, estimated_tokens, text_tokens,
+//!                                   # markers, bodies, text} each: the context `ground answer` would
+//!                                   # build for a WINDOW-token model that may answer in
+//!                                   # ANSWER_TOKENS, with each source's sent text in `bodies`
+//!
+//! It uses only the context stage's public functions, so `scripts/measure-passages.py
+//! --baseline REV` can build this same file against an older revision to compare.
 use std::io::{BufRead, Write};
 
 use ground::context::{self, SourceText};
@@ -72,19 +81,75 @@ fn main() {
                 writeln!(out, "{result}").unwrap();
             }
         }
+        Some("window") => {
+            let number = |i: usize| -> u32 {
+                args.get(i)
+                    .and_then(|b| b.parse().ok())
+                    .expect("window WINDOW ANSWER_TOKENS")
+            };
+            let (window, answer_tokens) = (number(1), number(2));
+            for line in std::io::stdin().lock().lines() {
+                let v: Value = serde_json::from_str(&line.unwrap()).expect("JSON line");
+                let question = v["question"].as_str().unwrap_or("");
+                let sources: Vec<SourceText> = v["sources"]
+                    .as_array()
+                    .expect("sources")
+                    .iter()
+                    .enumerate()
+                    .map(|(i, s)| SourceText {
+                        number: i + 1,
+                        url: s["url"].as_str().unwrap_or("").into(),
+                        title: s["title"].as_str().unwrap_or("").into(),
+                        text: s["text"].as_str().unwrap_or("").into(),
+                    })
+                    .collect();
+                let budget = source_budget(window, answer_tokens, question);
+                let ctx = context::build_for_question(&sources, question, budget);
+                let bodies: Vec<String> = ctx
+                    .text
+                    .split("<source id=")
+                    .skip(1)
+                    .map(|block| body(block.trim_end().trim_end_matches("</source>")))
+                    .collect();
+                let result = json!({
+                    "id": v["id"],
+                    "budget": budget,
+                    "estimated_tokens": ctx.estimated_tokens,
+                    "text_tokens": bodies.iter().map(|b| context::estimate_tokens(b)).sum::<u32>(),
+                    "markers": ctx.text.lines().filter(|l| *l == context::SKIPPED).count(),
+                    "bodies": bodies,
+                    "text": ctx.text,
+                });
+                writeln!(out, "{result}").unwrap();
+            }
+        }
         Some("prompt") => {
             let text = ground::llm::SYSTEM_PROMPT;
             let line = json!({"name": "instructions", "text": text, "estimated_tokens": context::estimate_tokens(text)});
             writeln!(out, "{line}").unwrap();
         }
         _ => {
-            eprintln!("usage: context_probe extract DIR | select BUDGET | prompt");
+            eprintln!(
+                "usage: context_probe extract DIR | select BUDGET | window WINDOW ANSWER_TOKENS | prompt"
+            );
             std::process::exit(2);
         }
     }
 }
 
-/// The passages of a one-source context: no header, closing tag or gap markers.
+/// The sources' token budget in a `window`-token model that may answer in
+/// `answer_tokens`: the rule of `pipeline::run` (src/pipeline.rs, step 4), mirrored
+/// because the pipeline keeps it private.
+fn source_budget(window: u32, answer_tokens: u32, question: &str) -> u32 {
+    window
+        .saturating_sub(answer_tokens)
+        .saturating_sub(ground::llm::prompt_overhead_tokens(question))
+        .saturating_mul(97)
+        / 100
+}
+
+/// The passages of one source block: no header (up to the first blank line), closing
+/// tag or gap markers.
 fn body(text: &str) -> String {
     let after_header = text.split_once("\n\n").map_or("", |(_, b)| b);
     after_header
