@@ -178,11 +178,16 @@ pub fn verify(answer: &ModelAnswer, sources: &[SourceText]) -> GroundedAnswer {
                         continue;
                     }
                 };
-                let (matched, confidence) = check_quote(
-                    &citation.quote,
-                    &sources[number - 1].text,
-                    &normalised[number - 1],
-                );
+                // The model was shown each source's title too, and the answer is
+                // often there: a quote of the title is evidence like one of the text.
+                let source = &sources[number - 1];
+                let (matched, confidence) =
+                    match check_quote(&citation.quote, &source.text, &normalised[number - 1]) {
+                        (MatchKind::None, _) => {
+                            check_quote(&citation.quote, &source.title, &normalise(&source.title))
+                        }
+                        found => found,
+                    };
                 let checked = CheckedCitation {
                     source: number,
                     quote: citation.quote.clone(),
@@ -476,5 +481,30 @@ mod tests {
         assert_eq!(g.statements[0].citations[0].confidence, 0.0);
         let meta = grounding_metadata(&g, &sources, &[]);
         assert_eq!(meta["groundingSupports"], json!([]));
+    }
+
+    #[test]
+    fn a_quote_of_the_title_is_evidence() {
+        let sources = [SourceText {
+            number: 1,
+            url: "https://example.org/a".into(),
+            title: "Lantern Tide festival moves to the third Saturday of September".into(),
+            text: "The island guide lists the events of the year.".into(),
+        }];
+        let answer = ModelAnswer {
+            answerable: true,
+            statements: vec![ModelStatement {
+                text: "The festival is on the third Saturday of September.".into(),
+                citations: vec![ModelCitation {
+                    source: SourceRef::Number(1),
+                    quote: "moves to the third Saturday of September".into(),
+                }],
+            }],
+            unknowns: vec![],
+            over_bounds: 0,
+        };
+        let checked = verify(&answer, &sources);
+        assert!(checked.statements[0].citations[0].verified);
+        assert_eq!(checked.statements[0].citations[0].matched, MatchKind::Exact);
     }
 }
