@@ -338,6 +338,77 @@ const URL_MAX_CHARS: usize = 120;
 /// Characters of a title shown in a header; a longer one is cut at a word with `…`.
 const TITLE_MAX_CHARS: usize = 160;
 
+/// Most tokens of one search-result snippet sent as a source: engines' snippets are a
+/// sentence or two, and a longer one is cut at a sentence or word boundary.
+pub const SNIPPET_MAX_TOKENS: u32 = 60;
+/// Snippets take at most this share of the budget (in percent): they are cheap
+/// evidence beside the pages read, never instead of them.
+pub const SNIPPET_BUDGET_PERCENT: u32 = 25;
+
+/// Fits the pages read and, after them, the snippets of results that were not read
+/// into `budget_tokens`. Snippets are numbered after the pages, in the order given,
+/// each a short `<source id="n" kind="snippet">` block of its own (URL, title and at
+/// most [`SNIPPET_MAX_TOKENS`] of snippet); they are taken in order while their cost
+/// stays within [`SNIPPET_BUDGET_PERCENT`] of the budget, and the pages get the rest.
+/// Returns the context and how many snippets it holds (the first `n` given).
+pub fn build_with_snippets(
+    pages: &[SourceText],
+    snippets: &[SourceText],
+    question: &str,
+    budget_tokens: u32,
+) -> (Context, usize) {
+    let cap = budget_tokens.saturating_mul(SNIPPET_BUDGET_PERCENT) / 100;
+    let mut blocks: Vec<(String, SourceCut)> = Vec::new();
+    let mut spent = 0u32;
+    for snippet in snippets {
+        let text = cut_to_tokens(&neutralise(snippet.text.trim()), SNIPPET_MAX_TOKENS).to_string();
+        if text.is_empty() {
+            break;
+        }
+        let head = header(snippet).replacen(
+            &format!("<source id=\"{}\">", snippet.number),
+            &format!("<source id=\"{}\" kind=\"snippet\">", snippet.number),
+            1,
+        );
+        let block = format!("{head}{text}{CLOSE}");
+        let cost = estimate_tokens(&block);
+        if spent + cost > cap {
+            break;
+        }
+        spent += cost;
+        let cut = SourceCut {
+            number: snippet.number,
+            chars_extracted: snippet.text.chars().count(),
+            chars_sent: text.chars().count(),
+            truncated: text.len() < snippet.text.trim().len(),
+            passages_total: 1,
+            passages_sent: 1,
+        };
+        blocks.push((block, cut));
+    }
+    let mut context = build_for_question(pages, question, budget_tokens - spent);
+    let pages_text = context.text.clone();
+    // The estimate of the whole is checked, not only the sum of the parts; a snippet
+    // that would tip it over the budget is left out, from the last one back.
+    while !blocks.is_empty() {
+        let mut text = pages_text.clone();
+        blocks.iter().for_each(|(block, _)| text.push_str(block));
+        let estimated = estimate_tokens(&text);
+        if estimated <= budget_tokens || context.estimated_tokens > budget_tokens {
+            context.text = text;
+            context.estimated_tokens = estimated;
+            break;
+        }
+        blocks.pop();
+    }
+    let taken = blocks.len();
+    context
+        .sources
+        .extend(blocks.into_iter().map(|(_, cut)| cut));
+    context.budget_tokens = budget_tokens;
+    (context, taken)
+}
+
 /// Fits `sources` into `budget_tokens` with no question to rank by: every source's
 /// passages are taken in reading order, fairly across sources.
 pub fn build(sources: &[SourceText], budget_tokens: u32) -> Context {
@@ -1327,5 +1398,47 @@ mod tests {
         assert_eq!(ctx.text.matches("<source").count(), 1);
         assert!(ctx.text.contains("‹/source>"));
         assert!(ctx.text.contains("‹SOURCE"));
+    }
+
+    #[test]
+    fn snippets_follow_the_pages_as_short_sources_within_their_share() {
+        let pages = [src(
+            1,
+            "Tardigrades survive in space. They enter a tun state.",
+        )];
+        let snippets: Vec<SourceText> = (2..12)
+            .map(|n| SourceText {
+                number: n,
+                url: format!("https://example.org/{n}"),
+                title: format!("Result {n}"),
+                text: format!(
+                    "Snippet {n} says tardigrades were in orbit in 2007. {}",
+                    "More words here. ".repeat(20)
+                ),
+            })
+            .collect();
+        let (ctx, taken) = build_with_snippets(&pages, &snippets, "tardigrades space", 600);
+        assert!(taken >= 1 && taken < snippets.len(), "{taken}");
+        assert!(ctx.estimated_tokens <= 600, "{}", ctx.estimated_tokens);
+        assert!(ctx.text.contains("<source id=\"2\" kind=\"snippet\">"));
+        assert!(
+            ctx.text.find("<source id=\"1\">").unwrap()
+                < ctx.text.find("kind=\"snippet\"").unwrap()
+        );
+        assert_eq!(ctx.sources.len(), 1 + taken);
+        let snippet_tokens: u32 = ctx.text[ctx.text.find("<source id=\"2\"").unwrap()..]
+            .split("</source>")
+            .map(estimate_tokens)
+            .sum();
+        assert!(
+            snippet_tokens <= 600 * SNIPPET_BUDGET_PERCENT / 100 + 10,
+            "{snippet_tokens}"
+        );
+        let (none, zero) = build_with_snippets(&pages, &[], "tardigrades space", 600);
+        assert_eq!(zero, 0);
+        assert_eq!(
+            none.text,
+            build_for_question(&pages, "tardigrades space", 600).text
+        );
     }
 }

@@ -305,11 +305,22 @@ fn domain(url: &str) -> String {
 pub fn grounding_metadata(
     answer: &GroundedAnswer,
     sources: &[SourceText],
+    snippets: usize,
     queries: &[String],
 ) -> Value {
+    let first_snippet = sources.len() - snippets.min(sources.len());
     let chunks: Vec<Value> = sources
         .iter()
-        .map(|s| json!({"web": {"uri": s.url, "title": s.title, "domain": domain(&s.url)}}))
+        .enumerate()
+        .map(|(i, s)| {
+            let web = json!({"uri": s.url, "title": s.title, "domain": domain(&s.url)});
+            if i >= first_snippet {
+                // Not Gemini's: a search-result snippet, not a page read in full.
+                json!({"web": web, "kind": "snippet"})
+            } else {
+                json!({"web": web})
+            }
+        })
         .collect();
     let supports: Vec<Value> = answer
         .statements
@@ -456,7 +467,7 @@ mod tests {
         assert!(g.grounded());
         assert_eq!(g.rejected.len(), 1);
         assert!(g.rejected[0].reason.contains("no source 7"));
-        let meta = grounding_metadata(&g, &sources, &["q".into()]);
+        let meta = grounding_metadata(&g, &sources, 0, &["q".into()]);
         assert_eq!(
             meta["groundingSupports"][1]["groundingChunkIndices"],
             json!([1])
@@ -479,7 +490,7 @@ mod tests {
         assert!(!g.grounded());
         assert!(!g.statements[0].supported());
         assert_eq!(g.statements[0].citations[0].confidence, 0.0);
-        let meta = grounding_metadata(&g, &sources, &[]);
+        let meta = grounding_metadata(&g, &sources, 0, &[]);
         assert_eq!(meta["groundingSupports"], json!([]));
     }
 

@@ -3,6 +3,7 @@
 //! that the faces (render, MCP) print. Each stage is its own module and they exchange plain
 //! data, so each can be tested alone; this file only sequences them.
 
+use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
@@ -206,18 +207,41 @@ pub async fn answer_watched(
         .saturating_sub(overhead)
         .saturating_mul(97)
         / 100;
-    let context = context::build_for_question(&sources, question, budget);
+    // Results that were not read still carry their engine's title and snippet: cheap
+    // evidence, sent as short sources of their own kind after the pages read.
+    let pages_read = sources.len();
+    let read: HashSet<String> = pages
+        .iter()
+        .filter(|p| p.index.is_some())
+        .map(|p| search::normalize_url(&p.url))
+        .collect();
+    let snippets: Vec<SourceText> = hits
+        .iter()
+        .filter(|hit| !hit.snippet.trim().is_empty())
+        .filter(|hit| !read.contains(&search::normalize_url(&hit.url)))
+        .take(MAX_SNIPPET_SOURCES)
+        .enumerate()
+        .map(|(i, hit)| SourceText {
+            number: pages_read + 1 + i,
+            url: hit.url.clone(),
+            title: hit.title.clone(),
+            text: hit.snippet.clone(),
+        })
+        .collect();
+    let (context, snippets_sent) =
+        context::build_with_snippets(&sources, &snippets, question, budget);
+    sources.extend(snippets.into_iter().take(snippets_sent));
     let cut: Vec<usize> = context
         .sources
         .iter()
-        .filter(|s| s.truncated)
+        .filter(|s| s.truncated && s.number <= pages_read)
         .map(|s| s.number)
         .collect();
     if !cut.is_empty() {
         run.warnings.push(format!(
             "{} of {} sources were shortened to fit the {}-token context window (raise --context-tokens to send more)",
             cut.len(),
-            sources.len(),
+            pages_read,
             llm_settings.context_tokens
         ));
     }
@@ -330,6 +354,7 @@ pub async fn answer_watched(
         hits,
         pages,
         sources,
+        snippets: snippets_sent,
         model,
         context,
         answer,
@@ -428,6 +453,7 @@ async fn offline(
         hits: Vec::new(),
         pages: Vec::new(),
         sources: Vec::new(),
+        snippets: 0,
         context: context::build(&[], 0),
         answer,
         model,
@@ -538,6 +564,9 @@ async fn search_all(
     }
     Ok((hits, runs, warnings))
 }
+
+/// Most search-result snippets sent as sources of their own beside the pages read.
+pub const MAX_SNIPPET_SOURCES: usize = 7;
 
 /// Results fetched beyond `--pages` at the same time, as spares for pages that fail
 /// or lag.

@@ -110,8 +110,11 @@ pub struct Report {
     pub hits: Vec<SearchHit>,
     /// Every page tried, in rank order.
     pub pages: Vec<PageAttempt>,
-    /// The sources the model saw.
+    /// The sources the model saw: the pages read, then search-result snippets.
     pub sources: Vec<SourceText>,
+    /// How many of `sources`, at the end, are search-result snippets rather than pages
+    /// read (see [`Report::is_snippet`]).
+    pub snippets: usize,
     /// How the sources were fitted.
     pub context: Context,
     /// The checked answer.
@@ -124,6 +127,13 @@ pub struct Report {
     pub warnings: Vec<String>,
     /// Questions the model would ask the user (`--pack` only).
     pub ask_user: Vec<AskUser>,
+}
+
+impl Report {
+    /// Whether source `number` is a search-result snippet, not a page read in full.
+    pub fn is_snippet(&self, number: usize) -> bool {
+        number > self.sources.len() - self.snippets.min(self.sources.len())
+    }
 }
 
 /// How a finished run is judged.

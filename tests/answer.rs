@@ -148,7 +148,7 @@ async fn searx11_replies_work_too() {
     assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
     let v = json_stdout(&out);
     assert_eq!(v["grounded"], true);
-    assert_eq!(v["sources"].as_array().unwrap().len(), 3);
+    assert_eq!(pages(&v).len(), 3);
 }
 
 #[tokio::test]
@@ -174,9 +174,8 @@ async fn a_failed_page_is_replaced_by_the_next_result() {
     let out = run(cmd).await;
     assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
     let v = json_stdout(&out);
-    let sources = v["sources"].as_array().unwrap();
-    let statuses: Vec<_> = sources
-        .iter()
+    let statuses: Vec<_> = pages(&v)
+        .into_iter()
         .map(|s| {
             (
                 s["status"].as_str().unwrap(),
@@ -244,19 +243,11 @@ async fn long_pages_are_cut_to_the_window_and_reported() {
     ]);
     let out = run(cmd).await;
     let v = json_stdout(&out);
-    let sent: Vec<u64> = v["sources"]
-        .as_array()
-        .unwrap()
+    let sent: Vec<u64> = pages(&v)
         .iter()
         .map(|s| s["chars_sent"].as_u64().unwrap())
         .collect();
-    assert!(
-        v["sources"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .all(|s| s["truncated"] == true)
-    );
+    assert!(pages(&v).iter().all(|s| s["truncated"] == true));
     assert!(sent.iter().all(|&c| c > 1000 && c < 3000), "{sent:?}");
     assert!(
         v["context"]["estimated_tokens"].as_u64().unwrap()
@@ -271,4 +262,14 @@ async fn long_pages_are_cut_to_the_window_and_reported() {
     let requests = world.ollama.received_requests().await.unwrap();
     let body: serde_json::Value = serde_json::from_slice(&requests[0].body).unwrap();
     assert_eq!(body["options"]["num_ctx"], 2048);
+}
+
+/// The `sources[]` entries of pages (not of search-result snippets).
+fn pages(v: &serde_json::Value) -> Vec<&serde_json::Value> {
+    v["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["kind"] != "snippet")
+        .collect()
 }

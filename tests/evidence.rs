@@ -86,5 +86,66 @@ async fn fast_pages_are_all_waited_for_in_rank_order() {
         .iter()
         .map(|s| s["status"].as_str().unwrap())
         .collect();
-    assert_eq!(statuses, ["SUCCESS", "SUCCESS", "SUCCESS"]);
+    // The fourth result, not read, is sent as its snippet.
+    assert_eq!(statuses, ["SUCCESS", "SUCCESS", "SUCCESS", "SNIPPET"]);
+}
+
+#[tokio::test]
+async fn a_snippet_is_a_source_and_its_quotes_are_checked_like_a_pages() {
+    let world = World::new().await;
+    // Three pages are read; the fourth result (SQLite VACUUM) is sent as its snippet.
+    let answer = serde_json::json!({
+        "answerable": true,
+        "statements": [
+            {"text": "VACUUM returns free pages to the operating system.",
+             "citations": [{"source": 4, "quote": "rebuilds the database file and returns free pages to the operating system"}]},
+            {"text": "VACUUM also encrypts the database.",
+             "citations": [{"source": 4, "quote": "VACUUM encrypts the whole database file"}]}
+        ],
+        "unknowns": []
+    })
+    .to_string();
+    world.healthy(&answer).await;
+    let mut cmd = world.ground();
+    cmd.args(["answer", "--json", "What does SQLite VACUUM do?"]);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let json = json_stdout(&out);
+    let snippet = &json["sources"][3];
+    assert_eq!(snippet["kind"], "snippet", "{json}");
+    assert_eq!(snippet["index"], 4);
+    assert_eq!(snippet["status"], "SNIPPET");
+    let citations = json["citations"].as_array().unwrap();
+    assert_eq!(citations[0]["source"], 4);
+    assert_eq!(
+        citations[0]["verified"], true,
+        "a quote of the snippet verifies"
+    );
+    assert_eq!(
+        citations[1]["verified"], false,
+        "a quote not in the snippet does not"
+    );
+    assert_eq!(
+        json["groundingMetadata"]["groundingChunks"][3]["kind"],
+        "snippet"
+    );
+    // The model saw it as a source of its own kind, after the pages.
+    let requests = world.ollama.received_requests().await.unwrap();
+    let prompt = String::from_utf8_lossy(&requests.last().unwrap().body).to_string();
+    assert!(
+        prompt.contains(r#"<source id=\"4\" kind=\"snippet\">"#),
+        "{prompt}"
+    );
+
+    // For a person, the source list says so.
+    let mut cmd = world.ground();
+    cmd.args(["answer", "What does SQLite VACUUM do?"]);
+    let out = run(cmd).await;
+    assert!(
+        stdout(&out).contains(
+            "[4] Reclaiming space in SQLite with VACUUM (search snippet, 1 verified, 1 not found)"
+        ),
+        "{}",
+        stdout(&out)
+    );
 }

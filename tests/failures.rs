@@ -512,6 +512,8 @@ async fn a_binary_page_is_unsupported_and_the_next_result_is_used() {
             row("tardigrades-cryptobiosis.html", "SUCCESS", json!(1)),
             row("tardigrades-overview.html", "SUCCESS", json!(2)),
             row("sqlite-vacuum.html", "SUCCESS", json!(3)),
+            // The unreadable page's search snippet is still evidence, after the pages.
+            row("tardigrades-space.html", "SNIPPET", json!(4)),
         ]
     );
     assert!(
@@ -687,7 +689,8 @@ async fn an_answer_without_any_citation_is_not_grounded() {
     let mut cmd = world.ground();
     cmd.args(["answer", QUESTION]);
     let out = run_within(cmd, RUN_DEADLINE).await;
-    assert_error_report(&out, 6, &["without citing any of the 3 sources"], "--model");
+    // Three pages read and the fourth result's snippet.
+    assert_error_report(&out, 6, &["without citing any of the 4 sources"], "--model");
     // The answer is still printed, each statement visibly unsupported.
     let printed = stdout(&out);
     assert!(

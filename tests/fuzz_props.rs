@@ -789,7 +789,7 @@ proptest! {
                 prop_assert!((0.0..=1.0).contains(&c.confidence));
             }
         }
-        let meta = grounding::grounding_metadata(&grounded, &sources, &[]);
+        let meta = grounding::grounding_metadata(&grounded, &sources, 0, &[]);
         for support in meta["groundingSupports"].as_array().unwrap() {
             let start = support["segment"]["startIndex"].as_u64().unwrap() as usize;
             let end = support["segment"]["endIndex"].as_u64().unwrap() as usize;

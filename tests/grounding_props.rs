@@ -152,7 +152,7 @@ proptest! {
         let sources = make_sources(texts);
         let model = build_answer(answerable, specs, &sources);
         let grounded = verify(&model, &sources);
-        let meta = grounding_metadata(&grounded, &sources, &["the question".to_string()]);
+        let meta = grounding_metadata(&grounded, &sources, 0, &["the question".to_string()]);
         let answer = grounded.answer.as_str();
 
         // Statements sit at their byte offsets in the answer.

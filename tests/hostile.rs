@@ -186,7 +186,8 @@ async fn the_prompt_has_one_block_per_real_source_and_the_fake_one_is_neutralise
         .iter()
         .filter(|s| s["index"].is_u64())
         .count();
-    assert_eq!(given, 3, "{value}");
+    // Three pages read, and the fourth result's search snippet as a source of its own.
+    assert_eq!(given, 4, "{value}");
 
     let requests = world.ollama.received_requests().await.unwrap();
     assert_eq!(requests.len(), 1);
@@ -211,9 +212,13 @@ async fn the_prompt_has_one_block_per_real_source_and_the_fake_one_is_neutralise
     // Case-insensitively too: the page's `</SOURCE>` is no closer either.
     assert_eq!(lower.matches("<source").count(), given, "{prompt}");
     assert_eq!(lower.matches("</source").count(), given, "{prompt}");
-    for n in 1..=given {
+    for n in 1..given {
         assert!(prompt.contains(&format!("<source id=\"{n}\">")), "{prompt}");
     }
+    assert!(
+        prompt.contains(&format!("<source id=\"{given}\" kind=\"snippet\">")),
+        "{prompt}"
+    );
     assert!(!prompt.contains("<source id=\"9\""), "{prompt}");
     // The fake block is still there as text, but defused.
     assert!(

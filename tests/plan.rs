@@ -182,6 +182,7 @@ async fn planned_queries_run_concurrently_and_merge_by_url() {
         .as_array()
         .unwrap()
         .iter()
+        .filter(|s| s["kind"] != "snippet")
         .map(|s| s["url"].as_str().unwrap())
         .collect();
     assert_eq!(

@@ -46,6 +46,7 @@ pub fn json(report: &Report) -> Value {
             })
         })
         .collect();
+    let searches_cached = !report.searches.is_empty() && report.searches.iter().all(|s| s.cached);
     let sources: Vec<Value> = report
         .pages
         .iter()
@@ -71,6 +72,36 @@ pub fn json(report: &Report) -> Value {
                 "ms": p.ms,
             })
         })
+        .chain(
+            report
+                .sources
+                .iter()
+                .filter(|s| report.is_snippet(s.number))
+                .map(|s| {
+                    let sent = report.context.sources.iter().find(|c| c.number == s.number);
+                    // The keys of a page's entry, so scripts read both alike; a
+                    // snippet is never fetched, and is cached when its search was.
+                    json!({
+                        "index": s.number,
+                        "kind": "snippet",
+                        "url": s.url,
+                        "final_url": null,
+                        "title": s.title,
+                        "status": "SNIPPET",
+                        "http_status": null,
+                        "content_type": null,
+                        "text": s.text,
+                        "chars": s.text.chars().count(),
+                        "chars_fetched": 0,
+                        "chars_sent": sent.map(|c| c.chars_sent).unwrap_or(0),
+                        "truncated": sent.is_some_and(|c| c.truncated),
+                        "body_truncated": false,
+                        "cached": searches_cached,
+                        "error": null,
+                        "ms": 0,
+                    })
+                }),
+        )
         .collect();
     json!({
         "version": JSON_VERSION,
@@ -90,7 +121,7 @@ pub fn json(report: &Report) -> Value {
         "rejected_citations": answer.rejected,
         "unknowns": answer.unknowns,
         "sources": sources,
-        "groundingMetadata": grounding::grounding_metadata(answer, &report.sources, &report.queries),
+        "groundingMetadata": grounding::grounding_metadata(answer, &report.sources, report.snippets, &report.queries),
         "model": report.model,
         "context": {
             "budget_tokens": report.context.budget_tokens,
@@ -110,7 +141,11 @@ pub fn pack(report: &Report) -> Value {
     let grounded_run = report.mode == AnswerMode::Grounded;
     let source_ref = |n: usize| {
         let s = &report.sources[n - 1];
-        json!({"index": n, "url": s.url, "title": s.title})
+        if report.is_snippet(n) {
+            json!({"index": n, "url": s.url, "title": s.title, "kind": "snippet"})
+        } else {
+            json!({"index": n, "url": s.url, "title": s.title})
+        }
     };
     let mut key_points = Vec::new();
     let mut uncertain = Vec::new();

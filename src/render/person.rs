@@ -171,7 +171,10 @@ fn text(report: &Report, paint: &Paint) -> String {
     }
     let _ = writeln!(out, "\n{}", paint.bold("Sources:"));
     for source in &report.sources {
-        let mark = source_mark(report, source.number);
+        let mut mark = source_mark(report, source.number);
+        if report.is_snippet(source.number) {
+            mark = format!("search snippet, {mark}");
+        }
         let title = if source.title.is_empty() {
             "(untitled)".to_string()
         } else {
@@ -256,7 +259,11 @@ fn markdown(report: &Report) -> String {
             source.number,
             escape_markdown(&title),
             sanitize_line(&source.url).replace(['<', '>'], ""),
-            source_mark(report, source.number)
+            if report.is_snippet(source.number) {
+                format!("search snippet, {}", source_mark(report, source.number))
+            } else {
+                source_mark(report, source.number)
+            }
         );
     }
     out
