@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+"""How long one slow page holds up `ground answer` (issue 15, hedged fetching).
+
+    python3 scripts/measure-slow-page.py [--bin target/debug/ground] [--runs 3]
+
+Stands up, on 127.0.0.1 with the standard library only: a SearXNG stand-in returning
+the fixture capture fixtures/searxng/searxng/normal.body.json (4 results), a page server
+for fixtures/pages/ on which the third result sends its headers and then one byte a
+second (a trickle that never finishes within the 15 s page timeout), and an instant
+Ollama stand-in whose answer cites the first two pages. Runs `ground answer --json
+--no-cache` against them and prints, per run, the wall time, each source's status and
+whether the answer is grounded. Run it against two binaries for a before/after.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import urlsplit
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FIXTURES = os.path.join(ROOT, "fixtures")
+CAPTURED_PAGES_URL = "http://127.0.0.1:8899"
+SLOW_PAGE = "tardigrades-overview.html"
+ANSWER = json.dumps({
+    "answerable": True,
+    "statements": [
+        {"text": "Dried tardigrades survived ten days of exposure to open space on the FOTON-M3 mission in 2007.",
+         "citations": [{"source": 1, "quote": "dried tardigrades were exposed to open space for ten days on the FOTON-M3 mission"}]},
+        {"text": "They survive by entering a dormant tun state.",
+         "citations": [{"source": 2, "quote": "tardigrades enter a dormant tun state called anhydrobiosis"}]},
+    ],
+    "unknowns": [],
+})
+
+
+class Quiet(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        pass  # ground hung up on the trickling page: expected
+
+
+def serve(handler):
+    server = Quiet(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return "http://127.0.0.1:%d" % server.server_address[1]
+
+
+class Pages(BaseHTTPRequestHandler):
+    def do_GET(self):
+        name = os.path.basename(urlsplit(self.path).path)
+        file = os.path.join(FIXTURES, "pages", name)
+        if not os.path.isfile(file):
+            self.send_error(404)
+            return
+        body = open(file, "rb").read()
+        self.send_response(200)
+        self.send_header("content-type", "text/html; charset=utf-8")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        if name != SLOW_PAGE:
+            self.wfile.write(body)
+            return
+        for i in range(len(body)):  # one byte a second
+            self.wfile.write(body[i:i + 1])
+            self.wfile.flush()
+            time.sleep(1)
+
+    def log_message(self, *args):
+        pass
+
+
+class Model(BaseHTTPRequestHandler):
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("content-length", "0")))
+        done = {"model": "stand-in", "message": {"role": "assistant", "content": ANSWER},
+                "done": True, "done_reason": "stop", "prompt_eval_count": 900, "eval_count": 60}
+        body = (json.dumps(done) + "\n").encode()
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", default=os.path.join(ROOT, "target", "debug", "ground"))
+    ap.add_argument("--runs", type=int, default=3)
+    args = ap.parse_args()
+    pages_url = serve(Pages)
+    capture = open(os.path.join(FIXTURES, "searxng", "searxng", "normal.body.json")).read()
+    capture = capture.replace(CAPTURED_PAGES_URL, pages_url).encode()
+
+    class Searx(BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(capture)))
+            self.end_headers()
+            self.wfile.write(capture)
+
+        def log_message(self, *args):
+            pass
+
+    searx_url = serve(Searx)
+    model_url = serve(Model)
+    walls = []
+    with tempfile.TemporaryDirectory() as home:
+        env = {"PATH": os.environ.get("PATH", ""), "HOME": home, "NO_COLOR": "1",
+               "GROUND_SEARXNG_URL": searx_url, "GROUND_LLM_URL": model_url,
+               "GROUND_ALLOW_PRIVATE_ADDRESSES": "true", "GROUND_MODEL": "stand-in"}
+        for run in range(args.runs):
+            started = time.monotonic()
+            out = subprocess.run([args.bin, "answer", "--json", "--no-cache",
+                                  "Can tardigrades survive in space?"],
+                                 env=env, capture_output=True, timeout=120)
+            wall = time.monotonic() - started
+            walls.append(wall)
+            try:
+                report = json.loads(out.stdout)
+                statuses = ", ".join("%s %s" % (s["url"].rsplit("/", 1)[-1], s["status"])
+                                     for s in report.get("sources", []))
+                grounded = report.get("grounded")
+            except ValueError:
+                statuses, grounded = "no JSON (exit %d)" % out.returncode, None
+            print("run %d: wall %.2f s, exit %d, grounded %s; %s"
+                  % (run + 1, wall, out.returncode, grounded, statuses))
+    walls.sort()
+    print("slow page: median wall %.2f s over %d runs (%s)" % (walls[len(walls) // 2], len(walls), args.bin))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
