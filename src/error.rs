@@ -45,6 +45,51 @@ pub enum ReplyProblem {
     TooLarge,
 }
 
+/// Every exit code with what it means: the one table that `--help` and the README
+/// are written from.
+pub const EXIT_CODE_TABLE: &[(i32, &str)] = &[
+    (
+        exit::SUCCESS,
+        "success (with --strict: every statement has a verified citation)",
+    ),
+    (
+        exit::INTERNAL,
+        "internal error (a bug, or a machine out of threads or memory)",
+    ),
+    (exit::USAGE, "usage or configuration error"),
+    (
+        exit::SEARCH,
+        "search backend failure (unreachable, 403, 429, 400, 5xx, bad key, quota, engines failing)",
+    ),
+    (
+        exit::NO_SOURCES,
+        "no usable sources (no results, or every page failed)",
+    ),
+    (
+        exit::MODEL,
+        "model failure (unreachable, model missing, invalid or cut-off reply)",
+    ),
+    (
+        exit::NOT_GROUNDED,
+        "not grounded: nothing cited (--strict: also any unsupported statement or unanswered question)",
+    ),
+    (
+        exit::OFFLINE,
+        "--fallback offline: search failed; the answer is the model's alone (not grounded)",
+    ),
+    (exit::INTERRUPTED, "interrupted (Ctrl-C)"),
+];
+
+/// The exit codes in `codes` as the `Exit codes:` block of `--help`, from
+/// [`EXIT_CODE_TABLE`] (or, for a command with its own meanings, from `table`).
+pub fn exit_codes_help(table: &[(i32, &str)]) -> String {
+    let mut out = String::from("Exit codes:");
+    for (code, meaning) in table {
+        let _ = write!(out, "\n  {code:<3} {meaning}");
+    }
+    out
+}
+
 /// Errors of the whole pipeline. Each variant's message says what failed; [`Error::hint`]
 /// says what to do about it.
 #[derive(Debug, thiserror::Error)]

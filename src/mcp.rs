@@ -280,7 +280,11 @@ impl GroundServer {
             .unwrap_or(reserved);
         self.return_searches(reserved.saturating_sub(used));
         match report {
-            Ok(report) => CallToolResult::structured(crate::render::json(&report)),
+            Ok(report) => {
+                // The CLI's rule without --strict: agents read it from the result.
+                let judged = crate::report::verdict(&report, false);
+                CallToolResult::structured(crate::render::json(&report, &judged))
+            }
             Err(problem) => failure("grounded_answer", "question", &question, problem),
         }
     }

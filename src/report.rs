@@ -158,10 +158,11 @@ impl Verdict {
         }
     }
 
-    /// A short name for JSON: `grounded`, `offline` or `not_grounded`.
+    /// A short name for JSON: `accepted` (exit 0; whether every statement is backed
+    /// is `grounded`'s business), `offline` or `not_grounded`.
     pub fn name(&self) -> &'static str {
         match self {
-            Verdict::Accepted => "grounded",
+            Verdict::Accepted => "accepted",
             Verdict::Offline => "offline",
             Verdict::Rejected(_) => "not_grounded",
         }

@@ -93,7 +93,12 @@ pub async fn ask_streaming(
         };
         let reply = client.chat_stream(&current, &mut on_text).await?;
         let cut_off = reply.done_reason.as_deref() == Some("length");
-        let parsed = parse_answer(&reply.content);
+        // Parsing is CPU work on up to MAX_REPLY_BYTES of text: off the runtime, so
+        // deadlines and Ctrl-C keep firing while it runs (it is linear, so it is short).
+        let content = reply.content.clone();
+        let parsed = tokio::task::spawn_blocking(move || parse_answer(&content))
+            .await
+            .unwrap_or_else(|_| Err("the reply could not be parsed".to_string()));
         let problem = match &parsed {
             Ok(_) if cut_off => format!(
                 "the reply was cut off at the {}-token output cap",

@@ -6,13 +6,17 @@ use serde_json::{Value, json};
 
 use crate::error::Error;
 use crate::grounding::{self, Statement};
-use crate::report::{AnswerMode, Report};
+use crate::report::{AnswerMode, Report, Verdict};
 
 /// Version of the `--json` shape; bumped on any incompatible change.
 pub const JSON_VERSION: u32 = 1;
 
 /// The `--json` object (shape documented in README, version [`JSON_VERSION`]).
-pub fn json(report: &Report) -> Value {
+///
+/// `verdict` is the run's judgement ([`crate::report::verdict`]), the same rule the
+/// CLI's exit code follows: `"verdict": {"name", "exit_code"}` tells scripts and agents
+/// (which have no exit code) how the run counts.
+pub fn json(report: &Report, verdict: &Verdict) -> Value {
     let answer = &report.answer;
     let source_of = |n: usize| &report.sources[n - 1];
     let citations: Vec<Value> = answer
@@ -129,6 +133,7 @@ pub fn json(report: &Report) -> Value {
         },
         "timings_ms": report.timings,
         "warnings": report.warnings,
+        "verdict": {"name": verdict.name(), "exit_code": verdict.exit_code()},
     })
 }
 

@@ -5,29 +5,22 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use ground::config::Overrides;
+use ground::error::{EXIT_CODE_TABLE, exit, exit_codes_help};
 use ground::settings;
 
-/// Exit codes, shown under `--help` of the commands that use them (and in README).
-pub const EXIT_CODES_HELP: &str = "\
-Exit codes:
-  0  success (with --strict: every statement has a verified citation)
-  1  internal error (a bug)
-  2  usage or configuration error
-  3  search backend failure (unreachable, 403, 429, 400, 5xx, bad key, quota, engines failing)
-  4  no usable sources (no results, or every page failed)
-  5  model failure (unreachable, model missing, invalid or cut-off reply)
-  6  not grounded (no citation at all; with --strict also any unsupported statement
-     or a reply that the sources do not answer)
-  7  --fallback offline: search failed; the answer is the model's alone (not grounded)
-  130 interrupted (Ctrl-C)";
-
-/// Exit codes of `ground doctor`.
-pub const DOCTOR_EXIT_CODES_HELP: &str = "\
-Exit codes:
-  0  every check passed (warnings allowed)
-  2  the configuration is invalid (config file, environment or flags)
-  3  a search check failed
-  5  a model check failed (and no search check did)";
+/// Exit codes of `ground doctor`: the same codes, with their meaning for checks.
+const DOCTOR_EXIT_CODES: &[(i32, &str)] = &[
+    (exit::SUCCESS, "every check passed (warnings allowed)"),
+    (
+        exit::USAGE,
+        "the configuration is invalid (config file, environment or flags)",
+    ),
+    (exit::SEARCH, "a search check failed"),
+    (
+        exit::MODEL,
+        "a model check failed (and no search check did)",
+    ),
+];
 
 /// Answer questions from live web search, with citations you can check.
 ///
@@ -45,18 +38,18 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Search the web, read the top pages and answer with verified citations.
-    #[command(after_help = EXIT_CODES_HELP)]
+    #[command(after_help = exit_codes_help(EXIT_CODE_TABLE))]
     Answer(AnswerArgs),
     /// Search only: results with URL, title, snippet, engines and date.
-    #[command(after_help = EXIT_CODES_HELP)]
+    #[command(after_help = exit_codes_help(EXIT_CODE_TABLE))]
     Search(SearchArgs),
     /// Fetch one page and print its main text.
-    #[command(after_help = EXIT_CODES_HELP)]
+    #[command(after_help = exit_codes_help(EXIT_CODE_TABLE))]
     Fetch(FetchArgs),
     /// Print the main text of local HTML files (or stdin).
     Extract(ExtractArgs),
     /// Check the configured search engine and model, and say what to fix.
-    #[command(after_help = DOCTOR_EXIT_CODES_HELP)]
+    #[command(after_help = exit_codes_help(DOCTOR_EXIT_CODES))]
     Doctor(DoctorArgs),
     /// Serve web_search, web_fetch and grounded_answer to AI agents over MCP (stdio).
     Mcp(McpArgs),

@@ -121,12 +121,13 @@ pub fn run(args: AnswerArgs) -> ExitCode {
         }
     }
 
+    let judged = verdict(&report, args.strict);
     let printed = if args.pack {
         live.stop();
         print_json(&render::pack(&report))
     } else if args.json {
         live.stop();
-        print_json(&render::json(&report))
+        print_json(&render::json(&report, &judged))
     } else if streamed || live.finish(&report, style) {
         Ok(())
     } else {
@@ -136,7 +137,6 @@ pub fn run(args: AnswerArgs) -> ExitCode {
         return ExitCode::SUCCESS; // stdout closed (e.g. piped into `head`): nothing to report
     }
 
-    let judged = verdict(&report, args.strict);
     match &judged {
         Verdict::Accepted => {}
         Verdict::Offline => eprintln!(
