@@ -13,7 +13,8 @@
 //! - **Errors and configuration**: [`error`] (every failure, its hint and exit
 //!   code), [`config`] (flags over environment over file over defaults).
 //! - **Stages**: [`search`], [`fetch`], [`page`] (fetch + extract + cache for one
-//!   page), [`llm`], [`grounding`] (quote verification), [`plan`], [`cache`].
+//!   page), [`llm`], [`grounding`] (quote verification), [`plan`], [`cache`],
+//!   [`calibration`] (the model's tokens per estimated token, kept beside the cache).
 //! - **The run**: [`pipeline`] sequences the stages into a [`report::Report`];
 //!   [`report::verdict`] decides whether it is grounded.
 //! - **Faces**: [`render`] (person, Markdown, JSON), [`doctor`], [`mcp`] with
@@ -28,6 +29,7 @@
 pub mod answer;
 pub mod answer_stream;
 pub mod cache;
+pub mod calibration;
 pub mod config;
 pub mod context;
 pub mod doctor;

@@ -11,6 +11,7 @@ use tokio::task::JoinSet;
 
 use crate::answer::{ModelAnswer, parse_questions_for_user};
 use crate::cache::{Cache, SearchKey};
+use crate::calibration::{self, Calibration};
 use crate::context::{self, SourceText};
 use crate::error::Error;
 use crate::events::{Events, Stage};
@@ -201,12 +202,15 @@ pub async fn answer_watched(
     events.stage(Stage::Building, "building the context");
     let llm_settings = &settings.llm;
     let overhead = llm::prompt_overhead_tokens(question);
-    let budget = llm_settings
-        .context_tokens
-        .saturating_sub(llm_settings.max_answer_tokens)
-        .saturating_sub(overhead)
-        .saturating_mul(97)
-        / 100;
+    // The estimate scaled to the model's own tokens when earlier runs measured them.
+    let calibration = Calibration::open(&settings.cache, llm_settings);
+    let ratio = calibration.load();
+    let budget = calibration::source_budget(
+        llm_settings.context_tokens,
+        llm_settings.max_answer_tokens,
+        overhead,
+        ratio.as_ref(),
+    );
     // Results that were not read still carry their engine's title and snippet: cheap
     // evidence, sent as short sources of their own kind after the pages read.
     let pages_read = sources.len();
@@ -322,7 +326,11 @@ pub async fn answer_watched(
         let usable = llm_settings
             .context_tokens
             .saturating_sub(llm_settings.max_answer_tokens);
-        if counted >= usable && estimated_prompt_tokens > counted {
+        // A count below the whole window is exact; one at it is only a lower bound.
+        let cut = counted >= llm_settings.context_tokens;
+        calibration.record(estimated_prompt_tokens, counted, cut);
+        // A calibrated budget aims below the edge, so reaching it means a cut prompt.
+        if counted >= usable && (estimated_prompt_tokens > counted || ratio.is_some() || cut) {
             run.warnings.push(format!(
                 "the model server counted {counted} prompt tokens against an estimate of {estimated_prompt_tokens}: the prompt was probably cut; lower --pages or raise --context-tokens"
             ));
@@ -338,13 +346,16 @@ pub async fn answer_watched(
     );
 
     run.timings.total = elapsed_ms(started);
-    let model = model_info(
+    let mut model = model_info(
         &client,
         settings,
         &asked.reply,
         estimated_prompt_tokens,
         run.calls,
     );
+    if let Some(r) = ratio {
+        (model.token_ratio, model.token_ratio_calibrated) = (r.ratio, true);
+    }
     Ok(Report {
         question: question.to_string(),
         mode: AnswerMode::Grounded,
@@ -407,6 +418,8 @@ fn model_info(
         max_answer_tokens: settings.llm.max_answer_tokens,
         attempts: calls,
         done_reason: reply.done_reason.clone(),
+        token_ratio: 1.0,
+        token_ratio_calibrated: false,
     }
 }
 

@@ -34,6 +34,11 @@ pub struct ModelInfo {
     pub attempts: u32,
     /// Why generation stopped.
     pub done_reason: Option<String>,
+    /// Model tokens per estimated token that the source budget assumed: 1.0 (the
+    /// estimate as it is) unless earlier runs calibrated it.
+    pub token_ratio: f64,
+    /// Whether `token_ratio` came from calibration (see [`crate::calibration`]).
+    pub token_ratio_calibrated: bool,
 }
 
 /// Milliseconds per stage.

@@ -1,0 +1,437 @@
+//! Token calibration: how many tokens the model's own tokenizer makes of what
+//! [`crate::context::estimate_tokens`] estimates, learned from the server's count and
+//! kept per model beside the cache, so that the sources fill the window the model
+//! really has.
+//!
+//! - **What is learned**: after each answer call, the server's prompt token count
+//!   (Ollama's `prompt_eval_count`, `usage.prompt_tokens` on OpenAI-compatible
+//!   servers) divided by the estimate of the same prompt is one *sample*. The stored
+//!   [`TokenRatio`] is a moving average of the samples that moves up fast (half way to
+//!   a higher sample) and down slowly (a quarter of the way to a lower one): a ratio
+//!   too high only leaves room unused, one too low overflows the window. A server that
+//!   counts only the prompt tokens it did not have cached makes low samples, which is
+//!   one more reason to move down slowly. Beside it, `spread`, the moving average of
+//!   how far samples land from it, sets the safety margin ([`TokenRatio::margin`]).
+//! - **A count at the whole window** means the server cut the prompt (Ollama keeps the
+//!   last `num_ctx` tokens), so the real count is unknown and only bounded below: the
+//!   ratio is raised to at least that bound, then by [`EDGE_RAISE`], and the spread
+//!   widened, so the next run sends less. A count below the window is exact, even when
+//!   it ate into the answer reserve.
+//! - **Implausible samples** (a ratio outside [`MIN_RATIO`]..[`MAX_RATIO`], or a prompt
+//!   too small to say anything) are ignored.
+//! - **Where**: one small JSON file, `<cache dir>/calibration.json`, keyed by backend,
+//!   server URL (without user name or password) and model name, at most
+//!   [`MAX_MODELS`] models (the least recently updated are dropped). Written to a temp
+//!   file and renamed over the old one; a file that is unreadable, corrupt, of another
+//!   format or over [`MAX_FILE_BYTES`] is ignored (and replaced on the next write).
+//!   With the cache off (`--no-cache`) nothing is read or written; `--refresh` is
+//!   about web content and reads and writes it as usual.
+//! - **Never a reason to fail**: every error is swallowed; without a stored ratio the
+//!   budget is today's estimate ([`source_budget`] with `None`).
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::Read;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+
+use crate::settings::{CacheMode, CacheSettings, LlmSettings};
+
+/// Version of the file format; a file of another version is ignored.
+pub const FORMAT: u32 = 1;
+/// Name of the file in the cache folder.
+pub const FILE_NAME: &str = "calibration.json";
+/// Largest file read; a bigger one is ignored.
+pub const MAX_FILE_BYTES: u64 = 64 * 1024;
+/// Most models kept in the file.
+pub const MAX_MODELS: usize = 64;
+/// Smallest plausible ratio of real to estimated tokens.
+pub const MIN_RATIO: f64 = 0.4;
+/// Largest plausible ratio of real to estimated tokens.
+pub const MAX_RATIO: f64 = 2.5;
+/// Estimated prompts smaller than this say too little to calibrate on.
+pub const MIN_SAMPLE_TOKENS: u32 = 200;
+/// How much a ratio is raised beyond the lower bound a cut prompt gives.
+pub const EDGE_RAISE: f64 = 1.05;
+/// Smallest safety margin: the share of the real room left free.
+pub const MIN_MARGIN: f64 = 0.02;
+/// Largest safety margin.
+pub const MAX_MARGIN: f64 = 0.10;
+/// Spread assumed after the first sample (a margin of 3 %, today's).
+const FIRST_SPREAD: f64 = 0.015;
+/// Spread after a cut prompt (a margin of 10 %).
+const EDGE_SPREAD: f64 = 0.05;
+/// Share of the way the ratio moves to a higher sample.
+const UP: f64 = 0.5;
+/// Share of the way the ratio moves to a lower sample.
+const DOWN: f64 = 0.25;
+/// Share of the way the spread moves to a sample's deviation.
+const SPREAD_STEP: f64 = 0.25;
+/// Tokens the budget's margin is computed as when uncalibrated: today's 3 %.
+const UNCALIBRATED_KEEP: u32 = 97;
+
+/// What is known about one model's tokenizer.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct TokenRatio {
+    /// Real prompt tokens per estimated token (a moving average).
+    pub ratio: f64,
+    /// Moving average of `|sample / ratio - 1|`: how much one run's prompt strays.
+    pub spread: f64,
+    /// Exact samples it was learned from (0 when only cut prompts bounded it).
+    pub samples: u32,
+    /// When it was last updated (seconds since the Unix epoch).
+    #[serde(default)]
+    pub updated_at: u64,
+}
+
+impl TokenRatio {
+    /// The share of the real room left free against a run whose prompt strays from
+    /// the average: twice the spread, within [`MIN_MARGIN`]..[`MAX_MARGIN`].
+    pub fn margin(&self) -> f64 {
+        (2.0 * self.spread).clamp(MIN_MARGIN, MAX_MARGIN)
+    }
+
+    /// The ratio with the next sample folded in (see the module documentation);
+    /// `at_edge` says the server's count was the whole window (the prompt was cut),
+    /// so the sample is only a lower bound.
+    fn with_sample(previous: Option<TokenRatio>, sample: f64, at_edge: bool) -> TokenRatio {
+        let now = unix_now();
+        // A ratio learned from cut prompts alone is a bound, not a measurement: the
+        // first exact sample replaces it.
+        let previous = previous.filter(|p| p.samples > 0 || at_edge);
+        match (previous, at_edge) {
+            (None, false) => TokenRatio {
+                ratio: sample,
+                spread: FIRST_SPREAD,
+                samples: 1,
+                updated_at: now,
+            },
+            (Some(old), false) => {
+                let step = if sample > old.ratio { UP } else { DOWN };
+                let deviation = (sample / old.ratio - 1.0).abs();
+                TokenRatio {
+                    ratio: old.ratio + step * (sample - old.ratio),
+                    spread: old.spread + SPREAD_STEP * (deviation - old.spread),
+                    samples: old.samples.saturating_add(1),
+                    updated_at: now,
+                }
+            }
+            (old, true) => {
+                let base = old.map_or(1.0, |o| o.ratio);
+                TokenRatio {
+                    ratio: (base.max(sample) * EDGE_RAISE).min(MAX_RATIO),
+                    spread: old.map_or(EDGE_SPREAD, |o| o.spread.max(EDGE_SPREAD)),
+                    samples: old.map_or(0, |o| o.samples),
+                    updated_at: now,
+                }
+            }
+        }
+    }
+}
+
+/// The source budget, in estimated tokens, for a window of `context_tokens` with
+/// `max_answer_tokens` reserved and `overhead` estimated tokens of instructions and
+/// question.
+///
+/// Without a ratio it is today's estimate: 97 % of what is left. With one, the room
+/// left in the model's own tokens (the window less the answer reserve less the
+/// overhead times the ratio) less the [`TokenRatio::margin`], converted back to
+/// estimated tokens: the sources then fill about `1 - margin` of the room the model
+/// really has, and the whole prompt stays inside the window while this run's pages
+/// stray from the average by less than the margin.
+pub fn source_budget(
+    context_tokens: u32,
+    max_answer_tokens: u32,
+    overhead: u32,
+    ratio: Option<&TokenRatio>,
+) -> u32 {
+    let room = context_tokens.saturating_sub(max_answer_tokens);
+    match ratio {
+        None => {
+            room.saturating_sub(overhead)
+                .saturating_mul(UNCALIBRATED_KEEP)
+                / 100
+        }
+        Some(r) => {
+            let real_overhead = (f64::from(overhead) * r.ratio).ceil();
+            let real_room = (f64::from(room) - real_overhead).max(0.0);
+            (real_room * (1.0 - r.margin()) / r.ratio).floor() as u32
+        }
+    }
+}
+
+/// One model's calibration in the cache folder: [`Calibration::load`] before
+/// building the context, [`Calibration::record`] after the answer call.
+#[derive(Debug, Clone)]
+pub struct Calibration {
+    /// The file, or `None` with the cache off or without a cache folder.
+    path: Option<PathBuf>,
+    /// Backend, server URL without credentials, and model.
+    key: String,
+}
+
+/// The file's content.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct File {
+    format: u32,
+    models: BTreeMap<String, TokenRatio>,
+}
+
+impl File {
+    /// The entry for `key` when it is plausible (a hand-edited or damaged entry is not).
+    fn get(&self, key: &str) -> Option<TokenRatio> {
+        self.models
+            .get(key)
+            .copied()
+            .filter(|r| r.ratio.is_finite() && (MIN_RATIO..=MAX_RATIO).contains(&r.ratio))
+            .map(|mut r| {
+                r.spread = if r.spread.is_finite() {
+                    r.spread.abs()
+                } else {
+                    EDGE_SPREAD
+                };
+                r
+            })
+    }
+}
+
+impl Calibration {
+    /// The calibration of the model `llm` names, stored in `cache`'s folder unless the
+    /// cache is off.
+    pub fn open(cache: &CacheSettings, llm: &LlmSettings) -> Calibration {
+        let mut url = llm.url.clone();
+        let _ = url.set_username("");
+        let _ = url.set_password(None);
+        let key = format!(
+            "{} {url} {}",
+            serde_json::to_value(llm.backend)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default(),
+            llm.model
+        );
+        let path = match cache.mode {
+            CacheMode::Off => None,
+            CacheMode::Use | CacheMode::Refresh => cache.dir.as_ref().map(|d| d.join(FILE_NAME)),
+        };
+        Calibration { path, key }
+    }
+
+    /// The stored ratio for this model, if any (and the cache is on).
+    pub fn load(&self) -> Option<TokenRatio> {
+        self.read_file()?.get(&self.key)
+    }
+
+    /// Folds in the server's count of a prompt estimated at `estimated` tokens and
+    /// stores the result; `at_edge` says the count was the whole window (the prompt
+    /// was cut). Returns what was stored, or `None` when the sample was
+    /// ignored or the cache is off.
+    pub fn record(&self, estimated: u32, counted: u32, at_edge: bool) -> Option<TokenRatio> {
+        let path = self.path.as_ref()?;
+        if estimated < MIN_SAMPLE_TOKENS || counted == 0 {
+            return None;
+        }
+        let sample = f64::from(counted) / f64::from(estimated);
+        if !at_edge && !(MIN_RATIO..=MAX_RATIO).contains(&sample) {
+            return None;
+        }
+        let mut file = self.read_file().unwrap_or(File {
+            format: FORMAT,
+            models: BTreeMap::new(),
+        });
+        let updated = TokenRatio::with_sample(file.get(&self.key), sample, at_edge);
+        file.models.insert(self.key.clone(), updated);
+        while file.models.len() > MAX_MODELS {
+            let oldest = file
+                .models
+                .iter()
+                .min_by_key(|(_, r)| r.updated_at)
+                .map(|(k, _)| k.clone())?;
+            file.models.remove(&oldest);
+        }
+        write_atomically(path, &serde_json::to_vec_pretty(&file).ok()?)?;
+        Some(updated)
+    }
+
+    fn read_file(&self) -> Option<File> {
+        let path = self.path.as_ref()?;
+        let mut bytes = Vec::new();
+        fs::File::open(path)
+            .ok()?
+            .take(MAX_FILE_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .ok()?;
+        if bytes.len() as u64 > MAX_FILE_BYTES {
+            return None;
+        }
+        serde_json::from_slice::<File>(&bytes)
+            .ok()
+            .filter(|f| f.format == FORMAT)
+    }
+}
+
+/// Writes `bytes` to a temp file beside `path`, then renames it over `path`.
+fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> Option<()> {
+    static WRITES: AtomicU64 = AtomicU64::new(0);
+    let dir = path.parent()?;
+    fs::create_dir_all(dir).ok()?;
+    let n = WRITES.fetch_add(1, Ordering::Relaxed);
+    let temp = dir.join(format!(".{FILE_NAME}.{}.{n}.tmp", std::process::id()));
+    if fs::write(&temp, bytes).is_err() || fs::rename(&temp, path).is_err() {
+        let _ = fs::remove_file(&temp);
+        return None;
+    }
+    Some(())
+}
+
+fn unix_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::settings::LlmBackend;
+    use std::time::Duration;
+
+    fn settings(dir: &std::path::Path, mode: CacheMode) -> (CacheSettings, LlmSettings) {
+        (
+            CacheSettings {
+                dir: Some(dir.to_path_buf()),
+                mode,
+                search_ttl: Duration::from_secs(60),
+                page_ttl: Duration::from_secs(60),
+                max_bytes: 1 << 20,
+            },
+            LlmSettings {
+                backend: LlmBackend::Ollama,
+                api_key: None,
+                url: "http://user:secret@127.0.0.1:11434/".parse().unwrap(),
+                model: "llama3.2".into(),
+                context_tokens: 4096,
+                max_answer_tokens: 512,
+                timeout: Duration::from_secs(60),
+            },
+        )
+    }
+
+    #[test]
+    fn uncalibrated_budget_is_todays() {
+        assert_eq!(
+            source_budget(4096, 512, 300, None),
+            (4096 - 512 - 300) * 97 / 100
+        );
+        assert_eq!(source_budget(1024, 2048, 300, None), 0);
+    }
+
+    #[test]
+    fn calibrated_budget_fills_the_real_room_less_the_margin() {
+        for ratio in [0.6, 0.85, 1.0, 1.2, 1.6] {
+            let r = TokenRatio {
+                ratio,
+                spread: 0.0,
+                samples: 3,
+                updated_at: 0,
+            };
+            let budget = source_budget(4096, 512, 300, Some(&r));
+            let real_sources = f64::from(budget) * ratio;
+            let real_room = 4096.0 - 512.0 - (300.0 * ratio).ceil();
+            let used = real_sources / real_room;
+            assert!((0.975..=0.98).contains(&used), "{ratio}: {used}");
+        }
+    }
+
+    #[test]
+    fn persisted_per_model_and_moves_up_fast_down_slowly() {
+        let dir = tempfile::tempdir().unwrap();
+        let (cache, llm) = settings(dir.path(), CacheMode::Use);
+        let cal = Calibration::open(&cache, &llm);
+        assert_eq!(cal.load(), None);
+        let first = cal.record(1000, 800, false).unwrap();
+        assert_eq!((first.ratio, first.samples), (0.8, 1));
+        assert_eq!(Calibration::open(&cache, &llm).load().unwrap().ratio, 0.8);
+        let up = cal.record(1000, 1000, false).unwrap();
+        assert!((up.ratio - 0.9).abs() < 1e-9, "{up:?}");
+        let down = cal.record(1000, 500, false).unwrap();
+        assert!((down.ratio - 0.8).abs() < 1e-9, "{down:?}");
+        // Another model on the same server has its own ratio.
+        let other = Calibration::open(
+            &cache,
+            &LlmSettings {
+                model: "qwen2.5".into(),
+                ..llm.clone()
+            },
+        );
+        assert_eq!(other.load(), None);
+        // The file names no password.
+        let text = fs::read_to_string(dir.path().join(FILE_NAME)).unwrap();
+        assert!(
+            !text.contains("secret") && text.contains("llama3.2"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_cut_prompt_raises_the_ratio_and_the_margin() {
+        let dir = tempfile::tempdir().unwrap();
+        let (cache, llm) = settings(dir.path(), CacheMode::Use);
+        let cal = Calibration::open(&cache, &llm);
+        cal.record(1000, 900, false).unwrap();
+        let cut = cal.record(3000, 3584, true).unwrap();
+        assert!(cut.ratio > 3584.0 / 3000.0, "{cut:?}");
+        assert_eq!(cut.margin(), MAX_MARGIN);
+        // Bounded only by a cut prompt: the first exact sample replaces the bound.
+        let (cache, other) = settings(dir.path(), CacheMode::Use);
+        let other = Calibration::open(
+            &cache,
+            &LlmSettings {
+                model: "other".into(),
+                ..other
+            },
+        );
+        let bound = other.record(3000, 4096, true).unwrap();
+        assert_eq!(bound.samples, 0);
+        let exact = other.record(3000, 3900, false).unwrap();
+        assert_eq!(
+            (exact.ratio, exact.samples, exact.spread),
+            (1.3, 1, FIRST_SPREAD)
+        );
+    }
+
+    #[test]
+    fn implausible_small_or_off_is_ignored_and_corrupt_files_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let (cache, llm) = settings(dir.path(), CacheMode::Use);
+        let cal = Calibration::open(&cache, &llm);
+        assert_eq!(cal.record(1000, 100, false), None);
+        assert_eq!(cal.record(100, 90, false), None);
+        fs::write(dir.path().join(FILE_NAME), "{not json").unwrap();
+        assert_eq!(cal.load(), None);
+        assert!(cal.record(1000, 900, false).is_some());
+        let (off, _) = settings(dir.path(), CacheMode::Off);
+        let off = Calibration::open(&off, &llm);
+        assert_eq!(off.load(), None);
+        assert_eq!(off.record(1000, 900, false), None);
+    }
+
+    #[test]
+    fn the_file_stays_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        let (cache, llm) = settings(dir.path(), CacheMode::Use);
+        for i in 0..MAX_MODELS + 5 {
+            let model = LlmSettings {
+                model: format!("m{i}"),
+                ..llm.clone()
+            };
+            Calibration::open(&cache, &model).record(1000, 900, false);
+        }
+        let file: File =
+            serde_json::from_slice(&fs::read(dir.path().join(FILE_NAME)).unwrap()).unwrap();
+        assert_eq!(file.models.len(), MAX_MODELS);
+    }
+}
