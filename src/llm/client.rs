@@ -163,6 +163,30 @@ pub async fn post_stream(
     }
 }
 
+/// One streamed chat call for a backend: [`post_stream`], with a body that did not
+/// stream (an error status, or a server that ignored `stream`) parsed by the backend's
+/// `parse_whole` and handed to `on_text` whole, and every error redacted.
+pub async fn stream_chat(
+    client: &reqwest::Client,
+    settings: &LlmSettings,
+    url: url::Url,
+    body: &Value,
+    format: StreamFormat,
+    on_text: &mut (dyn FnMut(&str) + Send),
+    parse_whole: impl Fn(u16, &[u8]) -> Result<ModelReply, Error>,
+) -> Result<ModelReply, Error> {
+    let reply = match post_stream(client, settings, url, body, format, on_text).await {
+        Ok(Streamed::Reply(reply)) => Ok(reply),
+        Ok(Streamed::Whole(status, bytes)) => parse_whole(status, &bytes).inspect(|r| {
+            if !r.content.is_empty() {
+                on_text(&r.content);
+            }
+        }),
+        Err(e) => Err(e),
+    };
+    reply.map_err(|e| e.redact(settings.api_key.as_ref()))
+}
+
 /// [`post_stream`] before redaction.
 async fn read_stream(
     client: &reqwest::Client,

@@ -11,8 +11,8 @@ use serde_json::json;
 use url::Url;
 
 use super::client::{
-    ChatBackend, ModelReply, ModelRequest, StreamFormat, Streamed, error_message, http_client,
-    post_json, post_stream,
+    ChatBackend, ModelReply, ModelRequest, StreamFormat, error_message, http_client, post_json,
+    stream_chat,
 };
 use crate::error::Error;
 use crate::settings::{LlmBackend, LlmSettings};
@@ -88,25 +88,16 @@ impl ChatBackend for Ollama {
         request: &ModelRequest,
         on_text: &mut (dyn FnMut(&str) + Send),
     ) -> Result<ModelReply, Error> {
-        let streamed = post_stream(
+        stream_chat(
             &self.client,
             &self.settings,
             self.endpoint(),
             &self.body(request, true),
             StreamFormat::Ndjson,
             on_text,
+            |status, bytes| self.parse_whole(status, bytes),
         )
-        .await;
-        let reply = match streamed {
-            Ok(Streamed::Reply(reply)) => Ok(reply),
-            Ok(Streamed::Whole(status, bytes)) => self.parse_whole(status, &bytes).inspect(|r| {
-                if !r.content.is_empty() {
-                    on_text(&r.content);
-                }
-            }),
-            Err(e) => Err(e),
-        };
-        reply.map_err(|e| e.redact(self.settings.api_key.as_ref()))
+        .await
     }
 }
 
