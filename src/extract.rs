@@ -15,6 +15,10 @@ pub struct Extracted {
     pub title: Option<String>,
     /// The main text, one block per line, whitespace collapsed inside blocks.
     pub text: String,
+    /// Set when the page was edited or cut before parsing because it passed one of the
+    /// parser's work caps (a hostile or machine-made page; real pages never do), so a
+    /// caller can say why a page came out short or empty. `None` for plain text.
+    pub truncated: Option<Truncation>,
 }
 
 /// Decodes a page body to text using, in order: a byte-order mark, the charset of the
@@ -56,17 +60,24 @@ fn meta_charset(bytes: &[u8]) -> Option<String> {
 /// Extracts the title and main text of an HTML document. `base_url` is the page's
 /// address (used only as a hint; extraction never fetches anything).
 ///
-/// Never panics; the work is bounded by the input size, [`MAX_NESTING`] and
-/// [`main_text::MAX_NODES`].
+/// Never panics, and the work is linear in the input size: a first pass (see the
+/// `bound` module) keeps the parser below [`MAX_NESTING`] open elements, a few dozen
+/// open formatting elements and a few hundred thousand elements in all, editing or
+/// cutting a hostile page so (reported in [`Extracted::truncated`]); the main-text
+/// walk reads at most [`main_text::MAX_NODES`] nodes.
 pub fn extract_html(html: &str, _base_url: Option<&url::Url>) -> Extracted {
-    let html = limit_nesting(html);
-    let doc = scraper::Html::parse_document(html);
+    let bounded = bound::bound(html);
+    let doc = scraper::Html::parse_document(&bounded.html);
     let title = page_title(&doc);
     let mut text = main_text::main_text(&doc);
     if let Some(title) = &title {
         drop_leading_title(&mut text, title);
     }
-    Extracted { title, text }
+    Extracted {
+        title,
+        text,
+        truncated: bounded.truncation,
+    }
 }
 
 /// Whether a page has enough main text to read: at least [`MIN_SUBSTANTIAL_WORDS`]
@@ -91,102 +102,6 @@ fn word_count(text: &str) -> usize {
 
 fn is_cjk(c: char) -> bool {
     matches!(c as u32, 0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF)
-}
-
-/// The deepest nesting of block tags kept from a page. The HTML parser checks the
-/// whole stack of open elements on each block start tag, so a page nesting 100,000
-/// `<div>`s would take minutes; real pages stay below 100.
-pub const MAX_NESTING: usize = 1_000;
-
-/// Cuts the page where its block-tag nesting would pass [`MAX_NESTING`] (a cheap
-/// scan that skips comments, scripts and styles).
-fn limit_nesting(html: &str) -> &str {
-    let bytes = html.as_bytes();
-    let mut depth = 0usize;
-    let mut i = 0;
-    // `str::find` with an ASCII char is a fast memchr; every index stays on a
-    // char boundary because it points at or just past an ASCII byte.
-    while let Some(off) = html.get(i..).and_then(|rest| rest.find('<')) {
-        let at = i + off;
-        let rest = &bytes[at + 1..];
-        i = at + 1;
-        if rest.starts_with(b"!--") {
-            i = find_ci(html, i, b"-->").map_or(bytes.len(), |e| e + 3);
-            continue;
-        }
-        let closing = rest.first() == Some(&b'/');
-        let name_start = at + 1 + usize::from(closing);
-        let name_len = bytes[name_start..]
-            .iter()
-            .take(12)
-            .take_while(|b| b.is_ascii_alphanumeric())
-            .count();
-        let mut lower = [0u8; 12];
-        lower[..name_len].copy_from_slice(&bytes[name_start..name_start + name_len]);
-        lower.make_ascii_lowercase();
-        let name = &lower[..name_len];
-        if !closing && (name == b"script" || name == b"style") {
-            let close: &[u8] = if name == b"script" {
-                b"</script"
-            } else {
-                b"</style"
-            };
-            i = find_ci(html, i, close).unwrap_or(bytes.len());
-            continue;
-        }
-        if !matches!(
-            name,
-            b"div"
-                | b"section"
-                | b"article"
-                | b"ul"
-                | b"ol"
-                | b"blockquote"
-                | b"dl"
-                | b"table"
-                | b"main"
-                | b"aside"
-                | b"nav"
-                | b"figure"
-                | b"center"
-                | b"header"
-                | b"footer"
-                | b"details"
-                | b"fieldset"
-                | b"address"
-                | b"menu"
-        ) {
-            continue;
-        }
-        if closing {
-            depth = depth.saturating_sub(1);
-        } else {
-            depth += 1;
-            if depth > MAX_NESTING {
-                return &html[..at];
-            }
-        }
-    }
-    html
-}
-
-/// Finds `needle` (whose first byte is ASCII and not a letter) from `from` on, ASCII
-/// case-insensitively; the scan jumps from one first-byte match to the next.
-fn find_ci(html: &str, from: usize, needle: &[u8]) -> Option<usize> {
-    let (&first, _) = needle.split_first()?;
-    let bytes = html.as_bytes();
-    let mut at = from;
-    while at < bytes.len() {
-        at += html.get(at..)?.find(char::from(first))?;
-        if bytes
-            .get(at..at + needle.len())
-            .is_some_and(|w| w.eq_ignore_ascii_case(needle))
-        {
-            return Some(at);
-        }
-        at += 1;
-    }
-    None
 }
 
 /// `<title>`, else `og:title`, else the first `<h1>`.
@@ -255,9 +170,13 @@ pub fn extract_plain_text(text: &str) -> Extracted {
     Extracted {
         title: None,
         text: out.trim_end().to_string(),
+        truncated: None,
     }
 }
 
+mod bound;
+
+pub use bound::{MAX_NESTING, Truncation, TruncationReason};
 mod hints;
 mod main_text;
 

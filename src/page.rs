@@ -133,7 +133,11 @@ pub async fn fetch_and_extract(
             }
             if extracted.text.trim().is_empty() {
                 attempt.status = RetrievalStatus::Empty;
-                attempt.error = Some("no readable text on the page".into());
+                attempt.error = Some(match extracted.truncated {
+                    // A hostile or machine-made page cut by the parser's work caps.
+                    Some(cut) => format!("no readable text on the page ({cut})"),
+                    None => "no readable text on the page".into(),
+                });
             } else {
                 attempt.status = RetrievalStatus::Success;
                 attempt.text = extracted.text;

@@ -163,7 +163,8 @@ fn plain_text_is_cleaned_line_by_line() {
         page,
         Extracted {
             title: None,
-            text: "First lines\nsecond line [31m".into()
+            text: "First lines\nsecond line [31m".into(),
+            truncated: None,
         }
     );
 }
