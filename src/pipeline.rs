@@ -19,23 +19,67 @@ use crate::hits::SearchHit;
 use crate::llm::{self, Backend, ChatBackend, ModelReply, ModelRequest};
 use crate::page::{PageAttempt, fetch_and_extract, status_summary};
 use crate::plan::{self, Decision};
-use crate::report::{AnswerMode, ModelInfo, Report, SearchRun, Timings};
+use crate::report::{AnswerMode, Failed, ModelInfo, Partial, Report, SearchRun, Timings};
 use crate::search;
 use crate::settings::Settings;
 
 /// Runs the whole pipeline for `question`, reporting stages to `events`.
 pub async fn answer(question: &str, settings: &Settings, events: &Events) -> Result<Report, Error> {
+    let mut run = Run::default();
+    steps(question, settings, events, &mut run, Instant::now()).await
+}
+
+/// Runs the whole pipeline within `deadline`. On failure (the deadline included) the
+/// error comes back with what the run had got to: its searches, each page tried with
+/// its status, timings and warnings, so `--json` can show why each page failed.
+pub async fn answer_within(
+    question: &str,
+    settings: &Settings,
+    events: &Events,
+    deadline: std::time::Duration,
+) -> Result<Report, Box<Failed>> {
     let started = Instant::now();
+    let mut run = Run::default();
+    let outcome = tokio::time::timeout(
+        deadline,
+        steps(question, settings, events, &mut run, started),
+    )
+    .await
+    .unwrap_or_else(|_| {
+        Err(Error::Deadline {
+            seconds: deadline.as_secs(),
+            stage: events.current(),
+        })
+    });
+    outcome.map_err(|error| {
+        run.timings.total = elapsed_ms(started);
+        Box::new(Failed {
+            error,
+            partial: Partial {
+                queries: run.queries,
+                searches: run.searches,
+                pages: run.pages,
+                timings: run.timings,
+                warnings: run.warnings,
+            },
+        })
+    })
+}
+
+/// The stages in order; `run` collects what each one produced as it goes, so a
+/// failure part-way still has it.
+async fn steps(
+    question: &str,
+    settings: &Settings,
+    events: &Events,
+    run: &mut Run,
+    started: Instant,
+) -> Result<Report, Error> {
     let question = question.trim();
     if question.is_empty() {
         return Err(Error::EmptyQuestion);
     }
     check_question_length(question)?;
-    let mut run = Run {
-        warnings: Vec::new(),
-        timings: Timings::default(),
-        calls: 0,
-    };
     let client = Backend::new(&settings.llm)?;
     let cache = Cache::open(&settings.cache);
 
@@ -90,6 +134,7 @@ pub async fn answer(question: &str, settings: &Settings, events: &Events) -> Res
         (vec![question.to_string()], None)
     };
     run.warnings.extend(warning);
+    run.queries = queries.clone();
     events.emit("query_planned", json!({"queries": queries}));
 
     events.stage(
@@ -102,9 +147,10 @@ pub async fn answer(question: &str, settings: &Settings, events: &Events) -> Res
     let (hits, searches) = match searched {
         Ok((hits, searches, warnings)) => {
             run.warnings.extend(warnings);
+            run.searches = searches.clone();
             (hits, searches)
         }
-        Err(error)
+        Err((error, _))
             if settings.run.fallback_offline && error.exit_code() == crate::error::exit::SEARCH =>
         {
             let reason = error.to_string();
@@ -117,7 +163,10 @@ pub async fn answer(question: &str, settings: &Settings, events: &Events) -> Res
             )
             .await;
         }
-        Err(error) => return Err(error),
+        Err((error, searches)) => {
+            run.searches = searches;
+            return Err(error);
+        }
     };
 
     // 2 + 3. Fetch and extract, replacing failed pages with the next results.
@@ -153,6 +202,7 @@ pub async fn answer(question: &str, settings: &Settings, events: &Events) -> Res
             text: std::mem::take(&mut page.text),
         });
     }
+    run.pages = pages.clone();
     if sources.is_empty() {
         return Err(Error::NoUsableSources {
             tried: pages.len(),
@@ -278,8 +328,8 @@ pub async fn answer(question: &str, settings: &Settings, events: &Events) -> Res
         model,
         context,
         answer,
-        timings: run.timings,
-        warnings: run.warnings,
+        timings: run.timings.clone(),
+        warnings: std::mem::take(&mut run.warnings),
         ask_user,
     })
 }
@@ -303,11 +353,15 @@ pub fn check_question_length(question: &str) -> Result<(), Error> {
     Ok(())
 }
 
-/// What a run accumulates on its way.
+/// What a run accumulates on its way (kept beside the error when it fails).
+#[derive(Default)]
 struct Run {
     warnings: Vec<String>,
     timings: Timings,
     calls: u32,
+    queries: Vec<String>,
+    searches: Vec<SearchRun>,
+    pages: Vec<PageAttempt>,
 }
 
 fn model_info(
@@ -339,7 +393,7 @@ async fn offline(
     client: &Backend,
     mode: AnswerMode,
     decision: Option<Decision>,
-    mut run: Run,
+    run: &mut Run,
     started: Instant,
     events: &Events,
 ) -> Result<Report, Error> {
@@ -376,8 +430,8 @@ async fn offline(
         context: context::build(&[], 0),
         answer,
         model,
-        timings: run.timings,
-        warnings: run.warnings,
+        timings: run.timings.clone(),
+        warnings: std::mem::take(&mut run.warnings),
         ask_user: Vec::new(),
     })
 }
@@ -390,7 +444,7 @@ async fn search_all(
     cache: &Cache,
     queries: &[String],
     events: &Events,
-) -> Result<(Vec<SearchHit>, Vec<SearchRun>, Vec<String>), Error> {
+) -> Result<(Vec<SearchHit>, Vec<SearchRun>, Vec<String>), (Error, Vec<SearchRun>)> {
     let calls = queries.iter().map(|query| async move {
         let t = Instant::now();
         let mut key = SearchKey::new(&settings.search, query, settings.search.max_results);
@@ -456,7 +510,7 @@ async fn search_all(
         .take()
         .filter(|_| runs.iter().all(|r| r.error.is_some()))
     {
-        return Err(error);
+        return Err((error, runs));
     }
     ranked.sort_by_key(|(position, qi, _)| (*position, *qi));
     let mut hits: Vec<SearchHit> = Vec::new();
@@ -469,7 +523,10 @@ async fn search_all(
         }
     }
     if hits.is_empty() {
-        return Err(search::no_hits_error(&queries.join(" | "), &unresponsive));
+        return Err((
+            search::no_hits_error(&queries.join(" | "), &unresponsive),
+            runs,
+        ));
     }
     let mut warnings = Vec::new();
     if !unresponsive.is_empty() {

@@ -188,3 +188,34 @@ pub fn verdict(report: &Report, strict: bool) -> Verdict {
     }
     Verdict::Accepted
 }
+
+/// What a run had got to when it failed: kept beside the error so `--json` can still
+/// list the searches made and each page's status (errors keep their sources).
+#[derive(Debug, Clone, Default)]
+pub struct Partial {
+    /// Queries planned so far, in order.
+    pub queries: Vec<String>,
+    /// Every search call made.
+    pub searches: Vec<SearchRun>,
+    /// Every page tried, in rank order, with its status (text left out).
+    pub pages: Vec<PageAttempt>,
+    /// Stage timings so far (`total` is the time to the failure).
+    pub timings: Timings,
+    /// Warnings gathered before the failure.
+    pub warnings: Vec<String>,
+}
+
+/// A failed run: the error, and everything the run got to before it.
+#[derive(Debug)]
+pub struct Failed {
+    /// Why the run failed.
+    pub error: Error,
+    /// What it had done by then.
+    pub partial: Partial,
+}
+
+impl From<Failed> for Error {
+    fn from(failed: Failed) -> Error {
+        failed.error
+    }
+}

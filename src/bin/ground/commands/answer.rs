@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use ground::error::{Error, exit};
 use ground::events::{Events, Progress};
 use ground::render::{self, Style};
-use ground::report::{Verdict, verdict};
+use ground::report::{Failed, Partial, Verdict, verdict};
 use ground::text::sanitize_line;
 
 use crate::cli::{self, AnswerArgs, Format};
@@ -49,24 +49,27 @@ pub fn run(args: AnswerArgs) -> ExitCode {
         Err(e) => return fail(json, "question", &question, &e),
     };
 
-    let deadline = settings.run.timeout;
-    let run = async {
-        match tokio::time::timeout(
-            deadline,
-            ground::pipeline::answer(&question, &settings, &events),
-        )
-        .await
-        {
-            Ok(result) => result,
-            Err(_) => Err(Error::Deadline {
-                seconds: deadline.as_secs(),
-                stage: events.current(),
-            }),
-        }
-    };
-    let report = match block_on(run) {
+    let run = ground::pipeline::answer_within(&question, &settings, &events, settings.run.timeout);
+    let outcome = block_on(async { Ok(run.await) }).unwrap_or_else(|error| {
+        Err(Box::new(Failed {
+            error,
+            partial: Partial::default(),
+        }))
+    });
+    let report = match outcome {
         Ok(report) => report,
-        Err(e) => return fail(json, "question", &question, &e),
+        Err(failed) => {
+            if json {
+                let _ = print_json(&render::json_failed(&question, &failed));
+            }
+            if !args.quiet {
+                for warning in &failed.partial.warnings {
+                    eprintln!("warning: {}", sanitize_line(warning));
+                }
+            }
+            eprintln!("{}", failed.error.report());
+            return code(failed.error.exit_code());
+        }
     };
 
     if args.verbose {
