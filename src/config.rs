@@ -342,14 +342,14 @@ pub fn resolve(flags: &Overrides, env: &dyn Fn(&str) -> Option<String>) -> Resul
         env("GROUND_MAX_ANSWER_TOKENS"),
         "GROUND_MAX_ANSWER_TOKENS",
         file.llm.max_answer_tokens,
-    )?
-    .unwrap_or(1024);
-    check_range(
-        "max answer tokens",
-        max_answer_tokens.into(),
-        64,
-        u64::from(context_tokens / 2),
     )?;
+    let max_answer_tokens = match max_answer_tokens {
+        None => default_answer_tokens(context_tokens),
+        Some(set) => {
+            check_answer_tokens(set, context_tokens)?;
+            set
+        }
+    };
 
     let model = flags
         .model
@@ -546,6 +546,34 @@ fn pick_number<T: std::str::FromStr + Copy>(
     Ok(file)
 }
 
+/// The answer reserve when none is set: a quarter of the window, at most 1024 (so
+/// 1024 for windows of 4096 and up, 256 for the smallest, 1024-token window), always
+/// within the valid range `64..=context/2`.
+pub fn default_answer_tokens(context_tokens: u32) -> u32 {
+    (context_tokens / 4).clamp(64, 1024)
+}
+
+/// An explicit answer reserve must be at least 64 and at most half the window; the
+/// hint names both numbers and both ways out.
+fn check_answer_tokens(max_answer_tokens: u32, context_tokens: u32) -> Result<(), Error> {
+    if max_answer_tokens < 64 {
+        return check_range("max answer tokens", max_answer_tokens.into(), 64, 64);
+    }
+    let most = context_tokens / 2;
+    if max_answer_tokens > most {
+        return Err(Error::Config {
+            message: format!(
+                "max answer tokens is {max_answer_tokens}, more than half of the {context_tokens}-token context window"
+            ),
+            hint: format!(
+                "lower --max-answer-tokens to at most {most} (half of --context-tokens {context_tokens}), raise --context-tokens to at least {}, or leave --max-answer-tokens unset to scale it with the window",
+                max_answer_tokens.saturating_mul(2)
+            ),
+        });
+    }
+    Ok(())
+}
+
 fn check_range(name: &str, value: u64, min: u64, max: u64) -> Result<(), Error> {
     if (min..=max).contains(&value) {
         Ok(())
@@ -595,6 +623,52 @@ mod tests {
         assert_eq!(s.fetch.pages, 3);
         assert_eq!(s.llm.context_tokens, 4096);
         assert!(!s.fetch.allow_private_addresses);
+    }
+
+    #[test]
+    fn the_answer_reserve_scales_with_a_small_window() {
+        for (window, reserve) in [
+            (1024, 256),
+            (2048, 512),
+            (3000, 750),
+            (4096, 1024),
+            (32768, 1024),
+        ] {
+            let flags = Overrides {
+                context_tokens: Some(window),
+                ..Default::default()
+            };
+            let s = resolve(&flags, &env_of(&[])).unwrap();
+            assert_eq!(s.llm.max_answer_tokens, reserve, "window {window}");
+            assert!(reserve <= window / 2 && reserve >= 64);
+        }
+    }
+
+    #[test]
+    fn an_explicit_reserve_too_big_for_the_window_names_both_numbers() {
+        let flags = Overrides {
+            context_tokens: Some(1024),
+            max_answer_tokens: Some(1024),
+            ..Default::default()
+        };
+        let e = resolve(&flags, &env_of(&[])).unwrap_err();
+        let (message, hint) = (e.to_string(), e.hint().unwrap());
+        assert!(
+            message.contains("1024") && message.contains("1024-token"),
+            "{message}"
+        );
+        assert!(
+            hint.contains("at most 512") && hint.contains("--context-tokens 1024"),
+            "{hint}"
+        );
+        assert!(hint.contains("at least 2048"), "{hint}");
+        // The environment counts as explicit too.
+        let flags = Overrides {
+            context_tokens: Some(1024),
+            ..Default::default()
+        };
+        let e = resolve(&flags, &env_of(&[("GROUND_MAX_ANSWER_TOKENS", "600")])).unwrap_err();
+        assert!(e.hint().unwrap().contains("at most 512"), "{e:?}");
     }
 
     #[test]

@@ -82,3 +82,49 @@ async fn a_failed_search_keeps_the_search_and_its_error() {
     );
     assert_eq!(v["sources"], json!([]));
 }
+
+// --- small windows ---------------------------------------------------------------
+
+#[tokio::test]
+async fn a_1024_token_window_alone_answers_with_a_scaled_reserve() {
+    let world = World::new().await;
+    world.healthy(&good_answer()).await;
+    let mut cmd = world.ground();
+    cmd.args([
+        "answer",
+        "--json",
+        "--context-tokens",
+        "1024",
+        "do tardigrades survive in space",
+    ]);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    let v = json_stdout(&out);
+    assert_eq!(v["model"]["context_window"], 1024);
+    assert_eq!(v["model"]["max_answer_tokens"], 256);
+    let requests = world.ollama.received_requests().await.unwrap();
+    let body: Value = serde_json::from_slice(&requests[0].body).unwrap();
+    assert_eq!(body["options"]["num_ctx"], 1024);
+    assert_eq!(body["options"]["num_predict"], 256);
+}
+
+#[tokio::test]
+async fn an_explicit_reserve_over_half_the_window_is_a_config_error() {
+    let world = World::new().await;
+    let mut cmd = world.ground();
+    cmd.args([
+        "answer",
+        "--context-tokens",
+        "1024",
+        "--max-answer-tokens",
+        "1024",
+        "why is the sky blue",
+    ]);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains("at most 512") && err.contains("--context-tokens 1024"),
+        "{err}"
+    );
+}

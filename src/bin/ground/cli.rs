@@ -237,7 +237,8 @@ pub struct ModelOpts {
     #[arg(long, value_name = "N")]
     pub context_tokens: Option<u32>,
 
-    /// Cap on the answer's tokens, reserved in the window [default: 1024; env: GROUND_MAX_ANSWER_TOKENS].
+    /// Cap on the answer's tokens, reserved in the window [default: a quarter of the
+    /// window, at most 1024; env: GROUND_MAX_ANSWER_TOKENS].
     #[arg(long, value_name = "N")]
     pub max_answer_tokens: Option<u32>,
 }
