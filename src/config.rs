@@ -20,8 +20,8 @@ pub struct Overrides {
     pub config_path: Option<PathBuf>,
     /// `--search`.
     pub search_backend: Option<SearchBackend>,
-    /// `--searxng-url`.
-    pub searxng_url: Option<String>,
+    /// `--searxng-url`, in the order given (several: tried in turn).
+    pub searxng_urls: Vec<String>,
     /// `--language`.
     pub language: Option<String>,
     /// `--categories`.
@@ -123,6 +123,7 @@ pub struct FileSearch {
     pub backend: Option<String>,
     pub api_key: Option<String>,
     pub url: Option<String>,
+    pub urls: Option<Vec<String>>,
     pub language: Option<String>,
     pub categories: Option<String>,
     pub engines: Option<String>,
@@ -244,17 +245,41 @@ pub fn resolve(flags: &Overrides, env: &dyn Fn(&str) -> Option<String>) -> Resul
         "use searxng (your own instance), brave or tavily (hosted, with an API key)",
     )?
     .unwrap_or(SearchBackend::Searxng);
-    let search_url = match search_backend {
-        SearchBackend::Searxng => flags
-            .searxng_url
-            .clone()
-            .map(|v| (v, "--searxng-url"))
-            .or_else(|| env("GROUND_SEARXNG_URL").map(|v| (v, "GROUND_SEARXNG_URL")))
-            .or_else(|| file.search.url.clone().map(|v| (v, "[search] url"))),
-        _ => file.search.url.clone().map(|v| (v, "[search] url")),
+    let (search_urls, source): (Vec<String>, &str) = match search_backend {
+        SearchBackend::Searxng if !flags.searxng_urls.is_empty() => {
+            (flags.searxng_urls.clone(), "--searxng-url")
+        }
+        SearchBackend::Searxng if env("GROUND_SEARXNG_URL").is_some() => (
+            env("GROUND_SEARXNG_URL")
+                .unwrap_or_default()
+                .split(',')
+                .map(|u| u.trim().to_string())
+                .filter(|u| !u.is_empty())
+                .collect(),
+            "GROUND_SEARXNG_URL",
+        ),
+        SearchBackend::Searxng => (
+            file.search
+                .url
+                .iter()
+                .chain(file.search.urls.iter().flatten())
+                .cloned()
+                .collect(),
+            "[search] url / urls",
+        ),
+        _ => (file.search.url.iter().cloned().collect(), "[search] url"),
+    };
+    let mut parsed_urls = Vec::new();
+    for url in &search_urls {
+        let url = parse_base_url(url, source)?;
+        if !parsed_urls.contains(&url) {
+            parsed_urls.push(url);
+        }
     }
-    .unwrap_or_else(|| (search_backend.default_url().into(), "the default"));
-    let search_url = parse_base_url(&search_url.0, search_url.1)?;
+    if parsed_urls.is_empty() {
+        parsed_urls.push(parse_base_url(search_backend.default_url(), "the default")?);
+    }
+    let search_url = parsed_urls.remove(0);
     let search_key = match search_backend {
         SearchBackend::Searxng => None,
         SearchBackend::Brave => env("GROUND_BRAVE_API_KEY").or_else(|| env("BRAVE_API_KEY")),
@@ -422,6 +447,7 @@ pub fn resolve(flags: &Overrides, env: &dyn Fn(&str) -> Option<String>) -> Resul
             backend: search_backend,
             api_key: search_key,
             url: search_url,
+            fallback_urls: parsed_urls,
             language: flags.language.clone().or(file.search.language),
             categories: flags.categories.clone().or(file.search.categories),
             engines: flags.engines.clone().or(file.search.engines),
@@ -776,7 +802,7 @@ mod tests {
     #[test]
     fn bad_values_are_config_errors() {
         let bad_url = Overrides {
-            searxng_url: Some("localhost:8080".into()),
+            searxng_urls: vec!["localhost:8080".into()],
             ..Default::default()
         };
         assert!(matches!(

@@ -468,10 +468,16 @@ async fn search_all(
     let mut runs = Vec::new();
     let mut first_error = None;
     let mut unresponsive: Vec<(String, String)> = Vec::new();
+    let mut notes: Vec<String> = Vec::new(); // the searches' own warnings, each once
     let mut ranked: Vec<(usize, usize, SearchHit)> = Vec::new(); // (position, query index, hit)
     for (qi, (query, outcome, ms, cached)) in results.into_iter().enumerate() {
         let run = match outcome {
             Ok(found) => {
+                for note in found.warnings {
+                    if !notes.contains(&note) {
+                        notes.push(note);
+                    }
+                }
                 for (name, reason) in found.unresponsive_engines {
                     if !unresponsive.iter().any(|(n, _)| *n == name) {
                         unresponsive.push((name, reason));
@@ -528,7 +534,7 @@ async fn search_all(
             runs,
         ));
     }
-    let mut warnings = Vec::new();
+    let mut warnings = notes;
     if !unresponsive.is_empty() {
         warnings.push(format!(
             "some search engines failed: {}",

@@ -181,9 +181,11 @@ pub struct SearchOpts {
     #[arg(long, value_name = "SERVICE", value_enum)]
     pub search: Option<SearchService>,
 
-    /// SearXNG base URL [default: http://localhost:8080; env: GROUND_SEARXNG_URL].
-    #[arg(long, value_name = "URL")]
-    pub searxng_url: Option<String>,
+    /// SearXNG base URL; give it again for more instances, tried in order when one is
+    /// down, 5xx, 429 or has every engine failing [default: http://localhost:8080;
+    /// env: GROUND_SEARXNG_URL, comma-separated].
+    #[arg(long = "searxng-url", value_name = "URL")]
+    pub searxng_urls: Vec<String>,
 
     /// Search language, e.g. `en` or `de-CH`.
     #[arg(long)]
@@ -472,7 +474,7 @@ pub fn overrides(
     Overrides {
         config_path: config.config.clone(),
         search_backend: search.search.map(Into::into),
-        searxng_url: search.searxng_url,
+        searxng_urls: search.searxng_urls,
         language: search.language,
         categories: search.categories,
         engines: search.engines,
