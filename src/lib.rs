@@ -38,6 +38,7 @@ pub mod http;
 pub mod llm;
 pub mod mcp;
 pub mod page;
+pub mod pdf;
 pub mod pipeline;
 pub mod plan;
 pub mod render;
