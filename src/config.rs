@@ -46,6 +46,8 @@ pub struct Overrides {
     pub context_tokens: Option<u32>,
     /// `--max-answer-tokens`.
     pub max_answer_tokens: Option<u32>,
+    /// `--answer-language`.
+    pub answer_language: Option<String>,
     /// `--timeout` in seconds.
     pub timeout_secs: Option<u64>,
     /// `--max-searches`.
@@ -157,6 +159,7 @@ pub struct FileLlm {
     pub model: Option<String>,
     pub context_tokens: Option<u32>,
     pub max_answer_tokens: Option<u32>,
+    pub answer_language: Option<String>,
     pub timeout_secs: Option<u64>,
 }
 
@@ -376,6 +379,30 @@ pub fn resolve(flags: &Overrides, env: &dyn Fn(&str) -> Option<String>) -> Resul
         }
     };
 
+    let answer_language = flags
+        .answer_language
+        .clone()
+        .map(|v| (v, "--answer-language"))
+        .or_else(|| env("GROUND_ANSWER_LANGUAGE").map(|v| (v, "GROUND_ANSWER_LANGUAGE")))
+        .or_else(|| {
+            file.llm
+                .answer_language
+                .clone()
+                .map(|v| (v, "[llm] answer_language"))
+        });
+    let answer_language = match answer_language {
+        Some((code, _)) if code.trim().eq_ignore_ascii_case("auto") => None,
+        Some((code, origin)) if !crate::language::valid_code(code.trim()) => {
+            return Err(Error::Config {
+                message: format!("{origin} {code:?} is not a language code"),
+                hint: format!(
+                    "give {origin} a code such as de, fr or pt-BR, or auto for the question's language"
+                ),
+            });
+        }
+        Some((code, _)) => Some(code.trim().to_string()),
+        None => None,
+    };
     let model = flags
         .model
         .clone()
@@ -479,6 +506,7 @@ pub fn resolve(flags: &Overrides, env: &dyn Fn(&str) -> Option<String>) -> Resul
             model,
             context_tokens,
             max_answer_tokens,
+            answer_language,
             timeout: secs(file.llm.timeout_secs, 300, "[llm] timeout_secs")?,
         },
     })

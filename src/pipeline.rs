@@ -16,6 +16,7 @@ use crate::events::{Events, Stage};
 use crate::fetch::{Fetcher, RetrievalStatus, elapsed_ms};
 use crate::grounding::{self, GroundedAnswer};
 use crate::hits::SearchHit;
+use crate::language;
 use crate::llm::{self, Backend, ChatBackend, ModelReply, ModelRequest};
 use crate::page::{PageAttempt, fetch_and_extract, status_summary};
 use crate::plan::{self, Decision};
@@ -268,6 +269,10 @@ async fn steps(
         context_tokens: llm_settings.context_tokens,
         max_answer_tokens: llm_settings.max_answer_tokens,
     };
+    let answer_language = language::choose(settings.llm.answer_language.as_deref(), question);
+    if let Some(language) = &answer_language {
+        request.system.push_str(&language::instruction(language));
+    }
     if settings.run.pack {
         request.system.push_str(llm::PACK_NOTE);
         request.schema = llm::with_questions_for_user(request.schema);
@@ -331,6 +336,7 @@ async fn steps(
         timings: run.timings.clone(),
         warnings: std::mem::take(&mut run.warnings),
         ask_user,
+        answer_language,
     })
 }
 
@@ -433,6 +439,7 @@ async fn offline(
         timings: run.timings.clone(),
         warnings: std::mem::take(&mut run.warnings),
         ask_user: Vec::new(),
+        answer_language: None,
     })
 }
 

@@ -9,6 +9,7 @@ use crate::context::{Context, SourceText};
 use crate::error::{Error, exit};
 use crate::grounding::GroundedAnswer;
 use crate::hits::SearchHit;
+use crate::language::AnswerLanguage;
 use crate::page::PageAttempt;
 use crate::plan::Decision;
 use crate::settings::{LlmBackend, SearchBackend};
@@ -124,6 +125,8 @@ pub struct Report {
     pub warnings: Vec<String>,
     /// Questions the model would ask the user (`--pack` only).
     pub ask_user: Vec<AskUser>,
+    /// The language the model was asked to answer in, if any.
+    pub answer_language: Option<AnswerLanguage>,
 }
 
 /// How a finished run is judged.

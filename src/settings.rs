@@ -260,6 +260,8 @@ pub struct LlmSettings {
     pub context_tokens: u32,
     /// Output-token cap (`options.num_predict`), also reserved in the budget.
     pub max_answer_tokens: u32,
+    /// The language to answer in (`--answer-language`); `None`: the question's.
+    pub answer_language: Option<String>,
     /// Whole-request limit for one model call.
     pub timeout: Duration,
 }

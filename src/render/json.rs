@@ -81,6 +81,7 @@ pub fn json(report: &Report) -> Value {
             "budget_tokens": report.context.budget_tokens,
             "estimated_tokens": report.context.estimated_tokens,
         },
+        "answer_language": report.answer_language,
         "timings_ms": report.timings,
         "warnings": report.warnings,
     })

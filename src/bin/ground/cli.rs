@@ -243,6 +243,11 @@ pub struct ModelOpts {
     /// window, at most 1024; env: GROUND_MAX_ANSWER_TOKENS].
     #[arg(long, value_name = "N")]
     pub max_answer_tokens: Option<u32>,
+
+    /// Language to answer in, e.g. `de`, `fr`, `pt-BR` [default: the question's,
+    /// detected; env: GROUND_ANSWER_LANGUAGE]. Quotes stay in the page's language.
+    #[arg(long, value_name = "CODE")]
+    pub answer_language: Option<String>,
 }
 
 /// `ground answer`.
@@ -487,6 +492,7 @@ pub fn overrides(
         model: model.model,
         context_tokens: model.context_tokens,
         max_answer_tokens: model.max_answer_tokens,
+        answer_language: model.answer_language,
         no_cache: config.no_cache,
         refresh: config.refresh,
         ..Default::default()
