@@ -704,6 +704,7 @@ mod tests {
                 published: Some("2026-01-02".into()),
             }],
             unresponsive_engines: vec![("google".into(), "timeout".into())],
+            warnings: Vec::new(),
         }
     }
 
@@ -752,6 +753,7 @@ mod tests {
             backend: crate::settings::SearchBackend::Searxng,
             api_key: None,
             url: url::Url::parse("https://me:secret@searx.example.org/").unwrap(),
+            fallback_urls: Vec::new(),
             language: Some("en".into()),
             categories: None,
             engines: None,

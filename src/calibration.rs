@@ -316,6 +316,7 @@ mod tests {
                 context_tokens: 4096,
                 max_answer_tokens: 512,
                 timeout: Duration::from_secs(60),
+                answer_language: None,
             },
         )
     }

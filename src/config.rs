@@ -20,8 +20,8 @@ pub struct Overrides {
     pub config_path: Option<PathBuf>,
     /// `--search`.
     pub search_backend: Option<SearchBackend>,
-    /// `--searxng-url`.
-    pub searxng_url: Option<String>,
+    /// `--searxng-url`, in the order given (several: tried in turn).
+    pub searxng_urls: Vec<String>,
     /// `--language`.
     pub language: Option<String>,
     /// `--categories`.
@@ -46,6 +46,8 @@ pub struct Overrides {
     pub context_tokens: Option<u32>,
     /// `--max-answer-tokens`.
     pub max_answer_tokens: Option<u32>,
+    /// `--answer-language`.
+    pub answer_language: Option<String>,
     /// `--timeout` in seconds.
     pub timeout_secs: Option<u64>,
     /// `--max-searches`.
@@ -123,6 +125,7 @@ pub struct FileSearch {
     pub backend: Option<String>,
     pub api_key: Option<String>,
     pub url: Option<String>,
+    pub urls: Option<Vec<String>>,
     pub language: Option<String>,
     pub categories: Option<String>,
     pub engines: Option<String>,
@@ -156,6 +159,7 @@ pub struct FileLlm {
     pub model: Option<String>,
     pub context_tokens: Option<u32>,
     pub max_answer_tokens: Option<u32>,
+    pub answer_language: Option<String>,
     pub timeout_secs: Option<u64>,
 }
 
@@ -244,17 +248,41 @@ pub fn resolve(flags: &Overrides, env: &dyn Fn(&str) -> Option<String>) -> Resul
         "use searxng (your own instance), brave or tavily (hosted, with an API key)",
     )?
     .unwrap_or(SearchBackend::Searxng);
-    let search_url = match search_backend {
-        SearchBackend::Searxng => flags
-            .searxng_url
-            .clone()
-            .map(|v| (v, "--searxng-url"))
-            .or_else(|| env("GROUND_SEARXNG_URL").map(|v| (v, "GROUND_SEARXNG_URL")))
-            .or_else(|| file.search.url.clone().map(|v| (v, "[search] url"))),
-        _ => file.search.url.clone().map(|v| (v, "[search] url")),
+    let (search_urls, source): (Vec<String>, &str) = match search_backend {
+        SearchBackend::Searxng if !flags.searxng_urls.is_empty() => {
+            (flags.searxng_urls.clone(), "--searxng-url")
+        }
+        SearchBackend::Searxng if env("GROUND_SEARXNG_URL").is_some() => (
+            env("GROUND_SEARXNG_URL")
+                .unwrap_or_default()
+                .split(',')
+                .map(|u| u.trim().to_string())
+                .filter(|u| !u.is_empty())
+                .collect(),
+            "GROUND_SEARXNG_URL",
+        ),
+        SearchBackend::Searxng => (
+            file.search
+                .url
+                .iter()
+                .chain(file.search.urls.iter().flatten())
+                .cloned()
+                .collect(),
+            "[search] url / urls",
+        ),
+        _ => (file.search.url.iter().cloned().collect(), "[search] url"),
+    };
+    let mut parsed_urls = Vec::new();
+    for url in &search_urls {
+        let url = parse_base_url(url, source)?;
+        if !parsed_urls.contains(&url) {
+            parsed_urls.push(url);
+        }
     }
-    .unwrap_or_else(|| (search_backend.default_url().into(), "the default"));
-    let search_url = parse_base_url(&search_url.0, search_url.1)?;
+    if parsed_urls.is_empty() {
+        parsed_urls.push(parse_base_url(search_backend.default_url(), "the default")?);
+    }
+    let search_url = parsed_urls.remove(0);
     let search_key = match search_backend {
         SearchBackend::Searxng => None,
         SearchBackend::Brave => env("GROUND_BRAVE_API_KEY").or_else(|| env("BRAVE_API_KEY")),
@@ -342,15 +370,39 @@ pub fn resolve(flags: &Overrides, env: &dyn Fn(&str) -> Option<String>) -> Resul
         env("GROUND_MAX_ANSWER_TOKENS"),
         "GROUND_MAX_ANSWER_TOKENS",
         file.llm.max_answer_tokens,
-    )?
-    .unwrap_or(1024);
-    check_range(
-        "max answer tokens",
-        max_answer_tokens.into(),
-        64,
-        u64::from(context_tokens / 2),
     )?;
+    let max_answer_tokens = match max_answer_tokens {
+        None => default_answer_tokens(context_tokens),
+        Some(set) => {
+            check_answer_tokens(set, context_tokens)?;
+            set
+        }
+    };
 
+    let answer_language = flags
+        .answer_language
+        .clone()
+        .map(|v| (v, "--answer-language"))
+        .or_else(|| env("GROUND_ANSWER_LANGUAGE").map(|v| (v, "GROUND_ANSWER_LANGUAGE")))
+        .or_else(|| {
+            file.llm
+                .answer_language
+                .clone()
+                .map(|v| (v, "[llm] answer_language"))
+        });
+    let answer_language = match answer_language {
+        Some((code, _)) if code.trim().eq_ignore_ascii_case("auto") => None,
+        Some((code, origin)) if !crate::language::valid_code(code.trim()) => {
+            return Err(Error::Config {
+                message: format!("{origin} {code:?} is not a language code"),
+                hint: format!(
+                    "give {origin} a code such as de, fr or pt-BR, or auto for the question's language"
+                ),
+            });
+        }
+        Some((code, _)) => Some(code.trim().to_string()),
+        None => None,
+    };
     let model = flags
         .model
         .clone()
@@ -422,6 +474,7 @@ pub fn resolve(flags: &Overrides, env: &dyn Fn(&str) -> Option<String>) -> Resul
             backend: search_backend,
             api_key: search_key,
             url: search_url,
+            fallback_urls: parsed_urls,
             language: flags.language.clone().or(file.search.language),
             categories: flags.categories.clone().or(file.search.categories),
             engines: flags.engines.clone().or(file.search.engines),
@@ -453,6 +506,7 @@ pub fn resolve(flags: &Overrides, env: &dyn Fn(&str) -> Option<String>) -> Resul
             model,
             context_tokens,
             max_answer_tokens,
+            answer_language,
             timeout: secs(file.llm.timeout_secs, 300, "[llm] timeout_secs")?,
         },
     })
@@ -546,6 +600,34 @@ fn pick_number<T: std::str::FromStr + Copy>(
     Ok(file)
 }
 
+/// The answer reserve when none is set: a quarter of the window, at most 1024 (so
+/// 1024 for windows of 4096 and up, 256 for the smallest, 1024-token window), always
+/// within the valid range `64..=context/2`.
+pub fn default_answer_tokens(context_tokens: u32) -> u32 {
+    (context_tokens / 4).clamp(64, 1024)
+}
+
+/// An explicit answer reserve must be at least 64 and at most half the window; the
+/// hint names both numbers and both ways out.
+fn check_answer_tokens(max_answer_tokens: u32, context_tokens: u32) -> Result<(), Error> {
+    if max_answer_tokens < 64 {
+        return check_range("max answer tokens", max_answer_tokens.into(), 64, 64);
+    }
+    let most = context_tokens / 2;
+    if max_answer_tokens > most {
+        return Err(Error::Config {
+            message: format!(
+                "max answer tokens is {max_answer_tokens}, more than half of the {context_tokens}-token context window"
+            ),
+            hint: format!(
+                "lower --max-answer-tokens to at most {most} (half of --context-tokens {context_tokens}), raise --context-tokens to at least {}, or leave --max-answer-tokens unset to scale it with the window",
+                max_answer_tokens.saturating_mul(2)
+            ),
+        });
+    }
+    Ok(())
+}
+
 fn check_range(name: &str, value: u64, min: u64, max: u64) -> Result<(), Error> {
     if (min..=max).contains(&value) {
         Ok(())
@@ -595,6 +677,52 @@ mod tests {
         assert_eq!(s.fetch.pages, 3);
         assert_eq!(s.llm.context_tokens, 4096);
         assert!(!s.fetch.allow_private_addresses);
+    }
+
+    #[test]
+    fn the_answer_reserve_scales_with_a_small_window() {
+        for (window, reserve) in [
+            (1024, 256),
+            (2048, 512),
+            (3000, 750),
+            (4096, 1024),
+            (32768, 1024),
+        ] {
+            let flags = Overrides {
+                context_tokens: Some(window),
+                ..Default::default()
+            };
+            let s = resolve(&flags, &env_of(&[])).unwrap();
+            assert_eq!(s.llm.max_answer_tokens, reserve, "window {window}");
+            assert!(reserve <= window / 2 && reserve >= 64);
+        }
+    }
+
+    #[test]
+    fn an_explicit_reserve_too_big_for_the_window_names_both_numbers() {
+        let flags = Overrides {
+            context_tokens: Some(1024),
+            max_answer_tokens: Some(1024),
+            ..Default::default()
+        };
+        let e = resolve(&flags, &env_of(&[])).unwrap_err();
+        let (message, hint) = (e.to_string(), e.hint().unwrap());
+        assert!(
+            message.contains("1024") && message.contains("1024-token"),
+            "{message}"
+        );
+        assert!(
+            hint.contains("at most 512") && hint.contains("--context-tokens 1024"),
+            "{hint}"
+        );
+        assert!(hint.contains("at least 2048"), "{hint}");
+        // The environment counts as explicit too.
+        let flags = Overrides {
+            context_tokens: Some(1024),
+            ..Default::default()
+        };
+        let e = resolve(&flags, &env_of(&[("GROUND_MAX_ANSWER_TOKENS", "600")])).unwrap_err();
+        assert!(e.hint().unwrap().contains("at most 512"), "{e:?}");
     }
 
     #[test]
@@ -702,7 +830,7 @@ mod tests {
     #[test]
     fn bad_values_are_config_errors() {
         let bad_url = Overrides {
-            searxng_url: Some("localhost:8080".into()),
+            searxng_urls: vec!["localhost:8080".into()],
             ..Default::default()
         };
         assert!(matches!(

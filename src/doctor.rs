@@ -317,7 +317,24 @@ fn config_fail(error: &Error) -> Check {
 // ---------------------------------------------------------------------------
 // Search
 
+/// The search checks: for SearXNG, every configured instance in turn (each through
+/// its JSON API alone: the HTML fallback does not make a JSON-off instance pass).
 async fn search_checks(settings: &SearchSettings) -> Vec<Check> {
+    if settings.backend != SearchBackend::Searxng || settings.fallback_urls.is_empty() {
+        return instance_checks(settings).await;
+    }
+    let mut checks = Vec::new();
+    for url in std::iter::once(&settings.url).chain(settings.fallback_urls.iter()) {
+        let mut one = settings.clone();
+        one.url = url.clone();
+        one.fallback_urls = Vec::new();
+        checks.extend(instance_checks(&one).await);
+    }
+    checks
+}
+
+/// The checks of one search service or SearXNG instance.
+async fn instance_checks(settings: &SearchSettings) -> Vec<Check> {
     let mut settings = settings.clone();
     settings.timeout = settings.timeout.min(CHECK_TIMEOUT);
     let seconds = settings.timeout.as_secs();
@@ -334,10 +351,13 @@ async fn search_checks(settings: &SearchSettings) -> Vec<Check> {
         ));
     }
     // The client's own timeout applies; this outer one is a guard for the guard.
-    let outcome = tokio::time::timeout(
-        settings.timeout + Duration::from_secs(1),
-        crate::search::search(&settings, TEST_QUERY),
-    )
+    let outcome = tokio::time::timeout(settings.timeout + Duration::from_secs(1), async {
+        if backend == SearchBackend::Searxng {
+            crate::search::searxng::search_json(&settings, TEST_QUERY).await
+        } else {
+            crate::search::search(&settings, TEST_QUERY).await
+        }
+    })
     .await
     .unwrap_or_else(|_| {
         Err(Error::SearchUnreachable {

@@ -27,7 +27,7 @@ pub enum RetrievalStatus {
     Error,
     /// No complete answer within the per-page time limit.
     Timeout,
-    /// A content type we cannot read (PDF, images, binary data).
+    /// A content type we cannot read (images, binary data), or a PDF past its cap.
     Unsupported,
     /// Refused by policy: a non-public address or a non-http(s) URL.
     Blocked,
@@ -77,6 +77,8 @@ pub enum BodyKind {
     Html,
     /// Plain text.
     PlainText,
+    /// A PDF document (read by [`crate::pdf`]).
+    Pdf,
 }
 
 /// Why a page could not be fetched, with the status to report.
@@ -172,7 +174,7 @@ impl Fetcher {
             .get(parsed)
             .header(
                 reqwest::header::ACCEPT,
-                "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.1",
+                "text/html,application/xhtml+xml,text/plain;q=0.9,application/pdf;q=0.8,*/*;q=0.1",
             )
             .header(reqwest::header::ACCEPT_LANGUAGE, "en;q=0.9, *;q=0.5")
             .send()
@@ -198,17 +200,22 @@ impl Fetcher {
             Some(Err(mime)) => {
                 return Err(fail(
                     RetrievalStatus::Unsupported,
-                    format!("content type {mime} is not HTML or text"),
+                    format!("content type {mime} is not HTML, text or PDF"),
                 ));
             }
             Some(Ok(kind)) => kind,
             None => None,
         };
 
+        // PDFs run larger than HTML pages: they get a cap of their own.
+        let max_bytes = match declared {
+            Some(BodyKind::Pdf) => crate::pdf::MAX_PDF_BYTES.max(self.settings.max_bytes),
+            _ => self.settings.max_bytes,
+        };
         let crate::http::Bounded {
             bytes: body,
             truncated,
-        } = crate::http::read_bounded(response, self.settings.max_bytes)
+        } = crate::http::read_bounded(response, max_bytes)
             .await
             .map_err(|e| {
                 let mut f = transport_failure(&e);
@@ -225,7 +232,16 @@ impl Fetcher {
                 )
             })?,
         };
-        if looks_binary(&body) {
+        if kind == BodyKind::Pdf && truncated {
+            return Err(fail(
+                RetrievalStatus::Unsupported,
+                format!(
+                    "the PDF is larger than {} MiB, the most read; it was not read",
+                    max_bytes / 1024 / 1024
+                ),
+            ));
+        }
+        if kind != BodyKind::Pdf && looks_binary(&body) {
             return Err(fail(
                 RetrievalStatus::Unsupported,
                 "the body is binary data, not text".into(),
@@ -279,6 +295,7 @@ fn declared_kind(content_type: &str) -> Result<Option<BodyKind>, String> {
     match mime.as_str() {
         "text/html" | "application/xhtml+xml" => Ok(Some(BodyKind::Html)),
         "text/plain" | "text/markdown" => Ok(Some(BodyKind::PlainText)),
+        "application/pdf" | "application/x-pdf" => Ok(Some(BodyKind::Pdf)),
         // Servers often send no useful type; decide from the bytes.
         "" | "application/octet-stream" | "binary/octet-stream" => Ok(None),
         _ => Err(mime),
@@ -286,6 +303,9 @@ fn declared_kind(content_type: &str) -> Result<Option<BodyKind>, String> {
 }
 
 fn sniff_kind(body: &[u8]) -> Option<BodyKind> {
+    if crate::pdf::looks_like_pdf(body) {
+        return Some(BodyKind::Pdf);
+    }
     if looks_binary(body) {
         return None;
     }
@@ -492,7 +512,9 @@ mod tests {
         );
         assert_eq!(declared_kind("text/plain"), Ok(Some(BodyKind::PlainText)));
         assert_eq!(declared_kind("application/octet-stream"), Ok(None));
-        assert!(declared_kind("application/pdf").is_err());
+        assert_eq!(declared_kind("application/pdf"), Ok(Some(BodyKind::Pdf)));
+        assert!(declared_kind("image/png").is_err());
+        assert_eq!(sniff_kind(b"%PDF-1.4\n%\xe2\xe3\x00"), Some(BodyKind::Pdf));
         assert_eq!(sniff_kind(b"  <!doctype html><p>x"), Some(BodyKind::Html));
         assert_eq!(sniff_kind(b"\x00\x01PNG"), None);
     }

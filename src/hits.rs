@@ -29,6 +29,10 @@ pub struct SearchOutcome {
     pub hits: Vec<SearchHit>,
     /// Engines that failed, with SearXNG's reason ("timeout", "Suspended: ...").
     pub unresponsive_engines: Vec<(String, String)>,
+    /// What the user should know about how the results were got (an instance that
+    /// failed over, JSON off so the HTML page was read); shown once per run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// A URL in the form used to recognise the same page across queries and in the

@@ -8,8 +8,9 @@
 //!   normal form, the redactor), [`http`] (User-Agent, client builder, bounded body
 //!   reader, URLs for people), [`settings`] (resolved settings as data), [`hits`]
 //!   (search results), [`answer`] (the model's answer and its parsing), [`answer_stream`]
-//!   (statements found in a reply still arriving), [`events`],
-//!   [`extract`] (HTML to main text), [`context`] (passages that fit the window).
+//!   (statements found in a reply still arriving), [`events`], [`extract`] (HTML to
+//!   main text), [`pdf`] (PDF to text, bounded), [`language`] (the answer's
+//!   language), [`context`] (passages that fit the window).
 //! - **Errors and configuration**: [`error`] (every failure, its hint and exit
 //!   code), [`config`] (flags over environment over file over defaults).
 //! - **Stages**: [`search`], [`fetch`], [`page`] (fetch + extract + cache for one
@@ -40,10 +41,12 @@ pub mod fetch;
 pub mod grounding;
 pub mod hits;
 pub mod http;
+pub mod language;
 pub mod llm;
 pub mod mcp;
 pub mod mcp_stdio;
 pub mod page;
+pub mod pdf;
 pub mod pipeline;
 pub mod plan;
 pub mod render;

@@ -17,6 +17,7 @@ use crate::error::Error;
 use crate::extract::{self, Extracted};
 use crate::fetch::{BodyKind, FetchFailure, FetchedPage, Fetcher, RetrievalStatus, elapsed_ms};
 use crate::hits::SearchHit;
+use crate::pdf;
 use crate::settings::Settings;
 
 /// What happened to one result page.
@@ -110,37 +111,42 @@ pub async fn fetch_and_extract(
                 body,
                 truncated,
             } = page;
-            let extracted =
-                extract_bounded(kind, body, content_type.clone(), final_url.clone()).await;
-            extract_ms = elapsed_ms(t);
-            attempt.final_url = Some(final_url);
+            attempt.final_url = Some(final_url.clone());
             attempt.http_status = Some(http_status);
-            attempt.content_type = content_type;
+            attempt.content_type = content_type.clone();
             attempt.body_truncated = truncated;
-            let Some((chars_fetched, extracted)) = extracted else {
-                attempt.status = RetrievalStatus::Timeout;
-                attempt.error = Some(format!(
-                    "extracting the page's text took longer than {} s",
-                    EXTRACT_BUDGET.as_secs()
-                ));
-                attempt.ms = elapsed_ms(start);
-                return (attempt, extract_ms);
-            };
-            attempt.chars_fetched = chars_fetched;
-            attempt.chars = extracted.text.chars().count();
-            if let Some(title) = extracted.title.filter(|t| !t.is_empty()) {
-                attempt.title = title;
-            }
-            if extracted.text.trim().is_empty() {
-                attempt.status = RetrievalStatus::Empty;
-                attempt.error = Some(match extracted.truncated {
-                    // A hostile or machine-made page cut by the parser's work caps.
-                    Some(cut) => format!("no readable text on the page ({cut})"),
-                    None => "no readable text on the page".into(),
-                });
+            if kind == BodyKind::Pdf {
+                attempt.chars_fetched = body.len();
+                read_pdf(&mut attempt, body).await;
+                extract_ms = elapsed_ms(t);
             } else {
-                attempt.status = RetrievalStatus::Success;
-                attempt.text = extracted.text;
+                let extracted = extract_bounded(kind, body, content_type, final_url).await;
+                extract_ms = elapsed_ms(t);
+                let Some((chars_fetched, extracted)) = extracted else {
+                    attempt.status = RetrievalStatus::Timeout;
+                    attempt.error = Some(format!(
+                        "extracting the page's text took longer than {} s",
+                        EXTRACT_BUDGET.as_secs()
+                    ));
+                    attempt.ms = elapsed_ms(start);
+                    return (attempt, extract_ms);
+                };
+                attempt.chars_fetched = chars_fetched;
+                attempt.chars = extracted.text.chars().count();
+                if let Some(title) = extracted.title.filter(|t| !t.is_empty()) {
+                    attempt.title = title;
+                }
+                if extracted.text.trim().is_empty() {
+                    attempt.status = RetrievalStatus::Empty;
+                    attempt.error = Some(match extracted.truncated {
+                        // A hostile or machine-made page cut by the parser's work caps.
+                        Some(cut) => format!("no readable text on the page ({cut})"),
+                        None => "no readable text on the page".into(),
+                    });
+                } else {
+                    attempt.status = RetrievalStatus::Success;
+                    attempt.text = extracted.text;
+                }
             }
         }
     }
@@ -149,6 +155,46 @@ pub async fn fetch_and_extract(
         cache.put_page(&[&hit.url, &page.final_url], &page);
     }
     (attempt, extract_ms)
+}
+
+/// Reads a fetched PDF into `attempt`, off the async runtime and within
+/// [`pdf::EXTRACT_TIMEOUT`]: SUCCESS with its text (title from its metadata, else the
+/// result's), EMPTY when it has no text (a scan), ERROR when it cannot be read.
+/// `chars_fetched` counts the PDF's bytes.
+async fn read_pdf(attempt: &mut PageAttempt, body: Vec<u8>) {
+    let deadline = pdf::EXTRACT_TIMEOUT;
+    let read = tokio::time::timeout(
+        deadline,
+        tokio::task::spawn_blocking(move || pdf::extract(&body)),
+    )
+    .await;
+    let read = match read {
+        Err(_) => Err(pdf::timed_out(deadline)),
+        Ok(Err(_panicked)) => Err(pdf::PdfError("the PDF is malformed".into())),
+        Ok(Ok(result)) => result,
+    };
+    match read {
+        Err(e) => {
+            attempt.status = RetrievalStatus::Error;
+            attempt.error = Some(e.to_string());
+        }
+        Ok(doc) => {
+            if let Some(title) = doc.title {
+                attempt.title = title;
+            }
+            attempt.chars = doc.text.chars().count();
+            if doc.text.trim().is_empty() {
+                attempt.status = RetrievalStatus::Empty;
+                attempt.error = Some(format!(
+                    "the PDF has no text layer ({} pages, no text: a scan or images only)",
+                    doc.pages
+                ));
+            } else {
+                attempt.status = RetrievalStatus::Success;
+                attempt.text = doc.text;
+            }
+        }
+    }
 }
 
 /// "2 TIMEOUT, 1 ERROR (HTTP 404)"-style counts for the no-sources error.
@@ -203,8 +249,9 @@ async fn extract_bounded(
             let decoded = extract::decode_body(&body, content_type.as_deref());
             let base = url::Url::parse(&final_url).ok();
             let extracted = match kind {
-                BodyKind::Html => extract::extract_html(&decoded, base.as_ref()),
                 BodyKind::PlainText => extract::extract_plain_text(&decoded),
+                // PDFs are read by `read_pdf`; anything else here is HTML.
+                _ => extract::extract_html(&decoded, base.as_ref()),
             };
             (decoded.chars().count(), extracted)
         })

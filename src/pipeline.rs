@@ -18,10 +18,11 @@ use crate::events::{Events, Stage};
 use crate::fetch::{Fetcher, RetrievalStatus, elapsed_ms};
 use crate::grounding::{self, GroundedAnswer};
 use crate::hits::SearchHit;
+use crate::language;
 use crate::llm::{self, Backend, ChatBackend, ModelReply, ModelRequest};
 use crate::page::{PageAttempt, fetch_and_extract, status_summary};
 use crate::plan::{self, Decision};
-use crate::report::{AnswerMode, ModelInfo, Report, SearchRun, Timings};
+use crate::report::{AnswerMode, Failed, ModelInfo, Partial, Report, SearchRun, Timings};
 use crate::search;
 use crate::settings::Settings;
 
@@ -46,27 +47,72 @@ impl Watch for Unwatched {}
 
 /// Runs the whole pipeline for `question`, reporting stages to `events`.
 pub async fn answer(question: &str, settings: &Settings, events: &Events) -> Result<Report, Error> {
-    answer_watched(question, settings, events, &Unwatched).await
+    let mut run = Run::default();
+    steps(
+        question,
+        settings,
+        events,
+        &Unwatched,
+        &mut run,
+        Instant::now(),
+    )
+    .await
 }
 
-/// [`answer`], with `watch` told about the answer call as it streams.
-pub async fn answer_watched(
+/// Runs the whole pipeline within `deadline`, with `watch` told about the answer call
+/// as it streams. On failure (the deadline included) the error comes back with what
+/// the run had got to: its searches, each page tried with its status, timings and
+/// warnings, so `--json` can show why each page failed.
+pub async fn answer_within(
     question: &str,
     settings: &Settings,
     events: &Events,
     watch: &dyn Watch,
-) -> Result<Report, Error> {
+    deadline: std::time::Duration,
+) -> Result<Report, Box<Failed>> {
     let started = Instant::now();
+    let mut run = Run::default();
+    let outcome = tokio::time::timeout(
+        deadline,
+        steps(question, settings, events, watch, &mut run, started),
+    )
+    .await
+    .unwrap_or_else(|_| {
+        Err(Error::Deadline {
+            seconds: deadline.as_secs(),
+            stage: events.current(),
+        })
+    });
+    outcome.map_err(|error| {
+        run.timings.total = elapsed_ms(started);
+        Box::new(Failed {
+            error,
+            partial: Partial {
+                queries: run.queries,
+                searches: run.searches,
+                pages: run.pages,
+                timings: run.timings,
+                warnings: run.warnings,
+            },
+        })
+    })
+}
+
+/// The stages in order; `run` collects what each one produced as it goes, so a
+/// failure part-way still has it.
+async fn steps(
+    question: &str,
+    settings: &Settings,
+    events: &Events,
+    watch: &dyn Watch,
+    run: &mut Run,
+    started: Instant,
+) -> Result<Report, Error> {
     let question = question.trim();
     if question.is_empty() {
         return Err(Error::EmptyQuestion);
     }
     check_question_length(question)?;
-    let mut run = Run {
-        warnings: Vec::new(),
-        timings: Timings::default(),
-        calls: 0,
-    };
     let client = Backend::new(&settings.llm)?;
     let cache = Cache::open(&settings.cache);
 
@@ -121,6 +167,7 @@ pub async fn answer_watched(
         (vec![question.to_string()], None)
     };
     run.warnings.extend(warning);
+    run.queries = queries.clone();
     events.emit("query_planned", json!({"queries": queries}));
 
     events.stage(
@@ -133,9 +180,10 @@ pub async fn answer_watched(
     let (hits, searches) = match searched {
         Ok((hits, searches, warnings)) => {
             run.warnings.extend(warnings);
+            run.searches = searches.clone();
             (hits, searches)
         }
-        Err(error)
+        Err((error, _))
             if settings.run.fallback_offline && error.exit_code() == crate::error::exit::SEARCH =>
         {
             let reason = error.to_string();
@@ -148,7 +196,10 @@ pub async fn answer_watched(
             )
             .await;
         }
-        Err(error) => return Err(error),
+        Err((error, searches)) => {
+            run.searches = searches;
+            return Err(error);
+        }
     };
 
     // 2 + 3. Fetch and extract, replacing failed pages with the next results.
@@ -184,6 +235,7 @@ pub async fn answer_watched(
             text: std::mem::take(&mut page.text),
         });
     }
+    run.pages = pages.clone();
     if sources.is_empty() {
         return Err(Error::NoUsableSources {
             tried: pages.len(),
@@ -275,6 +327,10 @@ pub async fn answer_watched(
         context_tokens: llm_settings.context_tokens,
         max_answer_tokens: llm_settings.max_answer_tokens,
     };
+    let answer_language = language::choose(settings.llm.answer_language.as_deref(), question);
+    if let Some(language) = &answer_language {
+        request.system.push_str(&language::instruction(language));
+    }
     if settings.run.pack {
         request.system.push_str(llm::PACK_NOTE);
         request.schema = llm::with_questions_for_user(request.schema);
@@ -369,9 +425,10 @@ pub async fn answer_watched(
         model,
         context,
         answer,
-        timings: run.timings,
-        warnings: run.warnings,
+        timings: run.timings.clone(),
+        warnings: std::mem::take(&mut run.warnings),
         ask_user,
+        answer_language,
     })
 }
 
@@ -394,11 +451,15 @@ pub fn check_question_length(question: &str) -> Result<(), Error> {
     Ok(())
 }
 
-/// What a run accumulates on its way.
+/// What a run accumulates on its way (kept beside the error when it fails).
+#[derive(Default)]
 struct Run {
     warnings: Vec<String>,
     timings: Timings,
     calls: u32,
+    queries: Vec<String>,
+    searches: Vec<SearchRun>,
+    pages: Vec<PageAttempt>,
 }
 
 fn model_info(
@@ -432,7 +493,7 @@ async fn offline(
     client: &Backend,
     mode: AnswerMode,
     decision: Option<Decision>,
-    mut run: Run,
+    run: &mut Run,
     started: Instant,
     events: &Events,
 ) -> Result<Report, Error> {
@@ -470,9 +531,10 @@ async fn offline(
         context: context::build(&[], 0),
         answer,
         model,
-        timings: run.timings,
-        warnings: run.warnings,
+        timings: run.timings.clone(),
+        warnings: std::mem::take(&mut run.warnings),
         ask_user: Vec::new(),
+        answer_language: None,
     })
 }
 
@@ -484,7 +546,7 @@ async fn search_all(
     cache: &Cache,
     queries: &[String],
     events: &Events,
-) -> Result<(Vec<SearchHit>, Vec<SearchRun>, Vec<String>), Error> {
+) -> Result<(Vec<SearchHit>, Vec<SearchRun>, Vec<String>), (Error, Vec<SearchRun>)> {
     let calls = queries.iter().map(|query| async move {
         let t = Instant::now();
         let mut key = SearchKey::new(&settings.search, query, settings.search.max_results);
@@ -508,10 +570,16 @@ async fn search_all(
     let mut runs = Vec::new();
     let mut first_error = None;
     let mut unresponsive: Vec<(String, String)> = Vec::new();
+    let mut notes: Vec<String> = Vec::new(); // the searches' own warnings, each once
     let mut ranked: Vec<(usize, usize, SearchHit)> = Vec::new(); // (position, query index, hit)
     for (qi, (query, outcome, ms, cached)) in results.into_iter().enumerate() {
         let run = match outcome {
             Ok(found) => {
+                for note in found.warnings {
+                    if !notes.contains(&note) {
+                        notes.push(note);
+                    }
+                }
                 for (name, reason) in found.unresponsive_engines {
                     if !unresponsive.iter().any(|(n, _)| *n == name) {
                         unresponsive.push((name, reason));
@@ -550,7 +618,7 @@ async fn search_all(
         .take()
         .filter(|_| runs.iter().all(|r| r.error.is_some()))
     {
-        return Err(error);
+        return Err((error, runs));
     }
     ranked.sort_by_key(|(position, qi, _)| (*position, *qi));
     let mut hits: Vec<SearchHit> = Vec::new();
@@ -563,9 +631,12 @@ async fn search_all(
         }
     }
     if hits.is_empty() {
-        return Err(search::no_hits_error(&queries.join(" | "), &unresponsive));
+        return Err((
+            search::no_hits_error(&queries.join(" | "), &unresponsive),
+            runs,
+        ));
     }
-    let mut warnings = Vec::new();
+    let mut warnings = notes;
     if !unresponsive.is_empty() {
         warnings.push(format!(
             "some search engines failed: {}",

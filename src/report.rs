@@ -9,6 +9,7 @@ use crate::context::{Context, SourceText};
 use crate::error::{Error, exit};
 use crate::grounding::GroundedAnswer;
 use crate::hits::SearchHit;
+use crate::language::AnswerLanguage;
 use crate::page::PageAttempt;
 use crate::plan::Decision;
 use crate::settings::{LlmBackend, SearchBackend};
@@ -132,6 +133,8 @@ pub struct Report {
     pub warnings: Vec<String>,
     /// Questions the model would ask the user (`--pack` only).
     pub ask_user: Vec<AskUser>,
+    /// The language the model was asked to answer in, if any.
+    pub answer_language: Option<AnswerLanguage>,
 }
 
 impl Report {
@@ -203,4 +206,35 @@ pub fn verdict(report: &Report, strict: bool) -> Verdict {
         return Verdict::Rejected(Error::NotGrounded { reason });
     }
     Verdict::Accepted
+}
+
+/// What a run had got to when it failed: kept beside the error so `--json` can still
+/// list the searches made and each page's status (errors keep their sources).
+#[derive(Debug, Clone, Default)]
+pub struct Partial {
+    /// Queries planned so far, in order.
+    pub queries: Vec<String>,
+    /// Every search call made.
+    pub searches: Vec<SearchRun>,
+    /// Every page tried, in rank order, with its status (text left out).
+    pub pages: Vec<PageAttempt>,
+    /// Stage timings so far (`total` is the time to the failure).
+    pub timings: Timings,
+    /// Warnings gathered before the failure.
+    pub warnings: Vec<String>,
+}
+
+/// A failed run: the error, and everything the run got to before it.
+#[derive(Debug)]
+pub struct Failed {
+    /// Why the run failed.
+    pub error: Error,
+    /// What it had done by then.
+    pub partial: Partial,
+}
+
+impl From<Failed> for Error {
+    fn from(failed: Failed) -> Error {
+        failed.error
+    }
 }

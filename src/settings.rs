@@ -149,6 +149,10 @@ pub struct SearchSettings {
     pub api_key: Option<Secret>,
     /// The service's base URL (for SearXNG, the page with the search box).
     pub url: Url,
+    /// Further SearXNG instances, tried in order when the one before is unreachable,
+    /// answers 5xx or 429, or has every engine failing (`--searxng-url` given again,
+    /// `[search] urls`).
+    pub fallback_urls: Vec<Url>,
     /// `language` parameter, e.g. `en` or `de-CH`.
     pub language: Option<String>,
     /// `categories` parameter, comma-separated.
@@ -256,6 +260,8 @@ pub struct LlmSettings {
     pub context_tokens: u32,
     /// Output-token cap (`options.num_predict`), also reserved in the budget.
     pub max_answer_tokens: u32,
+    /// The language to answer in (`--answer-language`); `None`: the question's.
+    pub answer_language: Option<String>,
     /// Whole-request limit for one model call.
     pub timeout: Duration,
 }

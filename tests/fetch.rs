@@ -90,6 +90,14 @@ async fn failures_have_their_status_and_exit_4() {
         ResponseTemplate::new(404).set_body_string("no"),
     )
     .await;
+    // An unsupported type (PDFs are read since issue 13, so a ZIP stands for them).
+    let zip = serve(
+        &world,
+        "/doc.zip",
+        ResponseTemplate::new(200).set_body_raw(b"PK\x03\x04\x14\x00".to_vec(), "application/zip"),
+    )
+    .await;
+    // A PDF that is only its header: read, and unreadable.
     let pdf = serve(
         &world,
         "/doc.pdf",
@@ -111,7 +119,8 @@ async fn failures_have_their_status_and_exit_4() {
     .await;
     for (url, status, http) in [
         (not_found, "ERROR", Some(404)),
-        (pdf, "UNSUPPORTED", Some(200)),
+        (zip, "UNSUPPORTED", Some(200)),
+        (pdf, "ERROR", Some(200)),
         (binary, "UNSUPPORTED", Some(200)),
         (shell, "EMPTY", Some(200)),
     ] {

@@ -587,3 +587,29 @@ async fn grounded_answer_keeps_the_run_timeout() {
     );
     assert_eq!(found["results"].as_array().unwrap().len(), 4);
 }
+
+#[tokio::test]
+async fn web_fetch_reads_a_pdf() {
+    let world = World::new().await;
+    use wiremock::matchers::{method, path};
+    use wiremock::{Mock, ResponseTemplate};
+    Mock::given(method("GET"))
+        .and(path("/report.pdf"))
+        .respond_with(ResponseTemplate::new(200).set_body_raw(
+            std::fs::read(fixtures().join("pdf/report.pdf")).unwrap(),
+            "application/pdf",
+        ))
+        .mount(&world.pages)
+        .await;
+    let (mut mcp, _) = Session::start(world.ground(), &[]).await;
+    let url = format!("{}/report.pdf", world.pages.uri());
+    let page = structured(&mcp.call("web_fetch", json!({"url": url})).await);
+    assert_eq!(page["status"], "SUCCESS", "{page}");
+    assert_eq!(page["title"], "Tardigrades in Space: A Field Report");
+    let text = page["text"].as_str().unwrap();
+    assert!(
+        text.contains("FOTON-M3 mission") && text.contains("Kraków, Ångström"),
+        "{text}"
+    );
+    mcp.close().await;
+}

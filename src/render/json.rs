@@ -6,7 +6,8 @@ use serde_json::{Value, json};
 
 use crate::error::Error;
 use crate::grounding::{self, Statement};
-use crate::report::{AnswerMode, Report, Verdict};
+use crate::page::PageAttempt;
+use crate::report::{AnswerMode, Failed, Report, Verdict};
 
 /// Version of the `--json` shape; bumped on any incompatible change.
 pub const JSON_VERSION: u32 = 1;
@@ -58,23 +59,7 @@ pub fn json(report: &Report, verdict: &Verdict) -> Value {
             let cut = p
                 .index
                 .and_then(|i| report.context.sources.iter().find(|c| c.number == i));
-            json!({
-                "index": p.index,
-                "url": p.url,
-                "final_url": p.final_url,
-                "title": p.title,
-                "status": p.status,
-                "http_status": p.http_status,
-                "content_type": p.content_type,
-                "chars": p.chars,
-                "chars_fetched": p.chars_fetched,
-                "chars_sent": cut.map(|c| c.chars_sent).unwrap_or(0),
-                "truncated": cut.is_some_and(|c| c.truncated),
-                "body_truncated": p.body_truncated,
-                "cached": p.cached,
-                "error": p.error,
-                "ms": p.ms,
-            })
+            source_json(p, cut.map(|c| (c.chars_sent, c.truncated)))
         })
         .chain(
             report
@@ -131,6 +116,7 @@ pub fn json(report: &Report, verdict: &Verdict) -> Value {
             "budget_tokens": report.context.budget_tokens,
             "estimated_tokens": report.context.estimated_tokens,
         },
+        "answer_language": report.answer_language,
         "timings_ms": report.timings,
         "warnings": report.warnings,
         "verdict": {"name": verdict.name(), "exit_code": verdict.exit_code()},
@@ -221,6 +207,45 @@ pub fn json_error(input_name: &str, input: &str, error: &Error) -> Value {
             "exit_code": error.exit_code(),
         }
     })
+}
+
+/// One page tried, as an entry of `sources[]`; `sent` is what reached the prompt
+/// (chars sent, whether it was shortened), if any.
+fn source_json(p: &PageAttempt, sent: Option<(usize, bool)>) -> Value {
+    json!({
+        "index": p.index,
+        "url": p.url,
+        "final_url": p.final_url,
+        "title": p.title,
+        "status": p.status,
+        "http_status": p.http_status,
+        "content_type": p.content_type,
+        "chars": p.chars,
+        "chars_fetched": p.chars_fetched,
+        "chars_sent": sent.map(|s| s.0).unwrap_or(0),
+        "truncated": sent.is_some_and(|s| s.1),
+        "body_truncated": p.body_truncated,
+        "cached": p.cached,
+        "error": p.error,
+        "ms": p.ms,
+    })
+}
+
+/// The `--json` object for a failed `ground answer`: the error beside every field the
+/// run got to (`searches`, `sources` with each page's status, `webSearchQueries`,
+/// `timings_ms`, `warnings`), so scripts learn why each page failed.
+pub fn json_failed(question: &str, failed: &Failed) -> Value {
+    let mut value = json_error("question", question, &failed.error);
+    let partial = &failed.partial;
+    let sources: Vec<Value> = partial.pages.iter().map(|p| source_json(p, None)).collect();
+    if let Value::Object(map) = &mut value {
+        map.insert("searches".into(), json!(partial.searches));
+        map.insert("sources".into(), Value::Array(sources));
+        map.insert("webSearchQueries".into(), json!(partial.queries));
+        map.insert("timings_ms".into(), json!(partial.timings));
+        map.insert("warnings".into(), json!(partial.warnings));
+    }
+    value
 }
 
 /// The numbers of the sources that verifiably support `statement`, for `[n]` markers.

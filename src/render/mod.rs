@@ -11,5 +11,5 @@ pub mod page;
 pub mod person;
 pub mod results;
 
-pub use json::{JSON_VERSION, json, json_error, pack};
+pub use json::{JSON_VERSION, json, json_error, json_failed, pack};
 pub use person::{Style, person};

@@ -143,6 +143,7 @@ pub fn parse_reply(
         query: query.to_string(),
         hits,
         unresponsive_engines: Vec::new(),
+        warnings: Vec::new(),
     })
 }
 

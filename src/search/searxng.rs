@@ -1,6 +1,13 @@
 //! SearXNG's JSON API (`GET /search?q=..&format=json`), for both current SearXNG and
 //! Debian's searx 1.1, whose replies differ in small ways (see GUIDE 3).
 //!
+//! Two things real setups need are handled here too. SearXNG ships with JSON off
+//! (403 to `format=json`): then its HTML results page is read instead ([`parse_html`])
+//! and the outcome carries a warning naming the `formats` setting. And a user may
+//! have several instances: they are tried in order, the next one when one is
+//! unreachable, answers 5xx or 429, or has every engine failing; a warning names each
+//! instance that failed.
+//!
 //! The request carries headers that SearXNG's bot detection accepts (Accept with
 //! text/html, Accept-Encoding, Accept-Language) and an honest `ground/<version>`
 //! User-Agent; each failure mode SearXNG has (403 JSON off, 429 limiter, 400 bad
@@ -16,9 +23,95 @@ use crate::hits::{SearchHit, SearchOutcome};
 use crate::settings::{SearchBackend, SearchSettings};
 use crate::text::{sanitize_line, shorten};
 
-/// Searches SearXNG for `query` with the configured parameters. The reply is read
-/// through the shared, size-bounded [`send`].
+/// Searches SearXNG for `query`, trying the configured instances in order (see the
+/// module doc), and each one's HTML results page when its JSON format is off.
 pub async fn search(settings: &SearchSettings, query: &str) -> Result<SearchOutcome, Error> {
+    let instances: Vec<&Url> = std::iter::once(&settings.url)
+        .chain(settings.fallback_urls.iter())
+        .collect();
+    let mut warnings = Vec::new();
+    let mut first_error = None;
+    for (i, url) in instances.iter().enumerate() {
+        let last = i + 1 == instances.len();
+        let mut one = settings.clone();
+        one.url = (*url).clone();
+        let shown = display_url(&one);
+        let outcome = search_one(&one, query).await;
+        let failed = match &outcome {
+            Ok(found) if found.hits.is_empty() && !found.unresponsive_engines.is_empty() => {
+                Some(format!(
+                    "every engine failed: {}",
+                    describe_unresponsive(&found.unresponsive_engines)
+                ))
+            }
+            Ok(_) => None,
+            Err(e) if worth_the_next_instance(e) => Some(e.to_string()),
+            Err(_) => None,
+        };
+        match (failed, last) {
+            (Some(reason), false) => {
+                let next = crate::http::display_url(instances[i + 1]);
+                warnings.push(format!(
+                    "SearXNG at {shown} failed ({}); trying the next instance, {next}",
+                    sanitize_line(&shorten(&reason, 200))
+                ));
+                if let Err(e) = outcome {
+                    first_error.get_or_insert(e);
+                }
+            }
+            _ => {
+                return match outcome {
+                    Ok(mut found) => {
+                        warnings.append(&mut found.warnings);
+                        found.warnings = warnings;
+                        Ok(found)
+                    }
+                    // Every instance failed: the first one's error, which names the
+                    // instance the user put first.
+                    Err(e) => Err(first_error.unwrap_or(e)),
+                };
+            }
+        }
+    }
+    unreachable!("the last instance always returns")
+}
+
+/// Whether a failure of one instance is worth trying the next one for: it is down,
+/// overloaded or rate-limited. A bad parameter would fail everywhere.
+fn worth_the_next_instance(error: &Error) -> bool {
+    match error {
+        Error::SearchUnreachable { .. }
+        | Error::SearchRateLimited { .. }
+        | Error::SearchInvalidReply { .. }
+        | Error::SearchJsonDisabled { .. } => true,
+        Error::SearchHttp { status, .. } => *status >= 500,
+        _ => false,
+    }
+}
+
+/// One instance: its JSON API, or its HTML results page when JSON is off.
+async fn search_one(settings: &SearchSettings, query: &str) -> Result<SearchOutcome, Error> {
+    match search_json(settings, query).await {
+        Err(json_off @ Error::SearchJsonDisabled { .. }) => {
+            match search_html(settings, query).await {
+                Ok(mut found) => {
+                    found.warnings.push(format!(
+                        "SearXNG at {} has its JSON format off (HTTP 403 to format=json), so its HTML results page was read instead; set `formats: [html, json]` under `search:` in its settings.yml and restart it",
+                        display_url(settings)
+                    ));
+                    Ok(found)
+                }
+                Err(_) => Err(json_off),
+            }
+        }
+        other => other,
+    }
+}
+
+/// Searches one SearXNG instance (`settings.url`) through its JSON API only, as
+/// `ground doctor` checks it. The reply is read through the shared, size-bounded
+/// [`send`].
+pub async fn search_json(settings: &SearchSettings, query: &str) -> Result<SearchOutcome, Error> {
     let client = http_client(settings)?;
     let language = settings.language.as_deref().unwrap_or("en");
     let request = client
@@ -30,6 +123,99 @@ pub async fn search(settings: &SearchSettings, query: &str) -> Result<SearchOutc
         );
     let (status, body) = send(settings, request).await?;
     parse_reply(status, &body, &display_url(settings), settings.max_results)
+}
+
+/// Reads one instance's HTML results page (the same query without `format`), with
+/// the headers a browser sends so the limiter lets it through.
+async fn search_html(settings: &SearchSettings, query: &str) -> Result<SearchOutcome, Error> {
+    let client = http_client(settings)?;
+    let language = settings.language.as_deref().unwrap_or("en");
+    let mut url = request_url(settings, query);
+    let pairs: Vec<(String, String)> = url
+        .query_pairs()
+        .filter(|(k, _)| k != "format")
+        .map(|(k, v)| (k.into_owned(), v.into_owned()))
+        .collect();
+    url.query_pairs_mut().clear().extend_pairs(pairs);
+    let request = client
+        .get(url)
+        .header(
+            reqwest::header::ACCEPT,
+            "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
+        )
+        .header(
+            reqwest::header::ACCEPT_LANGUAGE,
+            format!("{language}, en;q=0.5"),
+        );
+    let (status, body) = send(settings, request).await?;
+    if status != 200 {
+        return parse_reply(status, &body, &display_url(settings), settings.max_results);
+    }
+    let html = String::from_utf8_lossy(&body);
+    Ok(parse_html(&html, query, settings.max_results))
+}
+
+/// Parses a SearXNG HTML results page: each `article.result` with its link in `h3 a`,
+/// snippet in `p.content` and engines in `div.engines span`. Debian's searx 1.1
+/// (`div.result`, `h4.result_header a`, `p.result-content`, `span.label`) parses too.
+/// Results that are not http(s) links are skipped, as in the JSON reply.
+pub fn parse_html(html: &str, query: &str, max_results: usize) -> SearchOutcome {
+    use scraper::{Html, Selector};
+    let sel = |css: &str| Selector::parse(css).expect("a valid selector");
+    let (result, link, snippet, engine, date) = (
+        sel("article.result, div.result"),
+        sel("h3 a, h4.result_header a"),
+        sel("p.content, p.result-content"),
+        sel("div.engines span, span.label"),
+        sel("time"),
+    );
+    let text = |el: scraper::ElementRef| -> String {
+        el.text()
+            .collect::<Vec<_>>()
+            .join("")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let doc = Html::parse_document(html);
+    let mut hits: Vec<SearchHit> = Vec::new();
+    for article in doc.select(&result) {
+        if hits.len() >= max_results {
+            break;
+        }
+        let Some(a) = article.select(&link).next() else {
+            continue;
+        };
+        let raw = RawResult {
+            url: a.value().attr("href").map(str::to_string),
+            title: Some(text(a)),
+            content: article.select(&snippet).next().map(text),
+            engine: None,
+            engines: Some(
+                article
+                    .select(&engine)
+                    .map(text)
+                    .filter(|e| !e.is_empty())
+                    .collect(),
+            ),
+            published_date: article
+                .select(&date)
+                .next()
+                .and_then(|t| t.value().attr("datetime"))
+                .map(|d| Value::String(d.to_string())),
+            pubdate: None,
+        };
+        let Some(hit) = to_hit(raw) else { continue };
+        if !hits.iter().any(|h| h.url == hit.url) {
+            hits.push(hit);
+        }
+    }
+    SearchOutcome {
+        query: query.to_string(),
+        hits,
+        unresponsive_engines: Vec::new(),
+        warnings: Vec::new(),
+    }
 }
 
 /// Builds `{base}/search?q=..&format=json` plus the optional parameters.
@@ -165,6 +351,7 @@ pub fn parse_reply(
         query,
         hits,
         unresponsive_engines,
+        warnings: Vec::new(),
     })
 }
 
@@ -205,4 +392,95 @@ pub fn describe_unresponsive(engines: &[(String, String)]) -> String {
         .map(|(name, reason)| format!("{name} ({reason})"))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+#[cfg(test)]
+mod html_tests {
+    use super::*;
+
+    fn capture(rel: &str) -> String {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/searxng")
+            .join(rel);
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    }
+
+    #[test]
+    fn reads_the_results_page_of_an_instance_with_json_off() {
+        let found = parse_html(
+            &capture("searxng/nojson-instance-html-results.body.html"),
+            "quillfeather lighthouse",
+            20,
+        );
+        let urls: Vec<&str> = found.hits.iter().map(|h| h.url.as_str()).collect();
+        assert_eq!(
+            urls,
+            [
+                "http://127.0.0.1:8899/pages/quillfeather-lighthouse-history.html",
+                "http://127.0.0.1:8899/pages/quillfeather-lighthouse-light.html",
+                "http://127.0.0.1:8899/pages/quillfeather-lighthouse-visiting.html",
+            ]
+        );
+        let first = &found.hits[0];
+        assert_eq!(first.title, "The Quillfeather Lighthouse: a short history");
+        assert_eq!(
+            first.snippet,
+            "The Quillfeather Lighthouse on Marrowby Point was first lit on 14 October 1911."
+        );
+        assert_eq!(first.engines, ["localyacy", "local"]);
+        assert!(found.unresponsive_engines.is_empty());
+    }
+
+    #[test]
+    fn a_page_without_results_has_no_hits() {
+        let found = parse_html(
+            &capture("searxng/nojson-instance-html-noresults.body.html"),
+            "zzzqqqxxnothing",
+            20,
+        );
+        assert!(found.hits.is_empty());
+    }
+
+    #[test]
+    fn the_other_html_captures_parse_and_max_results_bounds_them() {
+        for rel in [
+            "searxng/noformat-html.body.html",
+            "searxng/limiter-html-passing-headers.body.html",
+        ] {
+            let found = parse_html(&capture(rel), "sqlite", 20);
+            assert_eq!(found.hits.len(), 4, "{rel}");
+            assert_eq!(
+                found.hits[0].url,
+                "http://127.0.0.1:8899/pages/sqlite-vacuum.html"
+            );
+            assert!(
+                found
+                    .hits
+                    .iter()
+                    .all(|h| !h.title.is_empty() && !h.snippet.is_empty())
+            );
+            assert_eq!(parse_html(&capture(rel), "sqlite", 2).hits.len(), 2);
+        }
+    }
+
+    #[test]
+    fn searx_1_1_html_parses_too() {
+        let found = parse_html(&capture("searx11/unknown-format.body.html"), "sqlite", 20);
+        assert!(!found.hits.is_empty());
+        let first = &found.hits[0];
+        assert_eq!(first.url, "http://127.0.0.1:8899/pages/sqlite-vacuum.html");
+        assert_eq!(first.title, "Reclaiming space in SQLite with VACUUM");
+        assert!(first.snippet.starts_with("The VACUUM command rebuilds"));
+        assert_eq!(first.engines, ["localyacy", "local"]);
+        assert_eq!(first.published.as_deref(), Some("2023-02-17 00:00:00+0000"));
+    }
+
+    #[test]
+    fn links_that_are_not_http_are_skipped() {
+        let html = r#"<article class="result"><h3><a href="javascript:alert(1)">x</a></h3></article>
+            <article class="result"><h3><a href="https://example.org/a">A</a></h3><p class="content">a</p></article>"#;
+        let found = parse_html(html, "q", 20);
+        assert_eq!(found.hits.len(), 1);
+        assert_eq!(found.hits[0].url, "https://example.org/a");
+    }
 }

@@ -122,5 +122,6 @@ pub fn parse_reply(
         query: query.to_string(),
         hits,
         unresponsive_engines: Vec::new(),
+        warnings: Vec::new(),
     })
 }

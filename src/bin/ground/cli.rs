@@ -174,9 +174,11 @@ pub struct SearchOpts {
     #[arg(long, value_name = "SERVICE", value_enum)]
     pub search: Option<SearchService>,
 
-    /// SearXNG base URL [default: http://localhost:8080; env: GROUND_SEARXNG_URL].
-    #[arg(long, value_name = "URL")]
-    pub searxng_url: Option<String>,
+    /// SearXNG base URL; give it again for more instances, tried in order when one is
+    /// down, 5xx, 429 or has every engine failing [default: http://localhost:8080;
+    /// env: GROUND_SEARXNG_URL, comma-separated].
+    #[arg(long = "searxng-url", value_name = "URL")]
+    pub searxng_urls: Vec<String>,
 
     /// Search language, e.g. `en` or `de-CH`.
     #[arg(long)]
@@ -230,9 +232,15 @@ pub struct ModelOpts {
     #[arg(long, value_name = "N")]
     pub context_tokens: Option<u32>,
 
-    /// Cap on the answer's tokens, reserved in the window [default: 1024; env: GROUND_MAX_ANSWER_TOKENS].
+    /// Cap on the answer's tokens, reserved in the window [default: a quarter of the
+    /// window, at most 1024; env: GROUND_MAX_ANSWER_TOKENS].
     #[arg(long, value_name = "N")]
     pub max_answer_tokens: Option<u32>,
+
+    /// Language to answer in, e.g. `de`, `fr`, `pt-BR` [default: the question's,
+    /// detected; env: GROUND_ANSWER_LANGUAGE]. Quotes stay in the page's language.
+    #[arg(long, value_name = "CODE")]
+    pub answer_language: Option<String>,
 }
 
 /// `ground answer`.
@@ -464,7 +472,7 @@ pub fn overrides(
     Overrides {
         config_path: config.config.clone(),
         search_backend: search.search.map(Into::into),
-        searxng_url: search.searxng_url,
+        searxng_urls: search.searxng_urls,
         language: search.language,
         categories: search.categories,
         engines: search.engines,
@@ -477,6 +485,7 @@ pub fn overrides(
         model: model.model,
         context_tokens: model.context_tokens,
         max_answer_tokens: model.max_answer_tokens,
+        answer_language: model.answer_language,
         no_cache: config.no_cache,
         refresh: config.refresh,
         ..Default::default()

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use ground::error::{Error, exit};
 use ground::events::{Events, Progress};
 use ground::render::{self, Style};
-use ground::report::{Verdict, verdict};
+use ground::report::{Failed, Partial, Verdict, verdict};
 use ground::text::sanitize_line;
 
 use crate::cli::{self, AnswerArgs, Format};
@@ -61,26 +61,33 @@ pub fn run(args: AnswerArgs) -> ExitCode {
         Err(e) => return fail(json, "question", &question, &e),
     };
 
-    let deadline = settings.run.timeout;
-    let run = async {
-        match tokio::time::timeout(
-            deadline,
-            ground::pipeline::answer_watched(&question, &settings, &events, live.as_ref()),
-        )
-        .await
-        {
-            Ok(result) => result,
-            Err(_) => Err(Error::Deadline {
-                seconds: deadline.as_secs(),
-                stage: events.current(),
-            }),
-        }
-    };
-    let report = match block_on(run) {
+    let run = ground::pipeline::answer_within(
+        &question,
+        &settings,
+        &events,
+        live.as_ref(),
+        settings.run.timeout,
+    );
+    let outcome = block_on(async { Ok(run.await) }).unwrap_or_else(|error| {
+        Err(Box::new(Failed {
+            error,
+            partial: Partial::default(),
+        }))
+    });
+    let report = match outcome {
         Ok(report) => report,
-        Err(e) => {
-            live.fail(matches!(e, Error::Interrupted));
-            return fail(json, "question", &question, &e);
+        Err(failed) => {
+            live.fail(matches!(failed.error, Error::Interrupted));
+            if json {
+                let _ = print_json(&render::json_failed(&question, &failed));
+            }
+            if !args.quiet {
+                for warning in &failed.partial.warnings {
+                    eprintln!("warning: {}", sanitize_line(warning));
+                }
+            }
+            eprintln!("{}", failed.error.report());
+            return code(failed.error.exit_code());
         }
     };
 

@@ -1,8 +1,9 @@
-//! `ground extract`: local HTML to main text, without any network.
+//! `ground extract`: local HTML (or PDF) to main text, without any network.
 //!
 //! Three ways in, one engine ([`ground::extract`]):
 //! - `ground extract FILE...` prints the main text of each file (a blank line between
-//!   files);
+//!   files); a PDF (by its `%PDF-` start) is read with [`ground::pdf`], bounded like a
+//!   fetched one;
 //! - `ground extract` with no file reads one page from stdin;
 //! - `ground extract --input-dir D --output-dir O` writes `O/<stem>.txt` for every
 //!   `D/*.html` (the shape of trafilatura's batch CLI, which is what the extraction
@@ -37,6 +38,8 @@ pub enum ExtractCommandError {
     ReadDir { path: PathBuf, source: io::Error },
     #[error("cannot write {}: {source}; check that --output-dir is writable", path.display())]
     WriteOutput { path: PathBuf, source: io::Error },
+    #[error("cannot read {} as a PDF: {reason}; check that the file is complete", path.display())]
+    Pdf { path: PathBuf, reason: String },
     #[error("cannot write to stdout: {0}")]
     WriteStdout(io::Error),
     #[error("--input-dir needs --output-dir (and the other way round); give both folders")]
@@ -217,14 +220,14 @@ fn print_pages(files: &[PathBuf], base_url: Option<&url::Url>) -> Result<(), Ext
             .lock()
             .read_to_end(&mut bytes)
             .map_err(ExtractCommandError::ReadStdin)?;
-        texts.push(extract_bytes(&bytes, base_url));
+        texts.push(extract_file(bytes, Path::new("-"), base_url)?);
     }
     for path in files {
         let bytes = fs::read(path).map_err(|source| ExtractCommandError::ReadInput {
             path: path.clone(),
             source,
         })?;
-        texts.push(extract_bytes(&bytes, base_url));
+        texts.push(extract_file(bytes, path, base_url)?);
     }
     let stdout = io::stdout();
     let to_terminal = stdout.is_terminal();
@@ -234,7 +237,7 @@ fn print_pages(files: &[PathBuf], base_url: Option<&url::Url>) -> Result<(), Ext
         if i > 0 {
             block.push('\n');
         }
-        block.push_str(&extracted.text);
+        block.push_str(extracted);
         block.push('\n');
         if to_terminal {
             block = ground::text::sanitize_text(&block);
@@ -243,6 +246,41 @@ fn print_pages(files: &[PathBuf], base_url: Option<&url::Url>) -> Result<(), Ext
             .map_err(ExtractCommandError::WriteStdout)?;
     }
     out.flush().map_err(ExtractCommandError::WriteStdout)
+}
+
+/// The main text of one file: a PDF through [`ground::pdf`] (off this thread, with its
+/// deadline; no text is said on stderr), anything else through [`extract_bytes`].
+fn extract_file(
+    bytes: Vec<u8>,
+    path: &Path,
+    base_url: Option<&url::Url>,
+) -> Result<String, ExtractCommandError> {
+    if !ground::pdf::looks_like_pdf(&bytes) {
+        return Ok(extract_bytes(&bytes, base_url).text);
+    }
+    if bytes.len() > ground::pdf::MAX_PDF_BYTES {
+        return Err(ExtractCommandError::Pdf {
+            path: path.to_path_buf(),
+            reason: format!(
+                "it is larger than {} MiB, the most read",
+                ground::pdf::MAX_PDF_BYTES / 1024 / 1024
+            ),
+        });
+    }
+    let doc = ground::pdf::extract_within(bytes, ground::pdf::EXTRACT_TIMEOUT).map_err(|e| {
+        ExtractCommandError::Pdf {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        }
+    })?;
+    if doc.text.is_empty() {
+        eprintln!(
+            "warning: {} has no text layer ({} pages, no text: a scan or images only)",
+            path.display(),
+            doc.pages
+        );
+    }
+    Ok(doc.text)
 }
 
 /// Decodes and extracts one page; plain text (no `<` before the first letter) is
