@@ -10,7 +10,7 @@ use crate::error::{Error, exit};
 use crate::grounding::GroundedAnswer;
 use crate::hits::SearchHit;
 use crate::page::PageAttempt;
-use crate::plan::Decision;
+use crate::plan::{Decision, PlanRun};
 use crate::settings::{LlmBackend, SearchBackend};
 
 /// Model call details for the report.
@@ -132,6 +132,8 @@ pub struct Report {
     pub warnings: Vec<String>,
     /// Questions the model would ask the user (`--pack` only).
     pub ask_user: Vec<AskUser>,
+    /// How the planned queries went (null when the question was searched as asked).
+    pub plan: Option<PlanRun>,
 }
 
 impl Report {
