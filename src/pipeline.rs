@@ -21,7 +21,7 @@ use crate::hits::SearchHit;
 use crate::llm::{self, Backend, ChatBackend, ModelReply, ModelRequest};
 use crate::page::{PageAttempt, fetch_and_extract, status_summary};
 use crate::plan::{self, Decision, PlanRun, StopReason};
-use crate::report::{AnswerMode, ModelInfo, Report, SearchRun, Timings};
+use crate::report::{AnswerMode, ModelInfo, PackEntry, Report, SearchRun, Timings};
 use crate::search;
 use crate::settings::{PlanMode, Settings};
 
@@ -223,7 +223,11 @@ pub async fn answer_watched(
     // 4. Context, fitted to the window.
     events.stage(Stage::Building, "building the context");
     let llm_settings = &settings.llm;
-    let overhead = llm::prompt_overhead_tokens(question);
+    let mut overhead = llm::prompt_overhead_tokens(question);
+    if settings.run.pack {
+        // The pack's instructions ride on the system prompt.
+        overhead += context::estimate_tokens(llm::PACK_NOTE);
+    }
     // The estimate scaled to the model's own tokens when earlier runs measured them.
     let calibration = Calibration::open(&settings.cache, llm_settings);
     let ratio = calibration.load();
@@ -299,7 +303,7 @@ pub async fn answer_watched(
     };
     if settings.run.pack {
         request.system.push_str(llm::PACK_NOTE);
-        request.schema = llm::with_questions_for_user(request.schema);
+        request.schema = llm::with_pack_buckets(llm::with_questions_for_user(request.schema));
     }
     let mut pieces = 0u64;
     let asked = llm::ask_streaming(&client, &request, &mut |event| match event {
@@ -362,6 +366,11 @@ pub async fn answer_watched(
     // 6. Grounding.
     events.stage(Stage::Checking, "checking citations");
     let answer = grounding::verify(&asked.answer, &sources);
+    let pack_items = if settings.run.pack {
+        pack_entries(&asked.reply.content, &sources)
+    } else {
+        Vec::new()
+    };
     events.emit(
         "answer_shown",
         json!({"grounded": answer.grounded(), "statements": answer.statements.len(), "supports": answer.statements.iter().filter(|s| s.supported()).count()}),
@@ -395,7 +404,41 @@ pub async fn answer_watched(
         warnings: run.warnings,
         ask_user,
         plan: plan_run,
+        pack_items,
     })
+}
+
+/// The pack's bucket items of the reply `content`, each checked against `sources`
+/// with the same quote check as the answer's statements.
+fn pack_entries(content: &str, sources: &[SourceText]) -> Vec<PackEntry> {
+    let mut entries = Vec::new();
+    for bucket in llm::PACK_BUCKETS {
+        let items = crate::answer::parse_pack_bucket(
+            content,
+            bucket,
+            llm::MAX_BUCKET_ITEMS as usize,
+            llm::MAX_BUCKET_CITATIONS as usize,
+        );
+        let flags: Vec<bool> = items.iter().map(|i| i.policy_or_legal).collect();
+        let checked = grounding::verify(
+            &ModelAnswer {
+                answerable: true,
+                statements: items.into_iter().map(|i| i.statement).collect(),
+                unknowns: Vec::new(),
+                over_bounds: 0,
+            },
+            sources,
+        );
+        for (statement, flagged) in checked.statements.into_iter().zip(flags) {
+            let policy_or_legal = flagged || grounding::reads_like_policy(&statement.text);
+            entries.push(PackEntry {
+                bucket,
+                statement,
+                policy_or_legal,
+            });
+        }
+    }
+    entries
 }
 
 /// What searching and reading produced: the merged results, every search call, every
@@ -689,6 +732,7 @@ async fn offline(
         warnings: run.warnings,
         ask_user: Vec::new(),
         plan: None,
+        pack_items: Vec::new(),
     })
 }
 

@@ -267,8 +267,9 @@ pub struct AnswerArgs {
     #[arg(long)]
     pub strict: bool,
 
-    /// Print a grounding pack instead of prose: JSON with key_points (each with
-    /// verified sources), disputed_or_uncertain and what_to_ask_user.
+    /// Print a grounding pack instead of prose: JSON with key_points,
+    /// norms_and_expectations and constraints_and_rules (each item with verified
+    /// sources), disputed_or_uncertain and what_to_ask_user.
     #[arg(long, conflicts_with = "json")]
     pub pack: bool,
 
