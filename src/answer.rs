@@ -91,6 +91,56 @@ pub fn parse_questions_for_user(content: &str) -> Vec<AskUser> {
         .unwrap_or_default()
 }
 
+/// One item of a grounding pack's bucket (`norms_and_expectations`,
+/// `constraints_and_rules`) as the model wrote it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PackItem {
+    /// The item and the citations given for it.
+    pub statement: ModelStatement,
+    /// Whether the model called it a law, regulation or official policy.
+    pub policy_or_legal: bool,
+}
+
+/// The items of the bucket `key` in a reply (empty when absent or malformed), at
+/// most `max_items`, each with at most `max_citations` citations.
+pub fn parse_pack_bucket(
+    content: &str,
+    key: &str,
+    max_items: usize,
+    max_citations: usize,
+) -> Vec<PackItem> {
+    let Some(value) =
+        json_object_slice(content).and_then(|j| serde_json::from_str::<Value>(j).ok())
+    else {
+        return Vec::new();
+    };
+    let Some(items) = value[key].as_array() else {
+        return Vec::new();
+    };
+    let mut out: Vec<PackItem> = Vec::new();
+    for item in items {
+        let policy_or_legal = item["policy_or_legal"].as_bool().unwrap_or(false);
+        let Some(mut statement) = statement_from_value(item.clone()) else {
+            continue;
+        };
+        if out
+            .iter()
+            .any(|o| normalise(&o.statement.text) == normalise(&statement.text))
+        {
+            continue;
+        }
+        statement.citations.truncate(max_citations);
+        out.push(PackItem {
+            statement,
+            policy_or_legal,
+        });
+        if out.len() == max_items {
+            break;
+        }
+    }
+    out
+}
+
 #[derive(Deserialize)]
 struct RawAnswer {
     #[serde(default)]

@@ -64,6 +64,10 @@ pub struct Overrides {
     pub session_searches: Option<usize>,
     /// `--pack`.
     pub pack: bool,
+    /// `--plan-mode`.
+    pub plan_mode: Option<PlanMode>,
+    /// `--reuse-secs` (ground mcp).
+    pub reuse_secs: Option<u64>,
     /// `--no-cache`.
     pub no_cache: bool,
     /// `--refresh`.
@@ -103,6 +107,8 @@ pub struct FileRun {
     pub fallback: Option<String>,
     pub region: Option<String>,
     pub session_searches: Option<usize>,
+    pub plan_mode: Option<String>,
+    pub reuse_secs: Option<u64>,
 }
 
 /// `[cache]` in the config file.
@@ -442,7 +448,17 @@ pub fn resolve(flags: &Overrides, env: &dyn Fn(&str) -> Option<String>) -> Resul
             .or(file.run.session_searches)
             .unwrap_or(100),
         pack: flags.pack,
+        plan_mode: choose(
+            flags.plan_mode,
+            [("[run] plan_mode", file.run.plan_mode.clone())],
+            PlanMode::parse,
+            "not rounds or concurrent",
+            "use plan_mode = \"rounds\" (the default) or \"concurrent\"",
+        )?
+        .unwrap_or(PlanMode::Rounds),
+        session_reuse: Duration::from_secs(flags.reuse_secs.or(file.run.reuse_secs).unwrap_or(600)),
     };
+    check_range("reuse secs", run.session_reuse.as_secs(), 0, 86_400)?;
     check_range("session searches", run.session_searches as u64, 1, 100_000)?;
     let cache_dir = env("GROUND_CACHE_DIR")
         .map(PathBuf::from)

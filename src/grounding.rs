@@ -288,6 +288,32 @@ pub fn check_quote(quote: &str, raw: &str, normalised: &str) -> (MatchKind, f64)
     (MatchKind::None, 0.0)
 }
 
+/// Words that mark a sentence as a law, regulation or official policy.
+const POLICY_WORDS: [&str; 14] = [
+    "law",
+    "laws",
+    "legal",
+    "illegal",
+    "legally",
+    "regulation",
+    "regulations",
+    "statute",
+    "permit",
+    "licence",
+    "license",
+    "visa",
+    "prohibited",
+    "mandatory",
+];
+
+/// Whether `text` reads like a law, regulation or official policy (one of
+/// [`POLICY_WORDS`] as a word): such pack items want two sources.
+pub fn reads_like_policy(text: &str) -> bool {
+    normalise(text)
+        .split(|c: char| !c.is_alphanumeric())
+        .any(|w| POLICY_WORDS.contains(&w))
+}
+
 /// The domain of a URL for `groundingChunks[].web.domain`.
 fn domain(url: &str) -> String {
     url::Url::parse(url)

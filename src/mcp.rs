@@ -23,12 +23,19 @@
 //!   session goes on. Arguments that do not fit the input schema are also tool errors
 //!   (rmcp reports undeserialisable ones the same way); an unknown tool name is a
 //!   JSON-RPC error, as the protocol says.
+//! - **Evidence is reused within a session.** A `grounded_answer` whose question
+//!   normalises ([`reuse_key`]) to that of an earlier grounded run in the same session,
+//!   within `--reuse-secs`, gets that run's result again (its pages, answer and
+//!   citations) without searching or asking the model, marked `"reused"`; it costs no
+//!   search budget. Runs that fell back to the model alone are not reused.
 //! - **stdout is the protocol.** Nothing else is ever written to it; the few log
 //!   lines (start, stop, failed calls) go to stderr, which MCP clients keep as the
 //!   server's log.
 
-use std::sync::Arc;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
@@ -44,6 +51,24 @@ use crate::text::sanitize_line;
 
 /// Most results `web_search` returns (and its default).
 pub const MAX_SEARCH_RESULTS: usize = 10;
+
+/// A session's grounded runs by [`reuse_key`], each with when it finished.
+type Answered = HashMap<String, (Instant, Arc<crate::report::Report>)>;
+
+/// Most grounded runs one session keeps for reuse; the oldest goes first.
+pub const MAX_REUSED_RUNS: usize = 64;
+
+/// The key under which a question's run is reused: its words (letters and digits),
+/// normalised ([`crate::text::normalise`]: case, quotes, dashes, spaces) and joined by
+/// single spaces, so "Do tardigrades survive in space?" and "do tardigrades survive
+/// in space" share one.
+pub fn reuse_key(question: &str) -> String {
+    crate::text::normalise(question)
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
 
 /// What the server tells a client about itself at `initialize`.
 const INSTRUCTIONS: &str = "\
@@ -84,6 +109,8 @@ pub struct GroundServer {
     settings: Arc<Settings>,
     /// Searches this client session may still make (`--session-searches`).
     searches_left: Arc<AtomicUsize>,
+    /// This session's grounded runs by [`reuse_key`], with when they finished.
+    answered: Arc<Mutex<Answered>>,
     tool_router: ToolRouter<Self>,
 }
 
@@ -126,6 +153,7 @@ impl GroundServer {
     pub fn new(settings: Settings) -> Self {
         GroundServer {
             searches_left: Arc::new(AtomicUsize::new(settings.run.session_searches)),
+            answered: Arc::new(Mutex::new(HashMap::new())),
             settings: Arc::new(settings),
             tool_router: Self::tool_router(),
         }
@@ -146,6 +174,34 @@ impl GroundServer {
                     "start a new MCP session, or raise the budget with --session-searches / [run] session_searches".into(),
                 ),
             })
+    }
+
+    /// An earlier grounded run of this session for `key`, with its age, while it is
+    /// younger than `--reuse-secs`.
+    fn earlier_run(&self, key: &str) -> Option<(std::time::Duration, Arc<crate::report::Report>)> {
+        let ttl = self.settings.run.session_reuse;
+        let mut answered = self.answered.lock().unwrap_or_else(|e| e.into_inner());
+        answered.retain(|_, (at, _)| at.elapsed() < ttl);
+        answered
+            .get(key)
+            .map(|(at, report)| (at.elapsed(), Arc::clone(report)))
+    }
+
+    /// Keeps a grounded run for reuse, dropping the oldest past [`MAX_REUSED_RUNS`].
+    fn remember(&self, key: String, report: Arc<crate::report::Report>) {
+        if self.settings.run.session_reuse.is_zero() {
+            return;
+        }
+        let mut answered = self.answered.lock().unwrap_or_else(|e| e.into_inner());
+        if answered.len() >= MAX_REUSED_RUNS
+            && let Some(oldest) = answered
+                .iter()
+                .min_by_key(|(_, (at, _))| *at)
+                .map(|(k, _)| k.clone())
+        {
+            answered.remove(&oldest);
+        }
+        answered.insert(key, (Instant::now(), report));
     }
 
     /// Gives back searches that were reserved but not made.
@@ -244,6 +300,18 @@ impl GroundServer {
                 Failure::usage("the question is empty", "pass the question in `question`");
             return failure("grounded_answer", "question", &question, problem);
         }
+        // The same question earlier in this session: its evidence, without searching.
+        let key = reuse_key(&question);
+        if let Some((age, earlier)) = self.earlier_run(&key) {
+            let judged = crate::report::verdict(&earlier, false);
+            let mut result = crate::render::json(&earlier, &judged);
+            result["reused"] = json!({
+                "question": earlier.question,
+                "age_secs": age.as_secs(),
+                "ttl_secs": self.settings.run.session_reuse.as_secs(),
+            });
+            return CallToolResult::structured(result);
+        }
         // Reserve the most searches the run may make; give back what it did not use.
         let reserved = self
             .settings
@@ -283,7 +351,11 @@ impl GroundServer {
             Ok(report) => {
                 // The CLI's rule without --strict: agents read it from the result.
                 let judged = crate::report::verdict(&report, false);
-                CallToolResult::structured(crate::render::json(&report, &judged))
+                let result = CallToolResult::structured(crate::render::json(&report, &judged));
+                if report.mode == crate::report::AnswerMode::Grounded {
+                    self.remember(key, Arc::new(report));
+                }
+                result
             }
             Err(problem) => failure("grounded_answer", "question", &question, problem),
         }
@@ -413,6 +485,18 @@ fn log_failure(tool: &str, input_name: &str, input: &str, message: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn questions_that_differ_in_case_and_punctuation_share_a_key() {
+        assert_eq!(
+            reuse_key("Do tardigrades  survive in space?"),
+            reuse_key("do tardigrades survive in space")
+        );
+        assert_ne!(
+            reuse_key("tardigrades in space"),
+            reuse_key("tardigrades on earth")
+        );
+    }
 
     #[test]
     fn limit_defaults_to_ten_and_stays_in_range() {

@@ -21,10 +21,12 @@ use crate::hits::SearchHit;
 use crate::language;
 use crate::llm::{self, Backend, ChatBackend, ModelReply, ModelRequest};
 use crate::page::{PageAttempt, fetch_and_extract, status_summary};
-use crate::plan::{self, Decision};
-use crate::report::{AnswerMode, Failed, ModelInfo, Partial, Report, SearchRun, Timings};
+use crate::plan::{self, Decision, PlanRun, StopReason};
+use crate::report::{
+    AnswerMode, Failed, ModelInfo, PackEntry, Partial, Report, SearchRun, Timings,
+};
 use crate::search;
-use crate::settings::Settings;
+use crate::settings::{PlanMode, Settings};
 
 /// Watches the answer call while the model writes: the command line's live progress
 /// and its statement-by-statement printing. Every method has an empty default.
@@ -118,6 +120,8 @@ async fn steps(
 
     // 0. Decide (only with --auto): does this question need the web at all?
     let mut decision = None;
+    // Queries the planner is asked for, and how many of them may run.
+    let mut planned_count = settings.run.queries;
     let mut query_budget = settings.run.queries.min(settings.run.max_searches);
     if settings.run.auto {
         events.stage(Stage::Deciding, "deciding whether to search");
@@ -129,6 +133,7 @@ async fn steps(
         run.warnings.extend(warning);
         events.emit("decided", json!({"need_search": verdict.need_search, "reason_codes": verdict.reason_codes, "max_queries": verdict.max_queries}));
         query_budget = query_budget.min(verdict.max_queries);
+        planned_count = planned_count.min(verdict.max_queries);
         let skip = !verdict.need_search;
         decision = Some(verdict);
         if skip {
@@ -147,14 +152,14 @@ async fn steps(
         }
     }
 
-    // 1. Plan and search.
-    let (queries, warning) = if query_budget > 1 {
+    // 1. Plan.
+    let (plan, warning) = if query_budget > 1 {
         events.stage(Stage::Planning, "planning queries");
         let t = Instant::now();
         let planned = plan::plan_queries(
             &client,
             question,
-            query_budget,
+            planned_count,
             settings.search.language.as_deref(),
             settings.run.region.as_deref(),
             settings.llm.context_tokens,
@@ -164,26 +169,48 @@ async fn steps(
         run.timings.llm += elapsed_ms(t);
         planned
     } else {
-        (vec![question.to_string()], None)
+        (plan::Plan::as_asked(question), None)
     };
     run.warnings.extend(warning);
+    // --max-searches (with --queries and the gate's max_queries) is the hard cap.
+    let queries: Vec<String> = plan.queries.iter().take(query_budget).cloned().collect();
+    let over_budget: Vec<String> = plan.queries.iter().skip(query_budget).cloned().collect();
+    // Rounds need something to check: without must-have evidence every query runs,
+    // so they run at once.
+    let rounds = settings.run.plan_mode == PlanMode::Rounds
+        && queries.len() > 1
+        && !plan.must_have_evidence.is_empty();
+    let agree = plan::agree_count(&plan.stop_conditions);
     run.queries = queries.clone();
-    events.emit("query_planned", json!({"queries": queries}));
-
-    events.stage(
-        Stage::Searching,
-        &format!("searching {}", settings.search.backend),
+    events.emit(
+        "query_planned",
+        json!({"queries": queries, "must_have_evidence": plan.must_have_evidence, "stop_conditions": plan.stop_conditions, "mode": if rounds { "rounds" } else { "concurrent" }}),
     );
-    let t = Instant::now();
-    let searched = search_all(settings, &cache, &queries, events).await;
-    run.timings.search = elapsed_ms(t);
-    let (hits, searches) = match searched {
-        Ok((hits, searches, warnings)) => {
-            run.warnings.extend(warnings);
-            run.searches = searches.clone();
-            (hits, searches)
+
+    // 2 + 3. Search, then fetch and extract (replacing failed pages with the next
+    // results): all queries at once, or one round per query.
+    let fetcher = Fetcher::new(&settings.fetch)?;
+    let searched = if rounds {
+        search_in_rounds(
+            settings, &cache, &fetcher, &queries, &plan, agree, run, events,
+        )
+        .await
+    } else {
+        search_at_once(settings, &cache, &fetcher, &queries, run, events).await
+    };
+    let (hits, searches, mut pages, plan_run) = match searched {
+        Ok((hits, searches, pages, mut plan_run)) => {
+            plan_run.queries_not_run.extend(over_budget.iter().cloned());
+            let found = matches!(
+                plan_run.stopped_because,
+                Some(StopReason::EvidenceFound | StopReason::SourcesAgree)
+            );
+            if !found && !over_budget.is_empty() {
+                plan_run.stopped_because = Some(StopReason::SearchBudget);
+            }
+            (hits, searches, pages, plan_run)
         }
-        Err((error, _))
+        Err(error)
             if settings.run.fallback_offline && error.exit_code() == crate::error::exit::SEARCH =>
         {
             let reason = error.to_string();
@@ -196,31 +223,24 @@ async fn steps(
             )
             .await;
         }
-        Err((error, searches)) => {
-            run.searches = searches;
-            return Err(error);
-        }
+        Err(error) => return Err(error),
     };
-
-    // 2 + 3. Fetch and extract, replacing failed pages with the next results.
-    events.stage(
-        Stage::Fetching,
-        &format!(
-            "fetching {} of {} results",
-            settings.fetch.pages.min(hits.len()),
-            hits.len()
-        ),
-    );
-    let t = Instant::now();
-    let fetcher = Fetcher::new(&settings.fetch)?;
-    let fetched = gather(&fetcher, &cache, &hits, settings.fetch.pages).await;
-    run.timings.fetch = elapsed_ms(t);
-    run.timings.extract = fetched.iter().map(|p| p.1).sum();
-    let mut pages: Vec<PageAttempt> = fetched.into_iter().map(|p| p.0).collect();
-    events.emit(
-        "pages_fetched",
-        json!({"pages": pages.iter().map(|p| json!({"url": p.url, "status": p.status, "http_status": p.http_status, "cached": p.cached, "ms": p.ms})).collect::<Vec<_>>()}),
-    );
+    // Only the queries that ran are the run's queries.
+    let queries: Vec<String> = queries
+        .into_iter()
+        .filter(|q| !plan_run.queries_not_run.contains(q))
+        .collect();
+    let plan_run = (query_budget > 1).then(|| PlanRun {
+        mode: if rounds {
+            PlanMode::Rounds
+        } else {
+            PlanMode::Concurrent
+        },
+        must_have_evidence: plan.must_have_evidence.clone(),
+        stop_conditions: plan.stop_conditions.clone(),
+        agree,
+        ..plan_run
+    });
     let mut sources = Vec::new();
     for page in pages
         .iter_mut()
@@ -253,7 +273,11 @@ async fn steps(
     // 4. Context, fitted to the window.
     events.stage(Stage::Building, "building the context");
     let llm_settings = &settings.llm;
-    let overhead = llm::prompt_overhead_tokens(question);
+    let mut overhead = llm::prompt_overhead_tokens(question);
+    if settings.run.pack {
+        // The pack's instructions ride on the system prompt.
+        overhead += context::estimate_tokens(llm::PACK_NOTE);
+    }
     // The estimate scaled to the model's own tokens when earlier runs measured them.
     let calibration = Calibration::open(&settings.cache, llm_settings);
     let ratio = calibration.load();
@@ -333,7 +357,7 @@ async fn steps(
     }
     if settings.run.pack {
         request.system.push_str(llm::PACK_NOTE);
-        request.schema = llm::with_questions_for_user(request.schema);
+        request.schema = llm::with_pack_buckets(llm::with_questions_for_user(request.schema));
     }
     let mut pieces = 0u64;
     let asked = llm::ask_streaming(&client, &request, &mut |event| match event {
@@ -396,6 +420,11 @@ async fn steps(
     // 6. Grounding.
     events.stage(Stage::Checking, "checking citations");
     let answer = grounding::verify(&asked.answer, &sources);
+    let pack_items = if settings.run.pack {
+        pack_entries(&asked.reply.content, &sources)
+    } else {
+        Vec::new()
+    };
     events.emit(
         "answer_shown",
         json!({"grounded": answer.grounded(), "statements": answer.statements.len(), "supports": answer.statements.iter().filter(|s| s.supported()).count()}),
@@ -429,7 +458,237 @@ async fn steps(
         warnings: std::mem::take(&mut run.warnings),
         ask_user,
         answer_language,
+        plan: plan_run,
+        pack_items,
     })
+}
+
+/// The pack's bucket items of the reply `content`, each checked against `sources`
+/// with the same quote check as the answer's statements.
+fn pack_entries(content: &str, sources: &[SourceText]) -> Vec<PackEntry> {
+    let mut entries = Vec::new();
+    for bucket in llm::PACK_BUCKETS {
+        let items = crate::answer::parse_pack_bucket(
+            content,
+            bucket,
+            llm::MAX_BUCKET_ITEMS as usize,
+            llm::MAX_BUCKET_CITATIONS as usize,
+        );
+        let flags: Vec<bool> = items.iter().map(|i| i.policy_or_legal).collect();
+        let checked = grounding::verify(
+            &ModelAnswer {
+                answerable: true,
+                statements: items.into_iter().map(|i| i.statement).collect(),
+                unknowns: Vec::new(),
+                over_bounds: 0,
+            },
+            sources,
+        );
+        for (statement, flagged) in checked.statements.into_iter().zip(flags) {
+            let policy_or_legal = flagged || grounding::reads_like_policy(&statement.text);
+            entries.push(PackEntry {
+                bucket,
+                statement,
+                policy_or_legal,
+            });
+        }
+    }
+    entries
+}
+
+/// What searching and reading produced: the merged results, every search call, every
+/// page tried, and how the plan went.
+type Gathered = (Vec<SearchHit>, Vec<SearchRun>, Vec<PageAttempt>, PlanRun);
+
+/// Every query at once ([`search_all`]), then the pages ([`gather`]).
+async fn search_at_once(
+    settings: &Settings,
+    cache: &Cache,
+    fetcher: &Fetcher,
+    queries: &[String],
+    run: &mut Run,
+    events: &Events,
+) -> Result<Gathered, Error> {
+    events.stage(
+        Stage::Searching,
+        &format!("searching {}", settings.search.backend),
+    );
+    let t = Instant::now();
+    let searched = search_all(settings, cache, queries, events).await;
+    run.timings.search = elapsed_ms(t);
+    let (hits, searches, warnings) = match searched {
+        Ok(found) => found,
+        Err((error, searches)) => {
+            run.searches = searches;
+            return Err(error);
+        }
+    };
+    run.warnings.extend(warnings);
+    run.searches = searches.clone();
+    let pages = fetch_pages(settings, cache, fetcher, &hits, 0, run, events).await;
+    run.pages = pages.clone();
+    Ok((hits, searches, pages, PlanRun::default()))
+}
+
+/// Fetches up to `--pages` of `hits` (hedged, see [`gather`]), numbering their ranks
+/// from `first_rank`, and reports them.
+async fn fetch_pages(
+    settings: &Settings,
+    cache: &Cache,
+    fetcher: &Fetcher,
+    hits: &[SearchHit],
+    first_rank: usize,
+    run: &mut Run,
+    events: &Events,
+) -> Vec<PageAttempt> {
+    events.stage(
+        Stage::Fetching,
+        &format!(
+            "fetching {} of {} results",
+            settings.fetch.pages.min(hits.len()),
+            hits.len()
+        ),
+    );
+    let t = Instant::now();
+    let fetched = gather(fetcher, cache, hits, settings.fetch.pages).await;
+    run.timings.fetch += elapsed_ms(t);
+    run.timings.extract += fetched.iter().map(|p| p.1).sum::<u64>();
+    let pages: Vec<PageAttempt> = fetched
+        .into_iter()
+        .map(|(mut p, _)| {
+            p.rank += first_rank;
+            p
+        })
+        .collect();
+    events.emit(
+        "pages_fetched",
+        json!({"pages": pages.iter().map(|p| json!({"url": p.url, "status": p.status, "http_status": p.http_status, "cached": p.cached, "ms": p.ms})).collect::<Vec<_>>()}),
+    );
+    pages
+}
+
+/// One query per round: search it ([`search_all`] with one query), read the pages of
+/// its new results, and check the must-have evidence in every page read and every
+/// snippet so far; the next query runs only while the evidence is missing. A round
+/// whose search fails or finds nothing new is recorded and the next one runs; the
+/// run fails only when every round's search failed.
+#[allow(clippy::too_many_arguments)]
+async fn search_in_rounds(
+    settings: &Settings,
+    cache: &Cache,
+    fetcher: &Fetcher,
+    queries: &[String],
+    plan: &plan::Plan,
+    agree: usize,
+    run: &mut Run,
+    events: &Events,
+) -> Result<Gathered, Error> {
+    let mut hits: Vec<SearchHit> = Vec::new();
+    let mut searches: Vec<SearchRun> = Vec::new();
+    let mut pages: Vec<PageAttempt> = Vec::new();
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut first_error = None;
+    let mut outcome = PlanRun::default();
+    for (round, query) in queries.iter().enumerate() {
+        events.stage(
+            Stage::Searching,
+            &format!(
+                "searching {} (round {} of {})",
+                settings.search.backend,
+                round + 1,
+                queries.len()
+            ),
+        );
+        let t = Instant::now();
+        let searched = search_all(settings, cache, std::slice::from_ref(query), events).await;
+        let ms = elapsed_ms(t);
+        run.timings.search += ms;
+        outcome.rounds += 1;
+        let fresh: Vec<SearchHit> = match searched {
+            Ok((found, runs, warnings)) => {
+                searches.extend(runs);
+                for warning in warnings {
+                    if !run.warnings.contains(&warning) {
+                        run.warnings.push(warning);
+                    }
+                }
+                found
+                    .into_iter()
+                    .filter(|hit| seen.insert(search::normalize_url(&hit.url)))
+                    .collect()
+            }
+            Err((error, runs)) => {
+                searches.extend(runs);
+                first_error.get_or_insert(error);
+                Vec::new()
+            }
+        };
+        run.searches = searches.clone();
+        if !fresh.is_empty() {
+            let read = fetch_pages(settings, cache, fetcher, &fresh, hits.len(), run, events).await;
+            pages.extend(read);
+            hits.extend(fresh);
+            run.pages = pages.clone();
+        }
+        outcome.evidence =
+            plan::check_evidence(&plan.must_have_evidence, &evidence_texts(&hits, &pages));
+        let met = plan::evidence_met(&outcome.evidence, agree);
+        if met {
+            outcome.stopped_because = Some(if agree > 1 {
+                StopReason::SourcesAgree
+            } else {
+                StopReason::EvidenceFound
+            });
+            outcome.queries_not_run = queries[round + 1..].to_vec();
+        } else if round + 1 == queries.len() {
+            outcome.stopped_because = Some(StopReason::QueriesExhausted);
+        }
+        events.emit(
+            "evidence_checked",
+            json!({"round": round + 1, "query": query, "evidence": outcome.evidence, "agree": agree, "met": met, "stopped_because": outcome.stopped_because, "queries_not_run": outcome.queries_not_run}),
+        );
+        if met {
+            break;
+        }
+    }
+    if searches.iter().all(|s| s.error.is_some())
+        && let Some(error) = first_error
+    {
+        return Err(error);
+    }
+    if hits.is_empty() {
+        return Err(search::no_hits_error(&queries.join(" | "), &[]));
+    }
+    if searches.iter().any(|s| s.error.is_some()) {
+        run.warnings
+            .push("some searches failed; answering from the others".to_string());
+    }
+    pages.sort_by_key(|p| p.rank);
+    Ok((hits, searches, pages, outcome))
+}
+
+/// The texts the evidence check reads, each with its host: the pages read, and the
+/// snippets of results not read (they go to the model as sources of their own).
+fn evidence_texts<'a>(hits: &'a [SearchHit], pages: &'a [PageAttempt]) -> Vec<(String, &'a str)> {
+    let read: HashSet<String> = pages
+        .iter()
+        .filter(|p| p.status == RetrievalStatus::Success)
+        .map(|p| search::normalize_url(&p.url))
+        .collect();
+    pages
+        .iter()
+        .filter(|p| p.status == RetrievalStatus::Success)
+        .map(|p| {
+            let url = p.final_url.as_deref().unwrap_or(&p.url);
+            (plan::host_of(url), p.text.as_str())
+        })
+        .chain(
+            hits.iter()
+                .filter(|h| !read.contains(&search::normalize_url(&h.url)))
+                .filter(|h| !h.snippet.trim().is_empty())
+                .map(|h| (plan::host_of(&h.url), h.snippet.as_str())),
+        )
+        .collect()
 }
 
 /// Longest question (or search query) accepted, in characters: longer ones are not
@@ -535,6 +794,8 @@ async fn offline(
         warnings: std::mem::take(&mut run.warnings),
         ask_user: Vec::new(),
         answer_language: None,
+        plan: None,
+        pack_items: Vec::new(),
     })
 }
 

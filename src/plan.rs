@@ -1,5 +1,7 @@
 //! Deciding and planning before the search: the NeedSearch gate (`--auto`), the query
-//! planner (`--queries N`), and the ungrounded answer used when no search is made.
+//! planner (`--queries N`) with its must-have evidence and stop conditions, the
+//! deterministic evidence check that decides whether another search round is needed,
+//! and the ungrounded answer used when no search is made.
 //!
 //! Each is one strict-JSON model call with a small bounded schema, like the answer
 //! call (see [`crate::llm`]). A gate or planner reply that cannot be used does not
@@ -11,6 +13,7 @@ use serde_json::{Value, json};
 
 use crate::error::Error;
 use crate::llm::{ChatBackend, ModelReply, ModelRequest};
+use crate::settings::PlanMode;
 
 /// Why a question needs (or does not need) the web, as the gate reports it.
 pub const REASON_CODES: [&str; 6] = [
@@ -36,7 +39,7 @@ pub struct Decision {
 const GATE_PROMPT: &str = "You decide whether a question needs a live web search to be answered reliably. \
 Answer with JSON only. need_search is true when the answer may have changed recently (TIME_SENSITIVE), depends on place or culture (CULTURE_NORMS), on laws or policies (POLICY_LEGAL), or concerns a little-known person, product or thing (NICHE_ENTITY); it is false only for stable general knowledge (GENERAL_KNOWLEDGE) such as arithmetic, definitions or well-known history. When unsure, choose true. max_queries is how many different web searches would help (1 to 3).";
 
-const PLAN_PROMPT: &str = "You turn a question into web search queries. Answer with JSON only: \"queries\" is a list of short keyword queries (not sentences) that together find pages answering the question. Use different wordings or aspects, not repeats.";
+const PLAN_PROMPT: &str = "You turn a question into web search queries. Answer with JSON only: \"queries\" is a list of short keyword queries (not sentences) that together find pages answering the question, the most promising first. Use different wordings or aspects, not repeats. \"must_have_evidence\" lists at most three short phrases (a few words each) that a page answering the question must contain. \"stop_conditions\" says when searching can stop, e.g. \"2 sources agree\" or \"an official source states it\".";
 
 const OFFLINE_PROMPT: &str = "Answer the question briefly from your own knowledge. Answer with JSON only: \"answer\" is your answer in a few sentences. If you do not know, say so.";
 
@@ -56,9 +59,11 @@ fn plan_schema(count: usize) -> Value {
     json!({
         "type": "object",
         "properties": {
-            "queries": {"type": "array", "minItems": 1, "maxItems": count, "items": {"type": "string", "minLength": 1, "maxLength": 200}}
+            "queries": {"type": "array", "minItems": 1, "maxItems": count, "items": {"type": "string", "minLength": 1, "maxLength": 200}},
+            "must_have_evidence": {"type": "array", "maxItems": MAX_EVIDENCE, "items": {"type": "string", "minLength": 1, "maxLength": MAX_PHRASE_CHARS}},
+            "stop_conditions": {"type": "array", "maxItems": 2, "items": {"type": "string", "minLength": 1, "maxLength": MAX_PHRASE_CHARS}}
         },
-        "required": ["queries"]
+        "required": ["queries", "must_have_evidence", "stop_conditions"]
     })
 }
 
@@ -164,8 +169,40 @@ fn parse_decision(value: &Value) -> Option<Decision> {
     })
 }
 
-/// Plans up to `count` search queries for `question`. Returns the queries (the
-/// question itself when planning fails or `count` is 1) and a warning if it failed.
+/// Most must-have phrases a plan keeps.
+pub const MAX_EVIDENCE: usize = 3;
+/// Longest must-have phrase or stop condition kept, in characters.
+pub const MAX_PHRASE_CHARS: usize = 80;
+/// Most queries a plan keeps (the `--queries` range's top); the run's search budget
+/// decides how many of them run.
+pub const MAX_PLANNED_QUERIES: usize = 3;
+
+/// What the planner returned: the queries, most promising first, the evidence an
+/// answer needs, and when searching may stop.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Plan {
+    /// Keyword queries (1-3).
+    pub queries: Vec<String>,
+    /// Short phrases a page answering the question must contain (0-3).
+    pub must_have_evidence: Vec<String>,
+    /// The planner's stop conditions, as written (0-2); see [`agree_count`].
+    pub stop_conditions: Vec<String>,
+}
+
+impl Plan {
+    /// The question searched as asked, with nothing to check.
+    pub fn as_asked(question: &str) -> Self {
+        Plan {
+            queries: vec![question.to_string()],
+            ..Plan::default()
+        }
+    }
+}
+
+/// Plans up to `count` search queries for `question`, with the must-have evidence and
+/// stop conditions. The plan is the question itself when planning fails (with a
+/// warning) or `count` is 1. A reply with more queries than asked keeps up to
+/// [`MAX_PLANNED_QUERIES`]: the caller runs what its budget allows and reports the rest.
 pub async fn plan_queries(
     client: &impl ChatBackend,
     question: &str,
@@ -173,9 +210,9 @@ pub async fn plan_queries(
     language: Option<&str>,
     region: Option<&str>,
     context_tokens: u32,
-) -> Result<(Vec<String>, Option<String>), Error> {
+) -> Result<(Plan, Option<String>), Error> {
     if count <= 1 {
-        return Ok((vec![question.to_string()], None));
+        return Ok((Plan::as_asked(question), None));
     }
     let mut user = format!("Question: {question}\nAt most {count} queries.");
     if let Some(language) = language {
@@ -186,9 +223,9 @@ pub async fn plan_queries(
     if let Some(region) = region {
         user.push_str(&format!("\nThe user is in the region {region:?}: prefer queries that find sources for that region."));
     }
-    let req = request(PLAN_PROMPT, user, plan_schema(count), context_tokens, 256);
-    let queries = match call(client, &req).await {
-        Ok((value, _)) => value["queries"]
+    let req = request(PLAN_PROMPT, user, plan_schema(count), context_tokens, 384);
+    let strings = |value: &Value, key: &str| -> Vec<String> {
+        value[key]
             .as_array()
             .map(|items| {
                 items
@@ -197,10 +234,17 @@ pub async fn plan_queries(
                     .map(str::to_string)
                     .collect::<Vec<_>>()
             })
-            .unwrap_or_default(),
+            .unwrap_or_default()
+    };
+    let (queries, must_have, stops) = match call(client, &req).await {
+        Ok((value, _)) => (
+            strings(&value, "queries"),
+            strings(&value, "must_have_evidence"),
+            strings(&value, "stop_conditions"),
+        ),
         Err(Ok(problem)) => {
             return Ok((
-                vec![question.to_string()],
+                Plan::as_asked(question),
                 Some(format!(
                     "the query planner failed ({problem}); searching the question as asked"
                 )),
@@ -208,14 +252,215 @@ pub async fn plan_queries(
         }
         Err(Err(error)) => return Err(error),
     };
-    let cleaned = dedupe_queries(queries, count);
+    let cleaned = dedupe_queries(queries, MAX_PLANNED_QUERIES);
     if cleaned.is_empty() {
         return Ok((
-            vec![question.to_string()],
+            Plan::as_asked(question),
             Some("the query planner gave no queries; searching the question as asked".into()),
         ));
     }
-    Ok((cleaned, None))
+    Ok((
+        Plan {
+            queries: cleaned,
+            must_have_evidence: clean_phrases(must_have, MAX_EVIDENCE),
+            stop_conditions: clean_phrases(stops, 2),
+        },
+        None,
+    ))
+}
+
+/// Sanitised, non-empty, distinct phrases of at most [`MAX_PHRASE_CHARS`].
+fn clean_phrases(phrases: Vec<String>, count: usize) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for p in phrases {
+        let p: String = crate::text::sanitize_line(&p)
+            .chars()
+            .take(MAX_PHRASE_CHARS)
+            .collect();
+        let p = p.trim().to_string();
+        if !p.is_empty() && !out.iter().any(|o| o.eq_ignore_ascii_case(&p)) {
+            out.push(p);
+        }
+        if out.len() == count {
+            break;
+        }
+    }
+    out
+}
+
+/// How many distinct hosts must hold each must-have phrase before searching stops:
+/// the largest number (2-5) in a stop condition that speaks of sources or agreeing
+/// ("2 reputable sources agree", "two sites confirm"), else 1.
+pub fn agree_count(stop_conditions: &[String]) -> usize {
+    const WORDS: [(&str, usize); 4] = [("two", 2), ("three", 3), ("four", 4), ("five", 5)];
+    let mut n = 1;
+    for condition in stop_conditions {
+        let lower = condition.to_lowercase();
+        let about_sources = ["source", "agree", "site", "confirm", "independent"]
+            .iter()
+            .any(|w| lower.contains(w));
+        if !about_sources {
+            continue;
+        }
+        for word in lower.split(|c: char| !c.is_alphanumeric()) {
+            let value = word
+                .parse::<usize>()
+                .ok()
+                .or_else(|| WORDS.iter().find(|(w, _)| *w == word).map(|(_, v)| *v));
+            if let Some(v) = value.filter(|v| (2..=5).contains(v)) {
+                n = n.max(v);
+            }
+        }
+    }
+    n
+}
+
+/// One must-have phrase after a search round: which hosts hold it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Evidence {
+    /// The phrase, as planned.
+    pub phrase: String,
+    /// Whether some page read or snippet holds it.
+    pub found: bool,
+    /// The distinct hosts whose pages or snippets hold it, in the order met.
+    pub hosts: Vec<String>,
+}
+
+/// Words too common to count as content.
+const STOP_WORDS: [&str; 40] = [
+    "the", "and", "for", "are", "was", "were", "with", "that", "this", "from", "into", "than",
+    "then", "have", "has", "had", "not", "but", "its", "it's", "their", "there", "they", "them",
+    "what", "when", "which", "who", "why", "how", "does", "did", "can", "could", "will", "would",
+    "should", "about", "over", "under",
+];
+
+/// The content words of `text`: normalised, alphanumeric runs of 3+ characters that
+/// are not [`STOP_WORDS`], or any number.
+fn content_words(text: &str) -> Vec<String> {
+    crate::text::normalise(text)
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| {
+            (w.chars().count() >= 3 && !STOP_WORDS.contains(w))
+                || (!w.is_empty() && w.chars().all(|c| c.is_ascii_digit()))
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+/// Whether `text` holds `phrase`: the phrase itself (normalised), or more than half
+/// of its content words (all of them for one or two), as words anywhere in the text.
+pub fn holds(phrase: &str, text: &str) -> bool {
+    let normalised = crate::text::normalise(text);
+    let wanted = crate::text::normalise(phrase);
+    if wanted.is_empty() {
+        return false;
+    }
+    if normalised.contains(&wanted) {
+        return true;
+    }
+    let mut words = content_words(phrase);
+    words.dedup();
+    if words.is_empty() {
+        return false;
+    }
+    let present: std::collections::HashSet<&str> =
+        normalised.split(|c: char| !c.is_alphanumeric()).collect();
+    let hits = words
+        .iter()
+        .filter(|w| present.contains(w.as_str()))
+        .count();
+    hits * 2 > words.len()
+}
+
+/// Checks each must-have phrase against `texts` (host, text): pages read and search
+/// snippets. Deterministic: no model call.
+pub fn check_evidence(phrases: &[String], texts: &[(String, &str)]) -> Vec<Evidence> {
+    phrases
+        .iter()
+        .map(|phrase| {
+            let mut hosts: Vec<String> = Vec::new();
+            for (host, text) in texts {
+                if !hosts.contains(host) && holds(phrase, text) {
+                    hosts.push(host.clone());
+                }
+            }
+            Evidence {
+                phrase: phrase.clone(),
+                found: !hosts.is_empty(),
+                hosts,
+            }
+        })
+        .collect()
+}
+
+/// Why searching stopped (`stopped_because`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// Every must-have phrase was found in a page read or a snippet.
+    EvidenceFound,
+    /// Every must-have phrase was found on as many distinct hosts as a stop condition
+    /// asked for ("2 sources agree").
+    SourcesAgree,
+    /// The search budget (`--max-searches`, `--queries`, the gate's `max_queries`)
+    /// allowed no more of the planned queries.
+    SearchBudget,
+    /// Every planned query ran and the evidence is still incomplete.
+    QueriesExhausted,
+}
+
+/// How the plan went: what it asked for, what was found, and why searching stopped.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PlanRun {
+    /// `rounds` or `concurrent` (rounds fall back to concurrent when the plan has
+    /// no must-have evidence to check).
+    pub mode: PlanMode,
+    /// The planner's must-have phrases.
+    pub must_have_evidence: Vec<String>,
+    /// The planner's stop conditions, as written.
+    pub stop_conditions: Vec<String>,
+    /// Distinct hosts each phrase needs, from the stop conditions ([`agree_count`]).
+    pub agree: usize,
+    /// Search rounds made (0 when the queries ran at once).
+    pub rounds: usize,
+    /// Each phrase after the last round (empty when the queries ran at once).
+    pub evidence: Vec<Evidence>,
+    /// Why searching stopped, or null when every planned query ran at once.
+    pub stopped_because: Option<StopReason>,
+    /// Planned queries that did not run.
+    pub queries_not_run: Vec<String>,
+}
+
+impl Default for PlanRun {
+    fn default() -> Self {
+        PlanRun {
+            mode: PlanMode::Concurrent,
+            must_have_evidence: Vec::new(),
+            stop_conditions: Vec::new(),
+            agree: 1,
+            rounds: 0,
+            evidence: Vec::new(),
+            stopped_because: None,
+            queries_not_run: Vec::new(),
+        }
+    }
+}
+
+/// Whether `evidence` meets the plan: every phrase found, on `agree` distinct hosts
+/// each. An empty list is never met (there is nothing to check).
+pub fn evidence_met(evidence: &[Evidence], agree: usize) -> bool {
+    !evidence.is_empty() && evidence.iter().all(|e| e.hosts.len() >= agree.max(1))
+}
+
+/// The host of `url` without `www.`, for counting distinct sources ("" if none).
+pub fn host_of(url: &str) -> String {
+    url::Url::parse(url)
+        .ok()
+        .and_then(|u| {
+            u.host_str()
+                .map(|h| h.trim_start_matches("www.").to_string())
+        })
+        .unwrap_or_default()
 }
 
 /// Trims, drops empty and repeated (case-insensitively) queries, caps length and
@@ -301,5 +546,42 @@ mod tests {
             2,
         );
         assert_eq!(q, vec!["tardigrades space", "water bears[31m vacuum"]);
+    }
+
+    #[test]
+    fn evidence_is_a_phrase_or_most_of_its_words() {
+        let page =
+            "Dried tardigrades were exposed to open space for ten days on the FOTON-M3 mission.";
+        assert!(holds("FOTON-M3 mission", page));
+        assert!(
+            holds("tardigrades survived open space", page),
+            "3 of 4 words"
+        );
+        assert!(
+            !holds("tardigrades survived radiation", page),
+            "1 of 3 words"
+        );
+        assert!(!holds("", page));
+        let texts = vec![
+            ("a.org".to_string(), page),
+            ("b.org".to_string(), "ten days in space on FOTON-M3"),
+            ("a.org".to_string(), "FOTON-M3 again"),
+        ];
+        let e = check_evidence(&["FOTON-M3".into(), "lichen".into()], &texts);
+        assert_eq!(e[0].hosts, vec!["a.org", "b.org"]);
+        assert!(!e[1].found);
+        assert!(!evidence_met(&e, 1));
+        assert!(evidence_met(&e[..1], 2));
+        assert!(!evidence_met(&e[..1], 3));
+        assert!(!evidence_met(&[], 1));
+    }
+
+    #[test]
+    fn stop_conditions_give_the_agreeing_hosts() {
+        assert_eq!(agree_count(&[]), 1);
+        assert_eq!(agree_count(&["2 reputable sources agree".into()]), 2);
+        assert_eq!(agree_count(&["two sites confirm it".into()]), 2);
+        assert_eq!(agree_count(&["published after 2020".into()]), 1);
+        assert_eq!(agree_count(&["99 sources agree".into()]), 1);
     }
 }

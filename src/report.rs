@@ -11,7 +11,7 @@ use crate::grounding::GroundedAnswer;
 use crate::hits::SearchHit;
 use crate::language::AnswerLanguage;
 use crate::page::PageAttempt;
-use crate::plan::Decision;
+use crate::plan::{Decision, PlanRun};
 use crate::settings::{LlmBackend, SearchBackend};
 
 /// Model call details for the report.
@@ -135,6 +135,22 @@ pub struct Report {
     pub ask_user: Vec<AskUser>,
     /// The language the model was asked to answer in, if any.
     pub answer_language: Option<AnswerLanguage>,
+    /// How the planned queries went (null when the question was searched as asked).
+    pub plan: Option<PlanRun>,
+    /// The grounding pack's bucket items, checked like statements (`--pack` only).
+    pub pack_items: Vec<PackEntry>,
+}
+
+/// One checked item of a grounding pack's bucket.
+#[derive(Debug, Clone)]
+pub struct PackEntry {
+    /// Its bucket: `norms_and_expectations` or `constraints_and_rules`.
+    pub bucket: &'static str,
+    /// The item with its citations, verified against the sources.
+    pub statement: crate::grounding::Statement,
+    /// A law, regulation or policy (the model said so, or the text reads like one):
+    /// it wants two sources.
+    pub policy_or_legal: bool,
 }
 
 impl Report {

@@ -58,6 +58,34 @@ pub struct RunSettings {
     /// Ask for a grounding pack (`--pack`): the model also lists questions for the
     /// user.
     pub pack: bool,
+    /// How planned queries run (`--plan-mode`): in rounds that stop once the
+    /// must-have evidence is found (the default), or all at once.
+    pub plan_mode: PlanMode,
+    /// How long `ground mcp` reuses a `grounded_answer`'s evidence for the same
+    /// question in the same session (`--reuse-secs`); zero turns reuse off.
+    pub session_reuse: Duration,
+}
+
+/// How planned queries run (`--plan-mode`, `[run] plan_mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PlanMode {
+    /// One query per round: search, read its pages, check the must-have evidence, and
+    /// search again only while it is missing and the budget allows.
+    Rounds,
+    /// Every planned query at once (faster, never stops early).
+    Concurrent,
+}
+
+impl PlanMode {
+    /// Parses `rounds` / `concurrent`.
+    pub fn parse(value: &str) -> Option<Self> {
+        match value.trim().to_ascii_lowercase().as_str() {
+            "rounds" => Some(Self::Rounds),
+            "concurrent" => Some(Self::Concurrent),
+            _ => None,
+        }
+    }
 }
 
 /// Whether and how the cache is used.

@@ -613,3 +613,76 @@ async fn web_fetch_reads_a_pdf() {
     );
     mcp.close().await;
 }
+
+#[tokio::test]
+async fn a_repeated_question_reuses_the_sessions_evidence_without_searching() {
+    let world = World::new().await;
+    world.healthy(&good_answer()).await;
+    let (mut mcp, _) = Session::start(world.ground(), &["--session-searches", "1"]).await;
+    let first = structured(
+        &mcp.call(
+            "grounded_answer",
+            json!({"question": "Do tardigrades survive in space?"}),
+        )
+        .await,
+    );
+    assert_eq!(first["grounded"], true, "{first}");
+    assert!(first.get("reused").is_none(), "a fresh run is not marked");
+    // The same question, written differently: the budget of 1 is spent, yet it is
+    // answered from the first run's evidence.
+    let again = structured(
+        &mcp.call(
+            "grounded_answer",
+            json!({"question": "do tardigrades  survive in space"}),
+        )
+        .await,
+    );
+    assert_eq!(
+        again["reused"]["question"],
+        "Do tardigrades survive in space?"
+    );
+    assert_eq!(again["reused"]["ttl_secs"], 600);
+    assert!(again["reused"]["age_secs"].is_u64());
+    assert_eq!(again["sources"], first["sources"]);
+    assert_eq!(again["citations"], first["citations"]);
+    assert_eq!(
+        world.searx.received_requests().await.unwrap().len(),
+        1,
+        "no second search"
+    );
+    assert_eq!(
+        world.ollama.received_requests().await.unwrap().len(),
+        1,
+        "no second model call"
+    );
+    // Another question is a new run (and here the budget says no).
+    let other = mcp
+        .call(
+            "grounded_answer",
+            json!({"question": "do tardigrades live on the moon"}),
+        )
+        .await;
+    assert!(error_text(&other).contains("search budget is spent"));
+    let (code, _) = mcp.close().await;
+    assert_eq!(code, Some(0));
+}
+
+#[tokio::test]
+async fn reuse_can_be_turned_off() {
+    let world = World::new().await;
+    world.healthy(&good_answer()).await;
+    let (mut mcp, _) = Session::start(world.ground(), &["--reuse-secs", "0", "--no-cache"]).await;
+    for _ in 0..2 {
+        let answer = structured(
+            &mcp.call(
+                "grounded_answer",
+                json!({"question": "do tardigrades survive in space"}),
+            )
+            .await,
+        );
+        assert!(answer.get("reused").is_none());
+    }
+    assert_eq!(world.searx.received_requests().await.unwrap().len(), 2);
+    let (code, _) = mcp.close().await;
+    assert_eq!(code, Some(0));
+}

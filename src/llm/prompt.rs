@@ -125,7 +125,42 @@ pub fn answer_schema(source_count: usize, bounds: AnswerBounds) -> Value {
 }
 
 /// What the system prompt adds when a grounding pack is asked for.
-pub const PACK_NOTE: &str = "\nAlso fill \"what_to_ask_user\": at most two short questions that would let you answer better (\"q\"), each with why it matters (\"why\"); leave it empty when the question is clear.";
+pub const PACK_NOTE: &str = "\nAlso fill \"what_to_ask_user\": at most two short questions that would let you answer better (\"q\"), each with why it matters (\"why\"); leave it empty when the question is clear.\n\
+Also fill \"norms_and_expectations\" (what is customary or expected) and \"constraints_and_rules\" (rules, limits, laws, policies, requirements) from the sources, at most three items each, each cited like a statement; set \"policy_or_legal\" to true for laws, regulations and official policies. Leave them empty when the sources say nothing of the kind.";
+
+/// The pack's evidence buckets beside `key_points`, in the order they are shown.
+pub const PACK_BUCKETS: [&str; 2] = ["norms_and_expectations", "constraints_and_rules"];
+/// Most items in one pack bucket.
+pub const MAX_BUCKET_ITEMS: u64 = 3;
+/// Most citations per bucket item.
+pub const MAX_BUCKET_CITATIONS: u64 = 2;
+
+/// Adds the pack's bounded buckets ([`PACK_BUCKETS`]) to an answer schema: at most
+/// [`MAX_BUCKET_ITEMS`] items of `{text, citations, policy_or_legal}`, citations shaped
+/// (and source numbers bounded) like the statements'.
+pub fn with_pack_buckets(mut schema: Value) -> Value {
+    let citation =
+        schema["properties"]["statements"]["items"]["properties"]["citations"]["items"].clone();
+    for bucket in PACK_BUCKETS {
+        schema["properties"][bucket] = json!({
+            "type": "array",
+            "maxItems": MAX_BUCKET_ITEMS,
+            "items": {
+                "type": "object",
+                "properties": {
+                    "text": {"type": "string", "minLength": 1, "maxLength": 240},
+                    "citations": {"type": "array", "maxItems": MAX_BUCKET_CITATIONS, "items": citation},
+                    "policy_or_legal": {"type": "boolean"}
+                },
+                "required": ["text", "citations", "policy_or_legal"]
+            }
+        });
+        if let Some(required) = schema["required"].as_array_mut() {
+            required.push(json!(bucket));
+        }
+    }
+    schema
+}
 
 /// Adds the bounded `what_to_ask_user` list to an answer schema (grounding packs).
 pub fn with_questions_for_user(mut schema: Value) -> Value {

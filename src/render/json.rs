@@ -104,6 +104,7 @@ pub fn json(report: &Report, verdict: &Verdict) -> Value {
         },
         "decision": report.decision,
         "searches": report.searches,
+        "plan": report.plan,
         "answerable": answer.answerable,
         "statements": statements,
         "citations": citations,
@@ -123,10 +124,12 @@ pub fn json(report: &Report, verdict: &Verdict) -> Value {
     })
 }
 
-/// The grounding pack (`--pack`): evidence for apps instead of prose. Every key point
-/// carries verified citations (the same quote check as answers); a statement without
-/// one is moved to `disputed_or_uncertain`, next to what the model itself called
-/// unsettled.
+/// The grounding pack (`--pack`): evidence for apps instead of prose. Every key point,
+/// norm (`norms_and_expectations`) and rule (`constraints_and_rules`) carries verified
+/// citations (the same quote check as answers); one without is moved to
+/// `disputed_or_uncertain` with the reason (a bucket item also names its `bucket`),
+/// next to what the model itself called unsettled. A policy- or legal-like item with
+/// one verified source stays, marked `"single_source": true`.
 pub fn pack(report: &Report) -> Value {
     let answer = &report.answer;
     let grounded_run = report.mode == AnswerMode::Grounded;
@@ -138,9 +141,8 @@ pub fn pack(report: &Report) -> Value {
             json!({"index": n, "url": s.url, "title": s.title})
         }
     };
-    let mut key_points = Vec::new();
-    let mut uncertain = Vec::new();
-    for statement in &answer.statements {
+    // A verified statement or bucket item as a key point, or why it is uncertain.
+    let checked = |statement: &Statement| -> Result<Value, String> {
         let verified = statement.verified_sources();
         if grounded_run && !verified.is_empty() {
             let confidence = verified.iter().map(|(_, c)| *c).fold(0.0, f64::max);
@@ -150,30 +152,57 @@ pub fn pack(report: &Report) -> Value {
                 .filter(|c| c.verified)
                 .map(|c| json!({"source": c.source, "text": c.quote, "confidence": c.confidence}))
                 .collect();
-            key_points.push(json!({
+            Ok(json!({
                 "text": statement.text,
                 "sources": verified.iter().map(|(n, _)| source_ref(*n)).collect::<Vec<_>>(),
                 "quotes": quotes,
                 "confidence": confidence,
-            }));
+            }))
+        } else if !grounded_run {
+            Err("answered without sources".to_string())
+        } else if statement.citations.is_empty() {
+            Err("no citation".to_string())
         } else {
-            let reason = if !grounded_run {
-                "answered without sources".to_string()
-            } else if statement.citations.is_empty() {
-                "no citation".to_string()
-            } else {
-                let cited: Vec<String> = statement
-                    .citations
-                    .iter()
-                    .map(|c| c.source.to_string())
-                    .collect();
-                format!(
-                    "the quoted text was not found in source {}",
-                    cited.join(", ")
-                )
-            };
-            uncertain.push(json!({"text": statement.text, "reason": reason}));
+            let cited: Vec<String> = statement
+                .citations
+                .iter()
+                .map(|c| c.source.to_string())
+                .collect();
+            Err(format!(
+                "the quoted text was not found in source {}",
+                cited.join(", ")
+            ))
         }
+    };
+    let mut key_points = Vec::new();
+    let mut uncertain = Vec::new();
+    for statement in &answer.statements {
+        match checked(statement) {
+            Ok(point) => key_points.push(point),
+            Err(reason) => uncertain.push(json!({"text": statement.text, "reason": reason})),
+        }
+    }
+    let mut buckets = serde_json::Map::new();
+    for bucket in crate::llm::PACK_BUCKETS {
+        let mut items = Vec::new();
+        for entry in report.pack_items.iter().filter(|e| e.bucket == bucket) {
+            match checked(&entry.statement) {
+                Ok(mut item) => {
+                    // Policies and laws want two sources; with one the item stays,
+                    // labelled.
+                    let sources = entry.statement.verified_sources().len();
+                    item["policy_or_legal"] = json!(entry.policy_or_legal);
+                    item["single_source"] = json!(entry.policy_or_legal && sources < 2);
+                    items.push(item);
+                }
+                Err(reason) => uncertain.push(json!({
+                    "text": entry.statement.text,
+                    "reason": reason,
+                    "bucket": bucket,
+                })),
+            }
+        }
+        buckets.insert(bucket.to_string(), Value::Array(items));
     }
     for unknown in &answer.unknowns {
         uncertain.push(json!({"text": unknown, "reason": "the sources do not settle this"}));
@@ -184,10 +213,13 @@ pub fn pack(report: &Report) -> Value {
         "mode": report.mode.name(),
         "grounded": grounded_run && answer.grounded(),
         "key_points": key_points,
+        "norms_and_expectations": buckets["norms_and_expectations"],
+        "constraints_and_rules": buckets["constraints_and_rules"],
         "disputed_or_uncertain": uncertain,
         "what_to_ask_user": report.ask_user,
         "sources": report.sources.iter().map(|s| json!({"index": s.number, "url": s.url, "title": s.title})).collect::<Vec<_>>(),
         "webSearchQueries": report.queries,
+        "plan": report.plan,
         "model": report.model,
         "timings_ms": report.timings,
         "warnings": report.warnings,

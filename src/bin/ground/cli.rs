@@ -132,6 +132,24 @@ impl From<ModelApi> for settings::LlmBackend {
     }
 }
 
+/// `--plan-mode`: how planned queries run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PlanModeArg {
+    /// One query per round, stopping once the planner's must-have evidence is found.
+    Rounds,
+    /// Every planned query at once: faster, never stops early.
+    Concurrent,
+}
+
+impl From<PlanModeArg> for settings::PlanMode {
+    fn from(mode: PlanModeArg) -> Self {
+        match mode {
+            PlanModeArg::Rounds => settings::PlanMode::Rounds,
+            PlanModeArg::Concurrent => settings::PlanMode::Concurrent,
+        }
+    }
+}
+
 /// `--fallback`: what to do when search fails.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum FallbackMode {
@@ -257,8 +275,9 @@ pub struct AnswerArgs {
     #[arg(long)]
     pub strict: bool,
 
-    /// Print a grounding pack instead of prose: JSON with key_points (each with
-    /// verified sources), disputed_or_uncertain and what_to_ask_user.
+    /// Print a grounding pack instead of prose: JSON with key_points,
+    /// norms_and_expectations and constraints_and_rules (each item with verified
+    /// sources), disputed_or_uncertain and what_to_ask_user.
     #[arg(long, conflicts_with = "json")]
     pub pack: bool,
 
@@ -290,6 +309,11 @@ pub struct AnswerArgs {
     /// Search queries to plan from the question (1-3; 1 = the question itself).
     #[arg(long, value_name = "N")]
     pub queries: Option<usize>,
+
+    /// How planned queries run: `rounds` (one at a time, stopping once the planner's
+    /// must-have evidence is found) or `concurrent` (all at once) [default: rounds].
+    #[arg(long, value_name = "MODE", value_enum)]
+    pub plan_mode: Option<PlanModeArg>,
 
     /// Region hint for the query planner, e.g. `de` or `us`.
     #[arg(long)]
@@ -395,6 +419,16 @@ pub struct McpArgs {
     /// Search queries grounded_answer plans from the question (1-3).
     #[arg(long, value_name = "N")]
     pub queries: Option<usize>,
+
+    /// How grounded_answer runs planned queries: `rounds` or `concurrent`
+    /// [default: rounds].
+    #[arg(long, value_name = "MODE", value_enum)]
+    pub plan_mode: Option<PlanModeArg>,
+
+    /// Seconds a grounded_answer's evidence is reused for the same question later in
+    /// the session, without searching (0 = never) [default: 600].
+    #[arg(long, value_name = "SECS")]
+    pub reuse_secs: Option<u64>,
 
     #[command(flatten)]
     #[allow(missing_docs)]

@@ -36,6 +36,7 @@ pub fn run(args: AnswerArgs) -> ExitCode {
     overrides.timeout_secs = args.timeout;
     overrides.auto = args.auto;
     overrides.queries = args.queries;
+    overrides.plan_mode = args.plan_mode.map(Into::into);
     overrides.region = args.region.clone();
     overrides.max_searches = args.max_searches;
     overrides.fallback = args.fallback.map(Into::into);

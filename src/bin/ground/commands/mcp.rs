@@ -18,6 +18,8 @@ pub fn run(args: McpArgs) -> ExitCode {
     overrides.session_searches = args.session_searches;
     overrides.max_searches = args.max_searches;
     overrides.queries = args.queries;
+    overrides.plan_mode = args.plan_mode.map(Into::into);
+    overrides.reuse_secs = args.reuse_secs;
     match settings(&overrides).and_then(|s| block_on(ground::mcp::serve(s))) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
