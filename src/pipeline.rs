@@ -133,10 +133,18 @@ pub async fn answer_watched(
     let (hits, searches) = match searched {
         Ok((hits, searches, warnings)) => {
             run.warnings.extend(warnings);
+            if searches.iter().any(|s| !s.cached) {
+                run.warnings
+                    .extend(search::usage::warning(&settings.search));
+            }
             (hits, searches)
         }
         Err(error)
-            if settings.run.fallback_offline && error.exit_code() == crate::error::exit::SEARCH =>
+            if settings.run.fallback_offline
+                && matches!(
+                    error.exit_code(),
+                    crate::error::exit::SEARCH | crate::error::exit::RATE_LIMITED
+                ) =>
         {
             let reason = error.to_string();
             run.warnings.push(format!(
@@ -490,6 +498,7 @@ async fn search_all(
         let mut key = SearchKey::new(&settings.search, query, settings.search.max_results);
         key.region = settings.run.region.clone();
         if let Some(found) = cache.get_search(&key) {
+            search::log::record(&settings.search, query, Ok(found.hits.len()), true);
             return (query.clone(), Ok(found), elapsed_ms(t), true);
         }
         let outcome = search::search(&settings.search, query).await;

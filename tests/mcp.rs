@@ -587,3 +587,36 @@ async fn grounded_answer_keeps_the_run_timeout() {
     );
     assert_eq!(found["results"].as_array().unwrap().len(), 4);
 }
+
+#[tokio::test]
+async fn over_the_search_rate_limit_a_tool_error_says_when_to_retry() {
+    let world = World::new().await;
+    world.healthy(&good_answer()).await;
+    let mut cmd = world.ground();
+    cmd.env("GROUND_MAX_PER_MINUTE", "2");
+    let (mut mcp, _) = Session::start(cmd, &[]).await;
+    for _ in 0..2 {
+        structured(
+            &mcp.call("web_search", json!({"query": "tardigrades"}))
+                .await,
+        );
+    }
+    let result = mcp
+        .call("web_search", json!({"query": "tardigrades"}))
+        .await;
+    let text = error_text(&result);
+    assert!(
+        text.starts_with(
+            "error: the search rate limit (2 per minute) is reached; a search can be sent again in "
+        ),
+        "{text}"
+    );
+    assert!(text.contains("hint: retry in "), "{text}");
+    assert_eq!(
+        result["structuredContent"]["error"]["kind"],
+        "search_rate_limit_local"
+    );
+    assert_eq!(world.searx.received_requests().await.unwrap().len(), 2);
+    let (code, _) = mcp.close().await;
+    assert_eq!(code, Some(0));
+}

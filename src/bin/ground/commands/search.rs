@@ -32,6 +32,9 @@ pub fn run(args: SearchArgs) -> ExitCode {
         Ok(o) => o,
         Err(e) => return fail(args.json, "query", &query, &e),
     };
+    if let Some(warning) = ground::search::usage::warning(&search_settings) {
+        eprintln!("warning: {warning}");
+    }
     if outcome.hits.is_empty() {
         let error = ground::search::no_hits_error(&query, &outcome.unresponsive_engines);
         return fail(args.json, "query", &query, &error);
