@@ -37,19 +37,25 @@ pub fn acquire(settings: &SearchSettings) -> Result<(), Error> {
     if limit == 0 {
         return Ok(());
     }
-    acquire_at(dir, limit, now_ms())
+    acquire_at(dir, limit, now_ms)
 }
 
-/// [`acquire`] at the time `now` (Unix milliseconds).
-pub fn acquire_at(dir: &Path, limit: u32, now: u64) -> Result<(), Error> {
+/// [`acquire`] with the clock `now` (Unix milliseconds), read once the lock is held:
+/// a time taken before waiting for the lock would be older than what the process
+/// that held it just wrote.
+pub fn acquire_at(dir: &Path, limit: u32, now: impl FnOnce() -> u64) -> Result<(), Error> {
     let path = dir.join(FILE);
     let verdict = locked(dir, || {
+        let now = now();
         let mut recent: Recent = std::fs::read(&path)
             .ok()
             .and_then(|bytes| serde_json::from_slice(&bytes).ok())
             .unwrap_or_default();
-        // Times in the future (a clock set back) are dropped like old ones.
-        recent.sent_ms.retain(|&t| t <= now && now - t < WINDOW_MS);
+        // Times over a minute in the future (a clock set back) are dropped like old
+        // ones.
+        recent
+            .sent_ms
+            .retain(|&t| now.saturating_sub(t) < WINDOW_MS && t < now + WINDOW_MS);
         recent.sent_ms.sort_unstable();
         if recent.sent_ms.len() >= limit as usize {
             let oldest = recent.sent_ms[recent.sent_ms.len() - limit as usize];
@@ -88,20 +94,26 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let t0 = 1_000_000;
         for i in 0..10 {
-            assert_eq!(retry_after(acquire_at(dir.path(), 10, t0 + i * 1000)), None);
+            assert_eq!(
+                retry_after(acquire_at(dir.path(), 10, || t0 + i * 1000)),
+                None
+            );
         }
         assert_eq!(
-            retry_after(acquire_at(dir.path(), 10, t0 + 10_000)),
+            retry_after(acquire_at(dir.path(), 10, || t0 + 10_000)),
             Some(50)
         );
         assert_eq!(
-            retry_after(acquire_at(dir.path(), 10, t0 + 59_999)),
+            retry_after(acquire_at(dir.path(), 10, || t0 + 59_999)),
             Some(1)
         );
         // A minute after the first, its slot is free again; the second's is not.
-        assert_eq!(retry_after(acquire_at(dir.path(), 10, t0 + 60_000)), None);
         assert_eq!(
-            retry_after(acquire_at(dir.path(), 10, t0 + 60_500)),
+            retry_after(acquire_at(dir.path(), 10, || t0 + 60_000)),
+            None
+        );
+        assert_eq!(
+            retry_after(acquire_at(dir.path(), 10, || t0 + 60_500)),
             Some(1)
         );
     }
@@ -110,14 +122,14 @@ mod tests {
     fn a_corrupt_or_unwritable_state_file_never_blocks() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join(FILE), b"{not json").unwrap();
-        assert_eq!(retry_after(acquire_at(dir.path(), 1, 5_000)), None);
+        assert_eq!(retry_after(acquire_at(dir.path(), 1, || 5_000)), None);
         // The corrupt file was replaced by a good one, which now counts.
-        assert_eq!(retry_after(acquire_at(dir.path(), 1, 6_000)), Some(59));
+        assert_eq!(retry_after(acquire_at(dir.path(), 1, || 6_000)), Some(59));
 
         let file = dir.path().join("plain-file");
         std::fs::write(&file, b"x").unwrap();
         for t in 0..5 {
-            assert_eq!(retry_after(acquire_at(&file, 1, t)), None);
+            assert_eq!(retry_after(acquire_at(&file, 1, || t)), None);
         }
     }
 }
