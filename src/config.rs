@@ -70,6 +70,11 @@ pub struct Overrides {
     pub max_per_minute: Option<u32>,
     /// `--log-searches`.
     pub log_searches: bool,
+    /// `--obey-robots` (Always) or `ground mcp --ignore-robots` (Never).
+    pub robots: Option<RobotsPolicy>,
+    /// The fetches are an agent's (`ground mcp`): obeys robots.txt under the default
+    /// policy.
+    pub agent: bool,
 }
 
 /// The config file's shape (config.example.toml documents every key).
@@ -160,6 +165,7 @@ pub struct FileFetch {
     pub max_bytes: Option<usize>,
     pub max_redirects: Option<usize>,
     pub allow_private_addresses: Option<bool>,
+    pub robots: Option<String>,
 }
 
 /// `[llm]` in the config file.
@@ -379,6 +385,19 @@ pub fn resolve(flags: &Overrides, env: &dyn Fn(&str) -> Option<String>) -> Resul
             Some(v) => parse_bool(&v, "GROUND_ALLOW_PRIVATE_ADDRESSES")?,
             None => file.fetch.allow_private_addresses.unwrap_or(false),
         };
+    let robots = match (flags.robots, &file.fetch.robots) {
+        (Some(policy), _) => policy,
+        (None, Some(value)) => RobotsPolicy::parse(value).ok_or_else(|| Error::Config {
+            message: format!("[fetch] robots = {value:?} is not agents, always or never"),
+            hint: "set [fetch] robots to \"agents\" (the default), \"always\" or \"never\"".into(),
+        })?,
+        (None, None) => RobotsPolicy::Agents,
+    };
+    let obey_robots = match robots {
+        RobotsPolicy::Always => true,
+        RobotsPolicy::Never => false,
+        RobotsPolicy::Agents => flags.agent,
+    };
 
     let queries = flags.queries.or(file.run.queries).unwrap_or(1);
     check_range("queries", queries as u64, 1, 3)?;
@@ -483,6 +502,7 @@ pub fn resolve(flags: &Overrides, env: &dyn Fn(&str) -> Option<String>) -> Resul
                 .clamp(1024, 64 * 1024 * 1024),
             max_redirects: file.fetch.max_redirects.unwrap_or(5).min(20),
             allow_private_addresses,
+            obey_robots,
         },
         llm: LlmSettings {
             backend,

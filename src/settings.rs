@@ -213,6 +213,33 @@ pub struct FetchSettings {
     pub max_redirects: usize,
     /// Allow pages on loopback, private and link-local addresses.
     pub allow_private_addresses: bool,
+    /// Obey robots.txt for the `ground` user agent: resolved from [`RobotsPolicy`]
+    /// and whether an agent (MCP) starts the fetches.
+    pub obey_robots: bool,
+}
+
+/// When page fetches obey robots.txt (`[fetch] robots`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RobotsPolicy {
+    /// Fetches an agent starts (`ground mcp`) obey it; a person's `ground answer` and
+    /// `ground fetch` do not (the default).
+    Agents,
+    /// Every fetch obeys it (`--obey-robots`).
+    Always,
+    /// No fetch obeys it, MCP included (`ground mcp --ignore-robots`).
+    Never,
+}
+
+impl RobotsPolicy {
+    /// Parses `agents` / `always` / `never`.
+    pub fn parse(value: &str) -> Option<Self> {
+        match value.trim().to_ascii_lowercase().as_str() {
+            "agents" => Some(Self::Agents),
+            "always" => Some(Self::Always),
+            "never" => Some(Self::Never),
+            _ => None,
+        }
+    }
 }
 
 /// Which API the model server speaks.

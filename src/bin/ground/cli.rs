@@ -220,6 +220,11 @@ pub struct FetchOpts {
     /// [env: GROUND_ALLOW_PRIVATE_ADDRESSES].
     #[arg(long)]
     pub allow_private_addresses: bool,
+
+    /// Obey robots.txt for the `ground` user agent here too (`ground mcp` obeys it by
+    /// default; `answer` and `fetch`, which a person types, do not) [[fetch] robots].
+    #[arg(long)]
+    pub obey_robots: bool,
 }
 
 /// Which model to ask.
@@ -394,6 +399,11 @@ pub struct McpArgs {
     #[arg(long, value_name = "N")]
     pub session_searches: Option<usize>,
 
+    /// Do not obey robots.txt for the pages web_fetch and grounded_answer read (by
+    /// default they do, for the `ground` user agent, else `*`) [[fetch] robots = "never"].
+    #[arg(long, conflicts_with = "obey_robots")]
+    pub ignore_robots: bool,
+
     /// Most searches one grounded_answer call may make [default: 3].
     #[arg(long, value_name = "N")]
     pub max_searches: Option<usize>,
@@ -503,6 +513,9 @@ pub fn overrides(
         log_searches: search.log_searches,
         pages,
         allow_private_addresses: fetch.allow_private_addresses,
+        robots: fetch
+            .obey_robots
+            .then_some(ground::settings::RobotsPolicy::Always),
         llm_backend: model.llm.map(Into::into),
         llm_url: model.llm_url,
         model: model.model,

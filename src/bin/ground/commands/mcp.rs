@@ -18,6 +18,10 @@ pub fn run(args: McpArgs) -> ExitCode {
     overrides.session_searches = args.session_searches;
     overrides.max_searches = args.max_searches;
     overrides.queries = args.queries;
+    overrides.agent = true;
+    if args.ignore_robots {
+        overrides.robots = Some(ground::settings::RobotsPolicy::Never);
+    }
     match settings(&overrides).and_then(|s| block_on(ground::mcp::serve(s))) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
