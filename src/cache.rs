@@ -761,6 +761,10 @@ mod tests {
             safesearch: Some(1),
             timeout: Duration::from_secs(5),
             max_results: 20,
+            max_per_minute: 10,
+            monthly_quota: None,
+            state_dir: None,
+            log_searches: false,
         };
         let key = SearchKey::new(&settings, "q", 20);
         assert_eq!(key.backend, "searxng https://searx.example.org/");

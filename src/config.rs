@@ -72,6 +72,15 @@ pub struct Overrides {
     pub no_cache: bool,
     /// `--refresh`.
     pub refresh: bool,
+    /// `--max-per-minute`: searches per rolling minute, 0 = no limit.
+    pub max_per_minute: Option<u32>,
+    /// `--log-searches`.
+    pub log_searches: bool,
+    /// `--obey-robots` (Always) or `ground mcp --ignore-robots` (Never).
+    pub robots: Option<RobotsPolicy>,
+    /// The fetches are an agent's (`ground mcp`): obeys robots.txt under the default
+    /// policy.
+    pub agent: bool,
 }
 
 /// The config file's shape (config.example.toml documents every key).
@@ -93,6 +102,17 @@ pub struct FileConfig {
     /// `[cache]`.
     #[serde(default)]
     pub cache: FileCache,
+    /// `[privacy]`.
+    #[serde(default)]
+    pub privacy: FilePrivacy,
+}
+
+/// `[privacy]` in the config file.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(missing_docs)]
+pub struct FilePrivacy {
+    pub log_searches: Option<bool>,
 }
 
 /// `[run]` in the config file.
@@ -139,6 +159,8 @@ pub struct FileSearch {
     pub safesearch: Option<u8>,
     pub timeout_secs: Option<u64>,
     pub max_results: Option<usize>,
+    pub max_per_minute: Option<u32>,
+    pub monthly_quota: Option<u64>,
 }
 
 /// `[fetch]` in the config file.
@@ -152,6 +174,7 @@ pub struct FileFetch {
     pub max_bytes: Option<usize>,
     pub max_redirects: Option<usize>,
     pub allow_private_addresses: Option<bool>,
+    pub robots: Option<String>,
 }
 
 /// `[llm]` in the config file.
@@ -420,6 +443,19 @@ pub fn resolve(flags: &Overrides, env: &dyn Fn(&str) -> Option<String>) -> Resul
             Some(v) => parse_bool(&v, "GROUND_ALLOW_PRIVATE_ADDRESSES")?,
             None => file.fetch.allow_private_addresses.unwrap_or(false),
         };
+    let robots = match (flags.robots, &file.fetch.robots) {
+        (Some(policy), _) => policy,
+        (None, Some(value)) => RobotsPolicy::parse(value).ok_or_else(|| Error::Config {
+            message: format!("[fetch] robots = {value:?} is not agents, always or never"),
+            hint: "set [fetch] robots to \"agents\" (the default), \"always\" or \"never\"".into(),
+        })?,
+        (None, None) => RobotsPolicy::Agents,
+    };
+    let obey_robots = match robots {
+        RobotsPolicy::Always => true,
+        RobotsPolicy::Never => false,
+        RobotsPolicy::Agents => flags.agent,
+    };
 
     let queries = flags.queries.or(file.run.queries).unwrap_or(1);
     check_range("queries", queries as u64, 1, 3)?;
@@ -465,6 +501,23 @@ pub fn resolve(flags: &Overrides, env: &dyn Fn(&str) -> Option<String>) -> Resul
         .or(file.cache.dir.clone())
         .or_else(|| env("XDG_CACHE_HOME").map(|d| Path::new(&d).join("ground")))
         .or_else(|| env("HOME").map(|h| Path::new(&h).join(".cache").join("ground")));
+    let state_dir = env("GROUND_STATE_DIR")
+        .map(PathBuf::from)
+        .or_else(|| env("XDG_STATE_HOME").map(|d| Path::new(&d).join("ground")))
+        .or_else(|| env("HOME").map(|h| Path::new(&h).join(".local").join("state").join("ground")));
+    let max_per_minute = pick_number(
+        flags.max_per_minute,
+        env("GROUND_MAX_PER_MINUTE"),
+        "GROUND_MAX_PER_MINUTE",
+        file.search.max_per_minute,
+    )?
+    .unwrap_or(10);
+    check_range(
+        "--max-per-minute / [search] max_per_minute",
+        u64::from(max_per_minute),
+        0,
+        10_000,
+    )?;
     let cache = CacheSettings {
         dir: cache_dir,
         mode: if flags.no_cache || file.cache.enabled == Some(false) {
@@ -498,6 +551,10 @@ pub fn resolve(flags: &Overrides, env: &dyn Fn(&str) -> Option<String>) -> Resul
             safesearch,
             timeout: secs(file.search.timeout_secs, 20, "[search] timeout_secs")?,
             max_results: file.search.max_results.unwrap_or(20).clamp(1, 100),
+            max_per_minute,
+            monthly_quota: file.search.monthly_quota,
+            state_dir,
+            log_searches: flags.log_searches || file.privacy.log_searches.unwrap_or(false),
         },
         fetch: FetchSettings {
             pages,
@@ -514,6 +571,7 @@ pub fn resolve(flags: &Overrides, env: &dyn Fn(&str) -> Option<String>) -> Resul
                 .clamp(1024, 64 * 1024 * 1024),
             max_redirects: file.fetch.max_redirects.unwrap_or(5).min(20),
             allow_private_addresses,
+            obey_robots,
         },
         llm: LlmSettings {
             backend,

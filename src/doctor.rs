@@ -445,7 +445,52 @@ async fn instance_checks(settings: &SearchSettings) -> Vec<Check> {
             checks.push(results_check(&outcome, backend));
         }
     }
+    checks.extend(usage_check(&settings));
     checks
+}
+
+/// `search.usage` for a hosted API: this month's count against the quota (a warning
+/// from 80 %, a failure when spent).
+fn usage_check(settings: &SearchSettings) -> Option<Check> {
+    let backend = settings.backend;
+    backend.free_tier()?;
+    let month = crate::search::usage::this_month(settings)?;
+    let used = month.services.iter().find(|s| s.service == backend.id())?;
+    let unit = crate::search::usage::unit(backend);
+    let area = Area::Search;
+    let Some(quota) = used.quota else {
+        return Some(Check::ok(
+            "search.usage",
+            area,
+            format!(
+                "{backend}: {} {unit} used in {} (no quota set)",
+                used.used, month.month
+            ),
+        ));
+    };
+    let detail = format!(
+        "{backend}: {} of {quota} {unit} used in {} ({} %)",
+        used.used,
+        month.month,
+        used.used * 100 / quota
+    );
+    if let Err(e) = crate::search::usage::check(settings) {
+        return Some(Check::fail(
+            "search.usage",
+            area,
+            detail,
+            e.hint().unwrap_or_default(),
+        ));
+    }
+    Some(match crate::search::usage::warning(settings) {
+        Some(_) => Check::warn(
+            "search.usage",
+            area,
+            detail,
+            "the month's quota is nearly spent: `ground usage` shows the counts; raise [search] monthly_quota if your plan allows more".into(),
+        ),
+        None => Check::ok("search.usage", area, detail),
+    })
 }
 
 fn results_check(outcome: &crate::search::SearchOutcome, backend: SearchBackend) -> Check {

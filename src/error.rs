@@ -30,6 +30,10 @@ pub mod exit {
     /// `--fallback offline`: search failed, so the answer is the model's alone and
     /// not grounded.
     pub const OFFLINE: i32 = 7;
+    /// The local search rate limit (`[search] max_per_minute`, shared by every `ground`
+    /// process of the user) is reached: nothing was sent; retry after the time the
+    /// message names.
+    pub const RATE_LIMITED: i32 = 8;
     /// Interrupted by Ctrl-C (SIGINT).
     pub const INTERRUPTED: i32 = 130;
 }
@@ -76,6 +80,10 @@ pub const EXIT_CODE_TABLE: &[(i32, &str)] = &[
     (
         exit::OFFLINE,
         "--fallback offline: search failed; the answer is the model's alone (not grounded)",
+    ),
+    (
+        exit::RATE_LIMITED,
+        "local search rate limit reached ([search] max_per_minute): nothing sent; retry later",
     ),
     (exit::INTERRUPTED, "interrupted (Ctrl-C)"),
 ];
@@ -208,6 +216,32 @@ pub enum Error {
         status: u16,
         /// The service's message.
         message: String,
+    },
+
+    /// This machine's own search rate limit is reached; nothing was sent.
+    #[error(
+        "the search rate limit ({limit} per minute) is reached; a search can be sent again in {retry_after_secs} s"
+    )]
+    SearchRateLimitedLocally {
+        /// Searches per rolling minute allowed.
+        limit: u32,
+        /// Seconds until the oldest search of the last minute ages out.
+        retry_after_secs: u64,
+    },
+
+    /// The monthly quota set for a hosted search API is used up; nothing was sent.
+    #[error("this month's {backend} quota is spent: {used} of {quota} {unit} used in {month}")]
+    SearchQuotaSpent {
+        /// Which search service.
+        backend: SearchBackend,
+        /// Queries or credits counted this month.
+        used: u64,
+        /// The monthly quota.
+        quota: u64,
+        /// `queries` or `credits`.
+        unit: &'static str,
+        /// The calendar month, `YYYY-MM` (UTC).
+        month: String,
     },
 
     /// A search API is rate-limiting us.
@@ -383,8 +417,10 @@ impl Error {
             | SearchInvalidReply { .. }
             | SearchAuth { .. }
             | SearchQuota { .. }
+            | SearchQuotaSpent { .. }
             | SearchApiRateLimited { .. }
             | SearchEnginesFailed { .. } => exit::SEARCH,
+            SearchRateLimitedLocally { .. } => exit::RATE_LIMITED,
             NoResults { .. } | NoUsableSources { .. } => exit::NO_SOURCES,
             ModelUnreachable { .. }
             | ModelNotFound { .. }
@@ -424,6 +460,8 @@ impl Error {
             SearchInvalidReply { .. } => "search_invalid_reply",
             SearchAuth { .. } => "search_auth",
             SearchQuota { .. } => "search_quota",
+            SearchQuotaSpent { .. } => "search_quota_spent",
+            SearchRateLimitedLocally { .. } => "search_rate_limit_local",
             SearchApiRateLimited { .. } => "search_rate_limited",
             SearchEnginesFailed { .. } => "search_engines_failed",
             NoResults { .. } => "no_results",
@@ -466,6 +504,8 @@ impl Error {
             SearchInvalidReply { .. } => "check the [search] url in the config file: it must be the service's API address".into(),
             SearchAuth { backend, .. } => format!("set a valid key in {} (or [search] api_key in the config file)", backend.key_env()),
             SearchQuota { backend, .. } => format!("check your {backend} plan's usage, wait for it to reset, or switch to SearXNG with --search searxng"),
+            SearchQuotaSpent { backend, .. } => format!("wait for next month, raise [search] monthly_quota in the config file if your {backend} plan allows more (0 = no quota), or use your SearXNG with --search searxng; `ground usage` shows the counts"),
+            SearchRateLimitedLocally { retry_after_secs, .. } => format!("retry in {retry_after_secs} s, or raise the limit with --max-per-minute / [search] max_per_minute (0 = none); cached searches do not count"),
             SearchApiRateLimited { .. } => "wait a moment and try again; lower --pages or run fewer searches at once".into(),
             SearchEnginesFailed { .. } => "SearXNG's engines are failing (timeouts, blocks or suspensions): check its logs and engine settings, or try again later".into(),
             NoResults { .. } => "rephrase the question, or widen the search (--language, --time-range, --categories)".into(),
@@ -634,6 +674,8 @@ impl Error {
             NotGrounded { reason } => NotGrounded { reason: r(reason) },
             McpTransport { detail } => McpTransport { detail: r(detail) },
             other @ (EmptyQuestion
+            | SearchRateLimitedLocally { .. }
+            | SearchQuotaSpent { .. }
             | MissingKey { .. }
             | ModelTimeout { .. }
             | Uncited { .. }

@@ -6,15 +6,24 @@
 //! or multicast addresses, and IP-literal URLs (first request and every redirect) are
 //! checked the same way. Checking the resolved address, not the name, is what stops a
 //! public name that points at 127.0.0.1.
+//!
+//! A fetcher that obeys robots.txt (`FetchSettings::obey_robots`: fetches an agent
+//! starts through `ground mcp`, or any fetch with `[fetch] robots = "always"`) reads
+//! the host's `/robots.txt` first, through this same fetcher (the same address, size
+//! and time rules), and refuses a disallowed page as BLOCKED without requesting it.
+//! The files are kept per origin for [`ROBOTS_TTL`] in the process; a missing,
+//! unreadable or broken robots.txt allows everything (see [`crate::robots`]).
 
+use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
-use std::sync::Arc;
-use std::time::Instant;
+use std::sync::{Arc, LazyLock, Mutex};
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use url::Url;
 
 use crate::http::describe_error as describe_reqwest;
+use crate::robots::{PRODUCT_TOKEN, Robots};
 use crate::settings::FetchSettings;
 
 /// What happened to one page, as reported per source in `--json`.
@@ -101,6 +110,17 @@ pub struct Fetcher {
     settings: FetchSettings,
 }
 
+/// How long a host's robots.txt is trusted before it is read again.
+pub const ROBOTS_TTL: Duration = Duration::from_secs(3600);
+
+/// robots.txt files by origin, with when they were read: shared by every fetcher of
+/// the process (a `ground mcp` server lives long and makes many fetchers).
+static ROBOTS_FILES: LazyLock<Mutex<HashMap<String, Arc<RobotsSlot>>>> =
+    LazyLock::new(|| Mutex::new(HashMap::new()));
+
+/// One origin's robots.txt and when it was read; `None` until first read.
+type RobotsSlot = tokio::sync::Mutex<Option<(Instant, Arc<Robots>)>>;
+
 /// The error our resolver gives for a name that only resolves to non-public
 /// addresses; found again in reqwest's error chain to report BLOCKED.
 #[derive(Debug, thiserror::Error)]
@@ -146,8 +166,73 @@ impl Fetcher {
         self.settings.allow_private_addresses
     }
 
-    /// Fetches one page within the per-page time limit.
+    /// Whether this fetcher obeys robots.txt.
+    pub fn obeys_robots(&self) -> bool {
+        self.settings.obey_robots
+    }
+
+    /// Refuses `url` as BLOCKED when this fetcher obeys robots.txt and the host's
+    /// robots.txt disallows it for `ground` (or for `*` where no group names
+    /// `ground`). Fetches the robots.txt when it is not known or older than
+    /// [`ROBOTS_TTL`]; any failure to read it allows the page.
+    pub async fn robots_check(&self, url: &str) -> Result<(), FetchFailure> {
+        if !self.settings.obey_robots {
+            return Ok(());
+        }
+        let Ok(parsed) = Url::parse(url) else {
+            return Ok(()); // the fetch itself reports the bad URL
+        };
+        if !matches!(parsed.scheme(), "http" | "https") {
+            return Ok(());
+        }
+        let origin = parsed.origin().ascii_serialization();
+        // One slot per origin: concurrent pages of one host wait for one read.
+        let slot = match ROBOTS_FILES.lock() {
+            Ok(mut files) => Arc::clone(files.entry(origin.clone()).or_default()),
+            Err(_) => Arc::default(),
+        };
+        let mut known = slot.lock().await;
+        let fresh = known
+            .as_ref()
+            .filter(|(read, _)| read.elapsed() < ROBOTS_TTL)
+            .map(|(_, robots)| Arc::clone(robots));
+        let robots = match fresh {
+            Some(robots) => robots,
+            None => {
+                let robots_url = format!("{origin}/robots.txt");
+                let limit = self.settings.timeout;
+                let robots = match tokio::time::timeout(limit, self.fetch_unbounded(&robots_url))
+                    .await
+                {
+                    Ok(Ok(page)) if page.http_status == 200 => Arc::new(Robots::parse(&page.body)),
+                    _ => Arc::new(Robots::default()),
+                };
+                *known = Some((Instant::now(), Arc::clone(&robots)));
+                robots
+            }
+        };
+        let mut path = parsed.path().to_string();
+        if let Some(query) = parsed.query() {
+            path.push('?');
+            path.push_str(query);
+        }
+        if robots.allows(PRODUCT_TOKEN, &path) {
+            Ok(())
+        } else {
+            Err(failure(
+                RetrievalStatus::Blocked,
+                None,
+                format!(
+                    "robots.txt of {origin} disallows this page for the `{PRODUCT_TOKEN}` user agent"
+                ),
+            ))
+        }
+    }
+
+    /// Fetches one page within the per-page time limit (after the robots.txt check,
+    /// when this fetcher obeys robots.txt).
     pub async fn fetch(&self, url: &str) -> Result<FetchedPage, FetchFailure> {
+        self.robots_check(url).await?;
         let limit = self.settings.timeout;
         match tokio::time::timeout(limit, self.fetch_unbounded(url)).await {
             Ok(result) => result,

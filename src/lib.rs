@@ -10,7 +10,8 @@
 //!   (search results), [`answer`] (the model's answer and its parsing), [`answer_stream`]
 //!   (statements found in a reply still arriving), [`events`], [`extract`] (HTML to
 //!   main text), [`pdf`] (PDF to text, bounded), [`language`] (the answer's
-//!   language), [`context`] (passages that fit the window).
+//!   language), [`context`] (passages that fit the window), [`robots`] (robots.txt
+//!   rules).
 //! - **Errors and configuration**: [`error`] (every failure, its hint and exit
 //!   code), [`config`] (flags over environment over file over defaults).
 //! - **Stages**: [`search`], [`fetch`], [`page`] (fetch + extract + cache for one
@@ -51,6 +52,7 @@ pub mod pipeline;
 pub mod plan;
 pub mod render;
 pub mod report;
+pub mod robots;
 pub mod search;
 pub mod settings;
 pub mod text;

@@ -67,6 +67,13 @@ pub async fn fetch_and_extract(
 ) -> (PageAttempt, u64) {
     let start = Instant::now();
     let mut attempt = PageAttempt::of(rank, hit);
+    // robots.txt first, so that the cache is no way around it either.
+    if let Err(refused) = fetcher.robots_check(&hit.url).await {
+        attempt.status = refused.status;
+        attempt.error = Some(refused.reason);
+        attempt.ms = elapsed_ms(start);
+        return (attempt, 0);
+    }
     // An entry fetched with private addresses allowed is only for runs that allow
     // them too: the cache must not be a way around the address rule.
     let cached = cache

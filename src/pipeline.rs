@@ -208,10 +208,18 @@ async fn steps(
             if !found && !over_budget.is_empty() {
                 plan_run.stopped_because = Some(StopReason::SearchBudget);
             }
+            if searches.iter().any(|s| !s.cached) {
+                run.warnings
+                    .extend(search::usage::warning(&settings.search));
+            }
             (hits, searches, pages, plan_run)
         }
         Err(error)
-            if settings.run.fallback_offline && error.exit_code() == crate::error::exit::SEARCH =>
+            if settings.run.fallback_offline
+                && matches!(
+                    error.exit_code(),
+                    crate::error::exit::SEARCH | crate::error::exit::RATE_LIMITED
+                ) =>
         {
             let reason = error.to_string();
             run.warnings.push(format!(
@@ -813,6 +821,7 @@ async fn search_all(
         let mut key = SearchKey::new(&settings.search, query, settings.search.max_results);
         key.region = settings.run.region.clone();
         if let Some(found) = cache.get_search(&key) {
+            search::log::record(&settings.search, query, Ok(found.hits.len()), true);
             return (query.clone(), Ok(found), elapsed_ms(t), true);
         }
         let outcome = search::search(&settings.search, query).await;

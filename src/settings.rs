@@ -158,6 +158,25 @@ impl SearchBackend {
         }
     }
 
+    /// The free tier's monthly allowance: Brave 2,000 queries, Tavily 1,000 credits;
+    /// `None` for SearXNG (the user's own, not counted).
+    pub fn free_tier(&self) -> Option<u64> {
+        match self {
+            SearchBackend::Searxng => None,
+            SearchBackend::Brave => Some(2_000),
+            SearchBackend::Tavily => Some(1_000),
+        }
+    }
+
+    /// The service's name in the usage file and the search log.
+    pub fn id(&self) -> &'static str {
+        match self {
+            SearchBackend::Searxng => "searxng",
+            SearchBackend::Brave => "brave",
+            SearchBackend::Tavily => "tavily",
+        }
+    }
+
     /// The service's own address, used when none is configured.
     pub fn default_url(&self) -> &'static str {
         match self {
@@ -195,6 +214,19 @@ pub struct SearchSettings {
     pub timeout: Duration,
     /// How many results are read from the reply at most.
     pub max_results: usize,
+    /// Searches sent per rolling minute at most, shared by every `ground` process of
+    /// the user (`--max-per-minute`, `[search] max_per_minute`); 0 = no limit.
+    pub max_per_minute: u32,
+    /// Queries (Brave) or credits (Tavily) a calendar month may use; `None` = the
+    /// free tier's ([`SearchBackend::free_tier`]); 0 = no quota.
+    pub monthly_quota: Option<u64>,
+    /// Folder of the rate limit, usage counts and search log
+    /// (`$XDG_STATE_HOME/ground`); `None` when no home is known: then nothing is
+    /// counted or limited.
+    pub state_dir: Option<PathBuf>,
+    /// Append one JSON line per search to `searches.jsonl` in the state dir
+    /// (`[privacy] log_searches`, `--log-searches`).
+    pub log_searches: bool,
 }
 
 /// How pages are fetched.
@@ -213,6 +245,33 @@ pub struct FetchSettings {
     pub max_redirects: usize,
     /// Allow pages on loopback, private and link-local addresses.
     pub allow_private_addresses: bool,
+    /// Obey robots.txt for the `ground` user agent: resolved from [`RobotsPolicy`]
+    /// and whether an agent (MCP) starts the fetches.
+    pub obey_robots: bool,
+}
+
+/// When page fetches obey robots.txt (`[fetch] robots`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RobotsPolicy {
+    /// Fetches an agent starts (`ground mcp`) obey it; a person's `ground answer` and
+    /// `ground fetch` do not (the default).
+    Agents,
+    /// Every fetch obeys it (`--obey-robots`).
+    Always,
+    /// No fetch obeys it, MCP included (`ground mcp --ignore-robots`).
+    Never,
+}
+
+impl RobotsPolicy {
+    /// Parses `agents` / `always` / `never`.
+    pub fn parse(value: &str) -> Option<Self> {
+        match value.trim().to_ascii_lowercase().as_str() {
+            "agents" => Some(Self::Agents),
+            "always" => Some(Self::Always),
+            "never" => Some(Self::Never),
+            _ => None,
+        }
+    }
 }
 
 /// Which API the model server speaks.

@@ -615,6 +615,113 @@ async fn web_fetch_reads_a_pdf() {
 }
 
 #[tokio::test]
+async fn over_the_search_rate_limit_a_tool_error_says_when_to_retry() {
+    let world = World::new().await;
+    world.healthy(&good_answer()).await;
+    let mut cmd = world.ground();
+    cmd.env("GROUND_MAX_PER_MINUTE", "2");
+    let (mut mcp, _) = Session::start(cmd, &[]).await;
+    for _ in 0..2 {
+        structured(
+            &mcp.call("web_search", json!({"query": "tardigrades"}))
+                .await,
+        );
+    }
+    let result = mcp
+        .call("web_search", json!({"query": "tardigrades"}))
+        .await;
+    let text = error_text(&result);
+    assert!(
+        text.starts_with(
+            "error: the search rate limit (2 per minute) is reached; a search can be sent again in "
+        ),
+        "{text}"
+    );
+    assert!(text.contains("hint: retry in "), "{text}");
+    assert_eq!(
+        result["structuredContent"]["error"]["kind"],
+        "search_rate_limit_local"
+    );
+    assert_eq!(world.searx.received_requests().await.unwrap().len(), 2);
+    let (code, _) = mcp.close().await;
+    assert_eq!(code, Some(0));
+}
+
+/// A loopback site whose robots.txt disallows `/private/` for `ground`, with a page
+/// under `/private/` and one under `/public/`.
+async fn robots_site() -> wiremock::MockServer {
+    use wiremock::matchers::{method, path};
+    use wiremock::{Mock, ResponseTemplate};
+    let server = wiremock::MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(path("/robots.txt"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_raw("User-agent: ground\nDisallow: /private/\n", "text/plain"),
+        )
+        .mount(&server)
+        .await;
+    for page in ["private", "public"] {
+        Mock::given(method("GET"))
+            .and(path(format!("/{page}/page.html")))
+            .respond_with(ResponseTemplate::new(200).set_body_raw(
+                fixture("pages/tardigrades-space.html"),
+                "text/html; charset=utf-8",
+            ))
+            .mount(&server)
+            .await;
+    }
+    server
+}
+
+async fn paths(server: &wiremock::MockServer) -> Vec<String> {
+    server
+        .received_requests()
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.url.path().to_string())
+        .collect()
+}
+
+#[tokio::test]
+async fn web_fetch_obeys_robots_txt_and_never_requests_a_disallowed_page() {
+    let world = World::new().await;
+    let site = robots_site().await;
+    let (mut mcp, _) = Session::start(world.ground(), &[]).await;
+    let private = format!("{}/private/page.html", site.uri());
+    let result = mcp.call("web_fetch", json!({"url": private})).await;
+    let text = error_text(&result);
+    assert!(
+        text.contains("robots.txt of ")
+            && text.contains("disallows this page for the `ground` user agent"),
+        "{text}"
+    );
+    assert_eq!(result["structuredContent"]["status"], "BLOCKED");
+    // Allowed pages are fetched; robots.txt was read once for the host.
+    let public = format!("{}/public/page.html", site.uri());
+    assert_eq!(
+        structured(&mcp.call("web_fetch", json!({"url": public})).await)["status"],
+        "SUCCESS"
+    );
+    assert_eq!(paths(&site).await, ["/robots.txt", "/public/page.html"]);
+    let (code, _) = mcp.close().await;
+    assert_eq!(code, Some(0));
+
+    // --ignore-robots: the server's operator chose to fetch regardless.
+    let (mut mcp, _) = Session::start(world.ground(), &["--ignore-robots"]).await;
+    assert_eq!(
+        structured(&mcp.call("web_fetch", json!({"url": private})).await)["status"],
+        "SUCCESS"
+    );
+    assert_eq!(
+        paths(&site).await,
+        ["/robots.txt", "/public/page.html", "/private/page.html"]
+    );
+    mcp.close().await;
+}
+
+#[tokio::test]
 async fn a_repeated_question_reuses_the_sessions_evidence_without_searching() {
     let world = World::new().await;
     world.healthy(&good_answer()).await;
@@ -685,4 +792,42 @@ async fn reuse_can_be_turned_off() {
     assert_eq!(world.searx.received_requests().await.unwrap().len(), 2);
     let (code, _) = mcp.close().await;
     assert_eq!(code, Some(0));
+}
+
+#[tokio::test]
+async fn grounded_answer_skips_pages_robots_txt_disallows() {
+    let world = World::new().await;
+    world.healthy(&good_answer()).await;
+    // The pages server disallows one of the fixture pages for ground.
+    {
+        use wiremock::matchers::{method, path};
+        use wiremock::{Mock, ResponseTemplate};
+        Mock::given(method("GET"))
+            .and(path("/robots.txt"))
+            .respond_with(ResponseTemplate::new(200).set_body_raw(
+                "User-agent: *\nDisallow: /pages/tardigrades-space.html\n",
+                "text/plain",
+            ))
+            .mount(&world.pages)
+            .await;
+    }
+    let (mut mcp, _) = Session::start(world.ground(), &[]).await;
+    let result = mcp
+        .call(
+            "grounded_answer",
+            json!({"question": "do tardigrades survive in space"}),
+        )
+        .await;
+    assert!(result.to_string().contains("BLOCKED"), "{result}");
+    let asked = paths(&world.pages).await;
+    assert!(
+        !asked.iter().any(|p| p == "/pages/tardigrades-space.html"),
+        "{asked:?}"
+    );
+    assert_eq!(
+        asked.iter().filter(|p| *p == "/robots.txt").count(),
+        1,
+        "{asked:?}"
+    );
+    mcp.close().await;
 }

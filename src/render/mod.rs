@@ -10,6 +10,7 @@ pub mod json;
 pub mod page;
 pub mod person;
 pub mod results;
+pub mod usage;
 
 pub use json::{JSON_VERSION, json, json_error, json_failed, pack};
 pub use person::{Style, person};

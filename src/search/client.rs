@@ -47,6 +47,8 @@ pub async fn send(
         .await
         .map_err(|e| unreachable_error(settings, &e))?;
     let status = response.status().as_u16();
+    // Hosted APIs: count the query or credit, and read the plan's own count.
+    super::usage::record(settings, status, response.headers());
     let body = crate::http::read_bounded(response, MAX_REPLY_BYTES)
         .await
         .map_err(|e| unreachable_error(settings, &e))?;

@@ -4,24 +4,45 @@
 //! the hosted Brave Search ([`brave`]) and Tavily ([`tavily`]) APIs. Each maps its own
 //! error replies to [`Error`]s with hints; the types here are all the rest of the
 //! pipeline sees.
+//!
+//! Every search sent goes through [`search`], which first takes a slot of the shared
+//! rate limit ([`limit`]) and checks the month's quota of a hosted API ([`usage`]),
+//! and writes the opt-in search log ([`log`]) after. Cached searches never reach it
+//! (the callers look in the cache first) and cost nothing.
 
 pub mod brave;
 pub mod client;
+pub mod limit;
+pub mod log;
 pub mod searxng;
+pub mod state;
 pub mod tavily;
+pub mod usage;
 
 pub use crate::hits::{SearchHit, SearchOutcome, normalize_url};
 
 use crate::error::Error;
 use crate::settings::{SearchBackend, SearchSettings};
 
-/// Runs `query` on the configured search service.
+/// Runs `query` on the configured search service, within the rate limit and the
+/// month's quota (both checked before anything is sent), and logs it when the search
+/// log is on.
 pub async fn search(settings: &SearchSettings, query: &str) -> Result<SearchOutcome, Error> {
-    match settings.backend {
-        SearchBackend::Searxng => searxng::search(settings, query).await,
-        SearchBackend::Brave => brave::search(settings, query).await,
-        SearchBackend::Tavily => tavily::search(settings, query).await,
-    }
+    let outcome = match limit::acquire(settings).and_then(|()| usage::check(settings)) {
+        Err(refused) => Err(refused),
+        Ok(()) => match settings.backend {
+            SearchBackend::Searxng => searxng::search(settings, query).await,
+            SearchBackend::Brave => brave::search(settings, query).await,
+            SearchBackend::Tavily => tavily::search(settings, query).await,
+        },
+    };
+    log::record(
+        settings,
+        query,
+        outcome.as_ref().map(|o| o.hits.len()).map_err(Error::kind),
+        false,
+    );
+    outcome
 }
 
 /// Why a search found nothing: its engines failed (a search failure, naming them),

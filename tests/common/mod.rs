@@ -45,6 +45,8 @@ impl World {
     /// servers' URLs; private addresses allowed because the pages are on loopback.
     /// Each command gets a cache folder of its own, so runs in one test never answer
     /// from each other's cache; a test about the cache sets XDG_CACHE_HOME or GROUND_CACHE_DIR itself.
+    /// The search rate limit is off (GROUND_MAX_PER_MINUTE=0: tests send bursts of
+    /// searches); tests about it set or remove the variable.
     pub fn ground(&self) -> std::process::Command {
         static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let run = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -60,6 +62,7 @@ impl World {
             .env("GROUND_LLM_URL", self.ollama.uri())
             .env("GROUND_ALLOW_PRIVATE_ADDRESSES", "true")
             .env("GROUND_MODEL", "llama3.2")
+            .env("GROUND_MAX_PER_MINUTE", "0")
             .stdin(std::process::Stdio::null());
         cmd
     }

@@ -57,6 +57,9 @@ pub enum Command {
     Completions(CompletionsArgs),
     /// Show or clear the on-disk cache of search results and pages.
     Cache(CacheArgs),
+    /// This month's Brave and Tavily use against their quotas, the search rate limit,
+    /// and where the state files and the search log are.
+    Usage(UsageArgs),
 }
 
 /// How to print the answer for a person.
@@ -217,6 +220,17 @@ pub struct SearchOpts {
     /// Safe search: 0 off, 1 moderate, 2 strict.
     #[arg(long, value_parser = clap::value_parser!(u8).range(0..=2))]
     pub safesearch: Option<u8>,
+
+    /// Searches sent per rolling minute at most, shared by all your `ground` runs;
+    /// over it a search fails with exit 8 (cached searches are free; 0 = no limit)
+    /// [default: 10; env: GROUND_MAX_PER_MINUTE].
+    #[arg(long, value_name = "N")]
+    pub max_per_minute: Option<u32>,
+
+    /// Append one JSON line per search (time, service, query, result count, cached)
+    /// to searches.jsonl in the state dir ([privacy] log_searches).
+    #[arg(long)]
+    pub log_searches: bool,
 }
 
 /// Page fetching.
@@ -226,6 +240,11 @@ pub struct FetchOpts {
     /// [env: GROUND_ALLOW_PRIVATE_ADDRESSES].
     #[arg(long)]
     pub allow_private_addresses: bool,
+
+    /// Obey robots.txt for the `ground` user agent here too (`ground mcp` obeys it by
+    /// default; `answer` and `fetch`, which a person types, do not) [[fetch] robots].
+    #[arg(long)]
+    pub obey_robots: bool,
 }
 
 /// Which model to ask.
@@ -412,6 +431,11 @@ pub struct McpArgs {
     #[arg(long, value_name = "N")]
     pub session_searches: Option<usize>,
 
+    /// Do not obey robots.txt for the pages web_fetch and grounded_answer read (by
+    /// default they do, for the `ground` user agent, else `*`) [[fetch] robots = "never"].
+    #[arg(long, conflicts_with = "obey_robots")]
+    pub ignore_robots: bool,
+
     /// Most searches one grounded_answer call may make [default: 3].
     #[arg(long, value_name = "N")]
     pub max_searches: Option<usize>,
@@ -458,6 +482,21 @@ pub struct CacheArgs {
     #[command(flatten)]
     #[allow(missing_docs)]
     pub config: ConfigOpts,
+}
+
+/// `ground usage`.
+#[derive(Debug, Args)]
+pub struct UsageArgs {
+    /// Print one JSON object on stdout.
+    #[arg(long)]
+    pub json: bool,
+
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub config: ConfigOpts,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub search: SearchOpts,
 }
 
 /// `ground cache` actions.
@@ -512,8 +551,13 @@ pub fn overrides(
         engines: search.engines,
         time_range: search.time_range.map(Into::into),
         safesearch: search.safesearch,
+        max_per_minute: search.max_per_minute,
+        log_searches: search.log_searches,
         pages,
         allow_private_addresses: fetch.allow_private_addresses,
+        robots: fetch
+            .obey_robots
+            .then_some(ground::settings::RobotsPolicy::Always),
         llm_backend: model.llm.map(Into::into),
         llm_url: model.llm_url,
         model: model.model,

@@ -25,6 +25,7 @@ fn main() -> ExitCode {
         Command::Doctor(args) => commands::doctor::run(args),
         Command::Mcp(args) => commands::mcp::run(args),
         Command::Cache(args) => commands::cache::run(args),
+        Command::Usage(args) => commands::usage::run(args),
         Command::Completions(args) => commands::completions::run(args),
     }
 }

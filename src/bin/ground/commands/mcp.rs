@@ -20,6 +20,10 @@ pub fn run(args: McpArgs) -> ExitCode {
     overrides.queries = args.queries;
     overrides.plan_mode = args.plan_mode.map(Into::into);
     overrides.reuse_secs = args.reuse_secs;
+    overrides.agent = true;
+    if args.ignore_robots {
+        overrides.robots = Some(ground::settings::RobotsPolicy::Never);
+    }
     match settings(&overrides).and_then(|s| block_on(ground::mcp::serve(s))) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -8,3 +8,4 @@ pub mod extract;
 pub mod fetch;
 pub mod mcp;
 pub mod search;
+pub mod usage;

@@ -35,6 +35,9 @@ pub fn run(args: SearchArgs) -> ExitCode {
     for warning in &outcome.warnings {
         eprintln!("warning: {}", ground::text::sanitize_line(warning));
     }
+    if let Some(warning) = ground::search::usage::warning(&search_settings) {
+        eprintln!("warning: {warning}");
+    }
     if outcome.hits.is_empty() {
         let error = ground::search::no_hits_error(&query, &outcome.unresponsive_engines);
         return fail(args.json, "query", &query, &error);

@@ -1,0 +1,76 @@
+//! `ground usage` for people and scripts: this month's hosted search API counts
+//! against their quotas, the rate limit, and where the state files and the opt-in
+//! search log are.
+
+use serde_json::{Value, json};
+
+use crate::search::{limit, log, usage};
+use crate::settings::SearchSettings;
+
+/// One line per hosted service ("Brave Search  12 of 2000 queries (0 %)"), then the
+/// rate limit and where the state and the search log live.
+pub fn describe(settings: &SearchSettings) -> String {
+    let mut out = String::new();
+    match usage::this_month(settings) {
+        Some(month) => {
+            out.push_str(&format!("Usage in {} (UTC):\n", month.month));
+            for s in &month.services {
+                out.push_str(&format!("  {}\n", service_line(s)));
+            }
+        }
+        None => {
+            out.push_str("Usage: not counted (no state folder: set HOME or GROUND_STATE_DIR)\n")
+        }
+    }
+    out.push_str(&format!("Rate limit: {}\n", rate_line(settings)));
+    let dir = crate::render::cache::display_dir(&settings.state_dir);
+    out.push_str(&format!(
+        "State folder: {dir} ({}, {}, {})\n",
+        usage::FILE,
+        limit::FILE,
+        log::FILE
+    ));
+    let log_path = crate::render::cache::display_dir(&log::path(settings));
+    out.push_str(&if settings.log_searches {
+        format!("Search log: on, {log_path} (delete the file to delete the log)\n")
+    } else {
+        format!("Search log: off ([privacy] log_searches = true or --log-searches; it would be {log_path})\n")
+    });
+    out
+}
+
+/// "12 of 2000 queries used (0 %)", or "... (no quota)".
+pub fn service_line(s: &usage::ServiceUsage) -> String {
+    let plan = s
+        .plan_limit
+        .map(|l| format!("; the plan reports {l} a month"))
+        .unwrap_or_default();
+    match s.quota {
+        Some(q) => format!(
+            "{:<13} {} of {q} {} used ({} %){plan}",
+            s.name,
+            s.used,
+            s.unit,
+            s.used * 100 / q.max(1)
+        ),
+        None => format!("{:<13} {} {} used (no quota){plan}", s.name, s.used, s.unit),
+    }
+}
+
+/// "10 searches a minute, shared by all ground runs" or "none".
+pub fn rate_line(settings: &SearchSettings) -> String {
+    match settings.max_per_minute {
+        0 => "none ([search] max_per_minute = 0)".into(),
+        n => format!("{n} searches a minute, shared by all ground runs (cached searches are free)"),
+    }
+}
+
+/// The same as one JSON object.
+pub fn json(settings: &SearchSettings) -> Value {
+    json!({
+        "usage": usage::this_month(settings),
+        "max_per_minute": settings.max_per_minute,
+        "state_dir": settings.state_dir,
+        "search_log": {"enabled": settings.log_searches, "path": log::path(settings)},
+    })
+}
