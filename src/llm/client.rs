@@ -60,10 +60,7 @@ pub async fn post_json(
     body: &Value,
 ) -> Result<(u16, Vec<u8>), Error> {
     let transport = |e: reqwest::Error| transport_error(settings, e);
-    let mut request = client.post(url).json(body);
-    if let Some(key) = &settings.api_key {
-        request = request.bearer_auth(key.expose());
-    }
+    let request = post_with_key(client, settings, url, body);
     let response = request.send().await.map_err(transport)?;
     let status = response.status().as_u16();
     let body = crate::http::read_bounded(response, MAX_REPLY_BYTES)
@@ -197,10 +194,7 @@ async fn read_stream(
     on_text: &mut (dyn FnMut(&str) + Send),
 ) -> Result<Streamed, Error> {
     let transport = |e: reqwest::Error| transport_error(settings, e);
-    let mut request = client.post(url).json(body);
-    if let Some(key) = &settings.api_key {
-        request = request.bearer_auth(key.expose());
-    }
+    let request = post_with_key(client, settings, url, body);
     let mut response = request.send().await.map_err(transport)?;
     let status = response.status().as_u16();
     let declared = response
@@ -328,6 +322,21 @@ async fn read_stream(
 
 fn saturate(n: u64) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+/// A JSON POST to the model server, with the API key as a bearer token when one is
+/// set: the key goes to this server only.
+fn post_with_key(
+    client: &reqwest::Client,
+    settings: &LlmSettings,
+    url: url::Url,
+    body: &Value,
+) -> reqwest::RequestBuilder {
+    let request = client.post(url).json(body);
+    match &settings.api_key {
+        Some(key) => request.bearer_auth(key.expose()),
+        None => request,
+    }
 }
 
 /// A refused or timed-out request, as a model error.

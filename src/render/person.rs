@@ -171,15 +171,8 @@ fn text(report: &Report, paint: &Paint) -> String {
     }
     let _ = writeln!(out, "\n{}", paint.bold("Sources:"));
     for source in &report.sources {
-        let mut mark = source_mark(report, source.number);
-        if report.is_snippet(source.number) {
-            mark = format!("search snippet, {mark}");
-        }
-        let title = if source.title.is_empty() {
-            "(untitled)".to_string()
-        } else {
-            sanitize_line(&source.title)
-        };
+        let mark = source_mark(report, source.number);
+        let title = source_title(source);
         let _ = writeln!(
             out,
             "  {} {} {}",
@@ -202,8 +195,28 @@ fn text(report: &Report, paint: &Paint) -> String {
     out
 }
 
-/// "2 quotes verified", "cited, quote not found", "not cited".
+/// A source's title for the list, one safe line, or "(untitled)".
+fn source_title(source: &crate::context::SourceText) -> String {
+    if source.title.is_empty() {
+        "(untitled)".to_string()
+    } else {
+        sanitize_line(&source.title)
+    }
+}
+
+/// "2 quotes verified", "cited, quote not found", "not cited"; a search-result
+/// snippet says so first ("search snippet, not cited").
 fn source_mark(report: &Report, number: usize) -> String {
+    let mark = citation_mark(report, number);
+    if report.is_snippet(number) {
+        format!("search snippet, {mark}")
+    } else {
+        mark
+    }
+}
+
+/// How the answer cited source `number`.
+fn citation_mark(report: &Report, number: usize) -> String {
     let cites = report
         .answer
         .statements
@@ -248,22 +261,14 @@ fn markdown(report: &Report) -> String {
     }
     out.push('\n');
     for source in &report.sources {
-        let title = if source.title.is_empty() {
-            "(untitled)".to_string()
-        } else {
-            sanitize_line(&source.title)
-        };
+        let title = source_title(source);
         let _ = writeln!(
             out,
             "[^{}]: [{}](<{}>) ({})",
             source.number,
             escape_markdown(&title),
             sanitize_line(&source.url).replace(['<', '>'], ""),
-            if report.is_snippet(source.number) {
-                format!("search snippet, {}", source_mark(report, source.number))
-            } else {
-                source_mark(report, source.number)
-            }
+            source_mark(report, source.number)
         );
     }
     out
