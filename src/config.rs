@@ -11,6 +11,7 @@ use serde::Deserialize;
 use url::Url;
 
 use crate::error::Error;
+use crate::keystore::{self, KeyName, Lookup};
 use crate::settings::*;
 
 /// Values given on the command line; `None` means "not given".
@@ -254,8 +255,20 @@ fn read_capped(path: &Path) -> std::io::Result<String> {
         .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "it is not UTF-8 text"))
 }
 
-/// Resolves every setting: flags > environment > config file > defaults.
+/// Resolves every setting: flags > environment > config file > OS keyring (API keys
+/// only) > defaults. The keyring is asked only for a key that is needed and set
+/// nowhere else, with [`keystore::get`] (bounded by [`keystore::TIMEOUT`]).
 pub fn resolve(flags: &Overrides, env: &dyn Fn(&str) -> Option<String>) -> Result<Settings, Error> {
+    resolve_with_keyring(flags, env, &keystore::get)
+}
+
+/// [`resolve`] with the keyring given as a lookup function, as the environment is,
+/// so that tests need no keyring daemon.
+pub fn resolve_with_keyring(
+    flags: &Overrides,
+    env: &dyn Fn(&str) -> Option<String>,
+    keyring: &dyn Fn(KeyName) -> Lookup,
+) -> Result<Settings, Error> {
     let file = match &flags.config_path {
         Some(path) => load_file(path, true)?,
         None => match default_config_path(env) {
@@ -325,11 +338,25 @@ pub fn resolve(flags: &Overrides, env: &dyn Fn(&str) -> Option<String>) -> Resul
     })
     .filter(|k| !k.trim().is_empty())
     .map(|k| Secret::new(&k));
-    if search_backend != SearchBackend::Searxng && search_key.is_none() {
-        return Err(Error::MissingKey {
-            backend: search_backend,
-        });
-    }
+    let search_key = match (search_key, key_name(search_backend)) {
+        (Some(key), _) => Some(key),
+        (None, None) => None,
+        (None, Some(name)) => match keyring(name) {
+            Lookup::Found(key) => Some(Secret::new(&key)),
+            Lookup::Absent => {
+                return Err(Error::MissingKey {
+                    backend: search_backend,
+                    keyring: None,
+                });
+            }
+            Lookup::Unavailable(reason) => {
+                return Err(Error::MissingKey {
+                    backend: search_backend,
+                    keyring: Some(reason),
+                });
+            }
+        },
+    };
 
     let backend = choose(
         flags.llm_backend,
@@ -361,6 +388,17 @@ pub fn resolve(flags: &Overrides, env: &dyn Fn(&str) -> Option<String>) -> Resul
     let api_key = env("GROUND_LLM_API_KEY")
         .or_else(|| file.llm.api_key.clone())
         .filter(|k| !k.trim().is_empty())
+        .or_else(|| {
+            // Only a hosted server needs a key: a local one is never worth a keyring
+            // lookup (nor its warning when there is no keyring).
+            if backend != LlmBackend::OpenAi || is_local(&llm_url) {
+                return None;
+            }
+            match keyring(KeyName::Llm) {
+                Lookup::Found(key) => Some(key),
+                Lookup::Absent | Lookup::Unavailable(_) => None,
+            }
+        })
         .map(|k| Secret::new(&k));
 
     let time_range = choose(
@@ -586,6 +624,93 @@ pub fn resolve(flags: &Overrides, env: &dyn Fn(&str) -> Option<String>) -> Resul
     })
 }
 
+/// The keyring name of a search backend's key; `None` for SearXNG, which needs none.
+pub fn key_name(backend: SearchBackend) -> Option<KeyName> {
+    match backend {
+        SearchBackend::Searxng => None,
+        SearchBackend::Brave => Some(KeyName::Brave),
+        SearchBackend::Tavily => Some(KeyName::Tavily),
+    }
+}
+
+/// Whether a server runs on this machine (loopback or `localhost`).
+fn is_local(url: &Url) -> bool {
+    match url.host() {
+        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => true,
+    }
+}
+
+/// Where a key comes from at run time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeySource {
+    /// An environment variable, named.
+    Env(&'static str),
+    /// The config file, with the setting's name.
+    File(&'static str),
+    /// The OS keyring.
+    Keyring,
+    /// Nowhere; with the reason when the keyring could not be asked.
+    None(Option<String>),
+}
+
+/// Where each key would come from, in the order flag > env > config > keyring,
+/// without the key itself. The config file's `[search] api_key` belongs to the
+/// search backend chosen by `--search`, `GROUND_SEARCH` or `[search] backend`.
+pub fn key_sources(
+    flags: &Overrides,
+    env: &dyn Fn(&str) -> Option<String>,
+    keyring: &dyn Fn(KeyName) -> Lookup,
+) -> Result<Vec<(KeyName, KeySource)>, Error> {
+    let file = match &flags.config_path {
+        Some(path) => load_file(path, true)?,
+        None => match default_config_path(env) {
+            Some(path) => load_file(&path, env("GROUND_CONFIG").is_some())?,
+            None => None,
+        },
+    }
+    .unwrap_or_default();
+    let env = |name: &str| env(name).filter(|v| !v.trim().is_empty());
+    let set = |v: &Option<String>| v.as_deref().is_some_and(|k| !k.trim().is_empty());
+    let backend = flags
+        .search_backend
+        .or_else(|| env("GROUND_SEARCH").and_then(|b| SearchBackend::parse(&b)))
+        .or_else(|| {
+            file.search
+                .backend
+                .as_deref()
+                .and_then(SearchBackend::parse)
+        });
+    let mut out = Vec::new();
+    for name in KeyName::ALL {
+        let vars: &[&'static str] = match name {
+            KeyName::Brave => &["GROUND_BRAVE_API_KEY", "BRAVE_API_KEY"],
+            KeyName::Tavily => &["GROUND_TAVILY_API_KEY", "TAVILY_API_KEY"],
+            KeyName::Llm => &["GROUND_LLM_API_KEY"],
+        };
+        let in_file = match name {
+            KeyName::Llm => set(&file.llm.api_key).then_some("[llm] api_key"),
+            _ => (set(&file.search.api_key) && backend.and_then(key_name) == Some(name))
+                .then_some("[search] api_key"),
+        };
+        let source = if let Some(var) = vars.iter().find(|v| env(v).is_some()) {
+            KeySource::Env(var)
+        } else if let Some(setting) = in_file {
+            KeySource::File(setting)
+        } else {
+            match keyring(name) {
+                Lookup::Found(_) => KeySource::Keyring,
+                Lookup::Absent => KeySource::None(None),
+                Lookup::Unavailable(reason) => KeySource::None(Some(reason)),
+            }
+        };
+        out.push((name, source));
+    }
+    Ok(out)
+}
+
 /// Turns Ollama's `OLLAMA_HOST` forms (`host`, `host:port`, `:port`, `scheme://host`)
 /// into a base URL, defaulting to http and port 11434 as Ollama's own client does.
 pub fn ollama_host_to_url(host: &str) -> String {
@@ -734,6 +859,11 @@ fn parse_bool(value: &str, name: &str) -> Result<bool, Error> {
 mod tests {
     use super::*;
     use std::collections::HashMap;
+
+    /// The resolution under test, with no keyring at all.
+    fn resolve(flags: &Overrides, env: &dyn Fn(&str) -> Option<String>) -> Result<Settings, Error> {
+        resolve_with_keyring(flags, env, &|_| Lookup::Absent)
+    }
 
     fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
         let map: HashMap<String, String> = pairs
@@ -899,6 +1029,162 @@ mod tests {
         let s = resolve(&flags, &env_of(&[("TAVILY_API_KEY", "tvly-secret")])).unwrap();
         assert_eq!(s.search.url.as_str(), "https://api.tavily.com/");
         assert!(!format!("{s:?}").contains("tvly-secret"));
+    }
+
+    /// A keyring holding `pairs`, recording which names were asked for.
+    fn keyring_of(
+        pairs: &[(KeyName, &str)],
+        asked: &std::cell::RefCell<Vec<KeyName>>,
+    ) -> impl Fn(KeyName) -> Lookup {
+        let map: Vec<(KeyName, String)> = pairs.iter().map(|(n, k)| (*n, k.to_string())).collect();
+        move |name| {
+            asked.borrow_mut().push(name);
+            map.iter()
+                .find(|(n, _)| *n == name)
+                .map_or(Lookup::Absent, |(_, k)| Lookup::Found(k.clone()))
+        }
+    }
+
+    #[test]
+    fn keys_come_from_env_then_config_then_keyring() {
+        let dir = tempfile::tempdir().unwrap();
+        let with_key = dir.path().join("with-key.toml");
+        std::fs::write(&with_key, "[search]\napi_key = \"BSAfromTHEfile\"\n").unwrap();
+        let brave = |config: Option<&Path>| Overrides {
+            search_backend: Some(SearchBackend::Brave),
+            config_path: config.map(Path::to_path_buf),
+            ..Default::default()
+        };
+        let asked = std::cell::RefCell::new(Vec::new());
+        let keyring = keyring_of(&[(KeyName::Brave, "BSAfromTHEkeyring")], &asked);
+        let key = |flags: &Overrides, env: &[(&str, &str)]| {
+            resolve_with_keyring(flags, &env_of(env), &keyring)
+                .unwrap()
+                .search
+                .api_key
+                .unwrap()
+                .expose()
+                .to_string()
+        };
+        // env > config > keyring, and the keyring is asked only when nothing else has it.
+        let env = [("GROUND_BRAVE_API_KEY", "BSAfromTHEenv")];
+        assert_eq!(key(&brave(Some(&with_key)), &env), "BSAfromTHEenv");
+        assert_eq!(key(&brave(Some(&with_key)), &[]), "BSAfromTHEfile");
+        assert!(asked.borrow().is_empty(), "asked: {:?}", asked.borrow());
+        assert_eq!(key(&brave(None), &[]), "BSAfromTHEkeyring");
+        assert_eq!(*asked.borrow(), [KeyName::Brave]);
+        // SearXNG needs no key and never asks.
+        asked.borrow_mut().clear();
+        resolve_with_keyring(&Overrides::default(), &env_of(&[]), &keyring).unwrap();
+        assert!(asked.borrow().is_empty());
+    }
+
+    #[test]
+    fn a_keyring_without_the_key_or_unreachable_is_an_error_only_when_needed() {
+        let tavily = Overrides {
+            search_backend: Some(SearchBackend::Tavily),
+            ..Default::default()
+        };
+        let absent = |_| Lookup::Absent;
+        let err = resolve_with_keyring(&tavily, &env_of(&[]), &absent).unwrap_err();
+        assert!(matches!(err, Error::MissingKey { keyring: None, .. }));
+        assert!(
+            err.hint().unwrap().contains("ground key set tavily"),
+            "{err:?}"
+        );
+
+        let locked = |_| Lookup::Unavailable("the collection is locked".into());
+        let err = resolve_with_keyring(&tavily, &env_of(&[]), &locked).unwrap_err();
+        assert!(
+            err.to_string().contains("the collection is locked"),
+            "{err}"
+        );
+        assert!(err.hint().unwrap().contains("ground key set tavily"));
+        // Not needed: no error, whatever the keyring says.
+        assert!(resolve_with_keyring(&Overrides::default(), &env_of(&[]), &locked).is_ok());
+        let hosted = Overrides {
+            llm_backend: Some(LlmBackend::OpenAi),
+            llm_url: Some("https://api.example.com/v1".into()),
+            ..Default::default()
+        };
+        let s = resolve_with_keyring(&hosted, &env_of(&[]), &locked).unwrap();
+        assert!(s.llm.api_key.is_none());
+    }
+
+    #[test]
+    fn the_model_key_comes_from_the_keyring_only_for_a_hosted_server() {
+        let asked = std::cell::RefCell::new(Vec::new());
+        let keyring = keyring_of(&[(KeyName::Llm, "sk-from-keyring")], &asked);
+        let openai = |url: &str| Overrides {
+            llm_backend: Some(LlmBackend::OpenAi),
+            llm_url: Some(url.into()),
+            ..Default::default()
+        };
+        let s = resolve_with_keyring(
+            &openai("https://api.example.com/v1"),
+            &env_of(&[]),
+            &keyring,
+        )
+        .unwrap();
+        assert_eq!(s.llm.api_key.unwrap().expose(), "sk-from-keyring");
+        let env = [("GROUND_LLM_API_KEY", "sk-from-env")];
+        let s = resolve_with_keyring(
+            &openai("https://api.example.com/v1"),
+            &env_of(&env),
+            &keyring,
+        )
+        .unwrap();
+        assert_eq!(s.llm.api_key.unwrap().expose(), "sk-from-env");
+        asked.borrow_mut().clear();
+        for local in [
+            "http://127.0.0.1:8080/v1",
+            "http://localhost:8080/v1",
+            "http://[::1]:1/",
+        ] {
+            let s = resolve_with_keyring(&openai(local), &env_of(&[]), &keyring).unwrap();
+            assert!(s.llm.api_key.is_none(), "{local}");
+        }
+        assert!(
+            asked.borrow().is_empty(),
+            "a local server never asks the keyring"
+        );
+    }
+
+    #[test]
+    fn key_sources_name_where_each_key_comes_from() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("c.toml");
+        std::fs::write(
+            &config,
+            "[search]\nbackend = \"tavily\"\napi_key = \"tvly-file\"\n[llm]\napi_key = \"sk-file\"\n",
+        )
+        .unwrap();
+        let flags = Overrides {
+            config_path: Some(config),
+            ..Default::default()
+        };
+        let asked = std::cell::RefCell::new(Vec::new());
+        let keyring = keyring_of(&[(KeyName::Brave, "BSAfromTHEkeyring")], &asked);
+        let sources = key_sources(
+            &flags,
+            &env_of(&[("GROUND_LLM_API_KEY", "sk-env")]),
+            &keyring,
+        )
+        .unwrap();
+        assert_eq!(
+            sources,
+            [
+                (KeyName::Brave, KeySource::Keyring),
+                (KeyName::Tavily, KeySource::File("[search] api_key")),
+                (KeyName::Llm, KeySource::Env("GROUND_LLM_API_KEY")),
+            ]
+        );
+        let locked = |_| Lookup::Unavailable("locked".into());
+        let sources = key_sources(&Overrides::default(), &env_of(&[]), &locked).unwrap();
+        assert_eq!(
+            sources[0],
+            (KeyName::Brave, KeySource::None(Some("locked".into())))
+        );
     }
 
     #[test]

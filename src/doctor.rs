@@ -106,7 +106,12 @@ impl Check {
     fn from_error(name: &'static str, area: Area, error: &Error) -> Self {
         let message = match error {
             Error::Config { message, .. } => message.clone(),
-            Error::MissingKey { backend } => format!("{backend} needs an API key and none is set"),
+            Error::MissingKey { backend, keyring } => match keyring {
+                None => format!("{backend} needs an API key and none is set"),
+                Some(why) => format!(
+                    "{backend} needs an API key and none is set (the OS keyring could not be asked: {why})"
+                ),
+            },
             other => other.to_string(),
         };
         Self::fail(

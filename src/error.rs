@@ -125,11 +125,15 @@ pub enum Error {
         hint: String,
     },
 
-    /// A hosted search service was chosen but no API key is set for it.
-    #[error("invalid configuration: {backend} needs an API key and none is set")]
+    /// A hosted search service was chosen but no API key is set for it: not by a
+    /// variable, not in the config file, not in the OS keyring.
+    #[error("invalid configuration: {backend} needs an API key and none is set{}", keyring.as_ref().map(|r| format!(" (the OS keyring could not be asked: {r})")).unwrap_or_default())]
     MissingKey {
         /// The service that needs the key.
         backend: SearchBackend,
+        /// Why the OS keyring could not be asked (none running, locked, too slow);
+        /// `None` when it was asked and holds no key.
+        keyring: Option<String>,
     },
 
     /// Something that should not fail did: the async runtime or an HTTP client could
@@ -489,7 +493,7 @@ impl Error {
         Some(match self {
             EmptyQuestion => "pass a question: ground answer \"what is ...?\" (or pipe it on stdin)".into(),
             Config { hint, .. } | Usage { hint, .. } => hint.clone(),
-            MissingKey { backend } => format!("set {} (or [search] api_key in the config file), or use your SearXNG with --search searxng", backend.key_env()),
+            MissingKey { backend, .. } => format!("store it with `ground key set {}` (OS keyring), or set {} (or [search] api_key in the config file), or use your SearXNG with --search searxng", if *backend == SearchBackend::Tavily { "tavily" } else { "brave" }, backend.key_env()),
             Internal { .. } => "this is a bug, or the machine is out of threads or memory: close something and retry, and report it if it stays".into(),
             SearchUnreachable { backend: SearchBackend::Searxng, .. } => "start SearXNG, or point ground at it with --searxng-url / GROUND_SEARXNG_URL / [search] url in the config file".into(),
             SearchUnreachable { backend, .. } => format!("check this machine's network connection to {backend}, or the [search] url in the config file"),

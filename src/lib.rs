@@ -11,9 +11,9 @@
 //!   (statements found in a reply still arriving), [`events`], [`extract`] (HTML to
 //!   main text), [`pdf`] (PDF to text, bounded), [`language`] (the answer's
 //!   language), [`context`] (passages that fit the window), [`robots`] (robots.txt
-//!   rules).
+//!   rules), [`keystore`] (API keys in the OS keyring, format checks, bounded lookups).
 //! - **Errors and configuration**: [`error`] (every failure, its hint and exit
-//!   code), [`config`] (flags over environment over file over defaults).
+//!   code), [`config`] (flags over environment over file over keyring over defaults).
 //! - **Stages**: [`search`], [`fetch`], [`page`] (fetch + extract + cache for one
 //!   page), [`llm`], [`grounding`] (quote verification), [`plan`], [`cache`],
 //!   [`calibration`] (the model's tokens per estimated token, kept beside the cache).
@@ -42,6 +42,7 @@ pub mod fetch;
 pub mod grounding;
 pub mod hits;
 pub mod http;
+pub mod keystore;
 pub mod language;
 pub mod llm;
 pub mod mcp;

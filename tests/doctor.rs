@@ -527,8 +527,8 @@ async fn missing_brave_key_is_a_search_failure_and_the_model_is_still_checked() 
     assert_lines(
         &scrubbed(&world, &out),
         &[
-            "fail  search: Brave Search needs an API key and none is set",
-            "      fix: set GROUND_BRAVE_API_KEY (or [search] api_key in the config file), or use your SearXNG with --search searxng",
+            "fail  search: Brave Search needs an API key and none is set (the OS keyring could not be asked: Platform secure storage failure: no secret service provider or dbus session found)",
+            "      fix: store it with `ground key set brave` (OS keyring), or set GROUND_BRAVE_API_KEY (or [search] api_key in the config file), or use your SearXNG with --search searxng",
             "ok    model: Ollama at http://ollama.test answers (2 models installed)",
         ],
     );

@@ -366,8 +366,10 @@ async fn a_hosted_service_without_a_key_is_a_config_error() {
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         stderr(&out),
-        "error: invalid configuration: Brave Search needs an API key and none is set\n\
-         hint: set GROUND_BRAVE_API_KEY (or [search] api_key in the config file), or use your SearXNG with --search searxng\n"
+        "error: invalid configuration: Brave Search needs an API key and none is set \
+         (the OS keyring could not be asked: Platform secure storage failure: no secret service provider or dbus session found)\n\
+         hint: store it with `ground key set brave` (OS keyring), or set GROUND_BRAVE_API_KEY \
+         (or [search] api_key in the config file), or use your SearXNG with --search searxng\n"
     );
     assert!(world.searx.received_requests().await.unwrap().is_empty());
 }

@@ -46,7 +46,7 @@ impl World {
     /// Each command gets a cache folder of its own, so runs in one test never answer
     /// from each other's cache; a test about the cache sets XDG_CACHE_HOME or GROUND_CACHE_DIR itself.
     /// The search rate limit is off (GROUND_MAX_PER_MINUTE=0: tests send bursts of
-    /// searches); tests about it set or remove the variable.
+    /// searches); tests about it set or remove the variable. There is no OS keyring.
     pub fn ground(&self) -> std::process::Command {
         static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let run = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -63,6 +63,12 @@ impl World {
             .env("GROUND_ALLOW_PRIVATE_ADDRESSES", "true")
             .env("GROUND_MODEL", "llama3.2")
             .env("GROUND_MAX_PER_MINUTE", "0")
+            // No session bus, so no OS keyring: no test reads or writes the keys of
+            // the person running it (tests/keyring.rs sets a real bus itself).
+            .env(
+                "DBUS_SESSION_BUS_ADDRESS",
+                format!("unix:path={}", self.home.path().join("no-bus").display()),
+            )
             .stdin(std::process::Stdio::null());
         cmd
     }

@@ -26,6 +26,7 @@ fn main() -> ExitCode {
         Command::Mcp(args) => commands::mcp::run(args),
         Command::Cache(args) => commands::cache::run(args),
         Command::Usage(args) => commands::usage::run(args),
+        Command::Key(args) => commands::key::run(args),
         Command::Completions(args) => commands::completions::run(args),
     }
 }

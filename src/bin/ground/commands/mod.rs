@@ -6,6 +6,7 @@ pub mod completions;
 pub mod doctor;
 pub mod extract;
 pub mod fetch;
+pub mod key;
 pub mod mcp;
 pub mod search;
 pub mod usage;
