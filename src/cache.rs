@@ -487,7 +487,7 @@ impl Cache {
         if entry.key != key {
             return None; // a hash collision: another key's entry, which stays
         }
-        let now = unix_now();
+        let now = crate::files::unix_secs();
         if entry.stored_at > now + CLOCK_SKEW_SECS {
             return None;
         }
@@ -505,7 +505,7 @@ impl Cache {
         };
         let entry = Entry {
             format: FORMAT,
-            stored_at: unix_now(),
+            stored_at: crate::files::unix_secs(),
             key,
             value,
         };
@@ -654,13 +654,6 @@ fn read_bounded(path: &Path) -> io::Result<Option<Vec<u8>>> {
         .take(MAX_ENTRY_BYTES + 1)
         .read_to_end(&mut bytes)?;
     Ok((bytes.len() as u64 <= MAX_ENTRY_BYTES).then_some(bytes))
-}
-
-fn unix_now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_secs()
 }
 
 fn with_path(error: io::Error, path: &Path) -> io::Error {
@@ -853,7 +846,7 @@ mod tests {
             .unwrap();
         let entry = Entry {
             format: FORMAT,
-            stored_at: unix_now() - 7200,
+            stored_at: crate::files::unix_secs() - 7200,
             key: key("q").canonical(),
             value: outcome("q"),
         };
@@ -933,7 +926,7 @@ mod tests {
         // Another format version is dropped as well.
         let entry = Entry {
             format: FORMAT + 1,
-            stored_at: unix_now(),
+            stored_at: crate::files::unix_secs(),
             key: normalize_url("https://example.org/a"),
             value: page("text"),
         };
@@ -952,7 +945,7 @@ mod tests {
             .unwrap();
         let entry = Entry {
             format: FORMAT,
-            stored_at: unix_now(),
+            stored_at: crate::files::unix_secs(),
             key: key("q2").canonical(),
             value: outcome("q2"),
         };

@@ -33,8 +33,6 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::io::Read;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
@@ -98,7 +96,7 @@ impl TokenRatio {
     /// `at_edge` says the server's count was the whole window (the prompt was cut),
     /// so the sample is only a lower bound.
     fn with_sample(previous: Option<TokenRatio>, sample: f64, at_edge: bool) -> TokenRatio {
-        let now = unix_now();
+        let now = crate::files::unix_secs();
         // A ratio learned from cut prompts alone is a bound, not a measurement: the
         // first exact sample replaces it.
         let previous = previous.filter(|p| p.samples > 0 || at_edge);
@@ -252,7 +250,7 @@ impl Calibration {
                 .map(|(k, _)| k.clone())?;
             file.models.remove(&oldest);
         }
-        write_atomically(path, &serde_json::to_vec_pretty(&file).ok()?)?;
+        crate::files::write_atomically(path, &serde_json::to_vec_pretty(&file).ok()?).ok()?;
         Some(updated)
     }
 
@@ -271,26 +269,6 @@ impl Calibration {
             .ok()
             .filter(|f| f.format == FORMAT)
     }
-}
-
-/// Writes `bytes` to a temp file beside `path`, then renames it over `path`.
-fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> Option<()> {
-    static WRITES: AtomicU64 = AtomicU64::new(0);
-    let dir = path.parent()?;
-    fs::create_dir_all(dir).ok()?;
-    let n = WRITES.fetch_add(1, Ordering::Relaxed);
-    let temp = dir.join(format!(".{FILE_NAME}.{}.{n}.tmp", std::process::id()));
-    if fs::write(&temp, bytes).is_err() || fs::rename(&temp, path).is_err() {
-        let _ = fs::remove_file(&temp);
-        return None;
-    }
-    Some(())
-}
-
-fn unix_now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
 }
 
 #[cfg(test)]

@@ -314,17 +314,6 @@ pub fn reads_like_policy(text: &str) -> bool {
         .any(|w| POLICY_WORDS.contains(&w))
 }
 
-/// The domain of a URL for `groundingChunks[].web.domain`.
-fn domain(url: &str) -> String {
-    url::Url::parse(url)
-        .ok()
-        .and_then(|u| {
-            u.host_str()
-                .map(|h| h.trim_start_matches("www.").to_string())
-        })
-        .unwrap_or_default()
-}
-
 /// Gemini's `groundingMetadata` (REST, camelCase): one chunk per source given to the
 /// model (chunk index = source number - 1), one support per statement that has
 /// verified citations, listing only those.
@@ -339,7 +328,8 @@ pub fn grounding_metadata(
         .iter()
         .enumerate()
         .map(|(i, s)| {
-            let web = json!({"uri": s.url, "title": s.title, "domain": domain(&s.url)});
+            let web =
+                json!({"uri": s.url, "title": s.title, "domain": crate::http::host_of(&s.url)});
             if i >= first_snippet {
                 // Not Gemini's: a search-result snippet, not a page read in full.
                 json!({"web": web, "kind": "snippet"})

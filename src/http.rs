@@ -95,6 +95,18 @@ pub async fn read_bounded(
     })
 }
 
+/// The host of `url` without a leading `www.` ("" when it has none): the domain shown
+/// for a source and counted when sources must agree.
+pub fn host_of(url: &str) -> String {
+    Url::parse(url)
+        .ok()
+        .and_then(|u| {
+            u.host_str()
+                .map(|h| h.trim_start_matches("www.").to_string())
+        })
+        .unwrap_or_default()
+}
+
 /// A configured server's URL for messages: no trailing slash, and any password
 /// replaced by `redacted` (a URL like `http://user:secret@host` must never be printed
 /// as it was typed).

@@ -6,7 +6,8 @@
 //!
 //! - **Leaves**, plain data and pure functions: [`text`] (sanitising, shortening,
 //!   normal form, the redactor), [`http`] (User-Agent, client builder, bounded body
-//!   reader, URLs for people), [`settings`] (resolved settings as data), [`hits`]
+//!   reader, URLs for people), [`files`] (shared state files written whole),
+//!   [`settings`] (resolved settings as data), [`hits`]
 //!   (search results), [`answer`] (the model's answer and its parsing), [`answer_stream`]
 //!   (statements found in a reply still arriving), [`events`], [`extract`] (HTML to
 //!   main text), [`pdf`] (PDF to text, bounded), [`language`] (the answer's
@@ -39,6 +40,7 @@ pub mod error;
 pub mod events;
 pub mod extract;
 pub mod fetch;
+pub mod files;
 pub mod grounding;
 pub mod hits;
 pub mod http;

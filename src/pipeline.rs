@@ -688,13 +688,13 @@ fn evidence_texts<'a>(hits: &'a [SearchHit], pages: &'a [PageAttempt]) -> Vec<(S
         .filter(|p| p.status == RetrievalStatus::Success)
         .map(|p| {
             let url = p.final_url.as_deref().unwrap_or(&p.url);
-            (plan::host_of(url), p.text.as_str())
+            (crate::http::host_of(url), p.text.as_str())
         })
         .chain(
             hits.iter()
                 .filter(|h| !read.contains(&search::normalize_url(&h.url)))
                 .filter(|h| !h.snippet.trim().is_empty())
-                .map(|h| (plan::host_of(&h.url), h.snippet.as_str())),
+                .map(|h| (crate::http::host_of(&h.url), h.snippet.as_str())),
         )
         .collect()
 }

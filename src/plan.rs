@@ -452,17 +452,6 @@ pub fn evidence_met(evidence: &[Evidence], agree: usize) -> bool {
     !evidence.is_empty() && evidence.iter().all(|e| e.hosts.len() >= agree.max(1))
 }
 
-/// The host of `url` without `www.`, for counting distinct sources ("" if none).
-pub fn host_of(url: &str) -> String {
-    url::Url::parse(url)
-        .ok()
-        .and_then(|u| {
-            u.host_str()
-                .map(|h| h.trim_start_matches("www.").to_string())
-        })
-        .unwrap_or_default()
-}
-
 /// Trims, drops empty and repeated (case-insensitively) queries, caps length and
 /// count.
 pub fn dedupe_queries(queries: Vec<String>, count: usize) -> Vec<String> {

@@ -11,8 +11,9 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::state::{locked, now_ms, write_atomically};
+use super::state::{locked, now_ms};
 use crate::error::Error;
+use crate::files::write_atomically;
 use crate::settings::SearchSettings;
 
 /// The rolling window.
@@ -67,7 +68,8 @@ pub fn acquire_at(dir: &Path, limit: u32, now: impl FnOnce() -> u64) -> Result<(
         }
         recent.sent_ms.push(now);
         if let Ok(bytes) = serde_json::to_vec(&recent) {
-            write_atomically(&path, &bytes);
+            // A failed write never blocks a search (the state is a best effort).
+            let _ = write_atomically(&path, &bytes);
         }
         Ok(())
     });

@@ -8,10 +8,8 @@
 //! dir that cannot be created, locked, read or written never stops a search: the
 //! callers treat `None` as "no state" and go on.
 
-use std::fs::{self, File, OpenOptions};
-use std::io::Write as _;
+use std::fs::{self, OpenOptions};
 use std::path::Path;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Runs `f` while holding the exclusive lock of `dir`'s `state.lock`; `None` when the
 /// dir or the lock cannot be had.
@@ -29,25 +27,7 @@ pub fn locked<T>(dir: &Path, f: impl FnOnce() -> T) -> Option<T> {
     Some(value)
 }
 
-/// Writes `bytes` to a temp file beside `path`, then renames it over `path`.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> Option<()> {
-    let temp = path.with_extension(format!("tmp{}", std::process::id()));
-    let mut file = File::create(&temp).ok()?;
-    file.write_all(bytes).ok()?;
-    drop(file);
-    fs::rename(&temp, path).ok().or_else(|| {
-        let _ = fs::remove_file(&temp);
-        None
-    })
-}
-
-/// Milliseconds since the Unix epoch.
-pub fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
-}
+pub use crate::files::unix_ms as now_ms;
 
 /// The calendar month (UTC) of `unix_ms`, as `YYYY-MM`.
 pub fn month_of(unix_ms: u64) -> String {

@@ -17,8 +17,9 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::state::{locked, month_of, now_ms, write_atomically};
+use super::state::{locked, month_of, now_ms};
 use crate::error::Error;
+use crate::files::write_atomically;
 use crate::settings::{SearchBackend, SearchSettings};
 
 /// The file's name in the state dir.
@@ -169,7 +170,8 @@ pub fn record_at(
             count.plan_remaining = Some(remaining);
         }
         if let Ok(bytes) = serde_json::to_vec_pretty(&file) {
-            write_atomically(&path, &bytes);
+            // A failed write never blocks a search (the state is a best effort).
+            let _ = write_atomically(&path, &bytes);
         }
     });
 }
