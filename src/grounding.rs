@@ -152,65 +152,90 @@ impl GroundedAnswer {
 
 /// Checks the model's answer against the sources it was given.
 pub fn verify(answer: &ModelAnswer, sources: &[SourceText]) -> GroundedAnswer {
-    let normalised: Vec<String> = sources.iter().map(|s| normalise(&s.text)).collect();
-    let mut text = String::new();
-    let mut statements = Vec::new();
-    let mut rejected = Vec::new();
-    if answer.answerable {
-        for (si, statement) in answer.statements.iter().enumerate() {
-            if !text.is_empty() {
-                text.push(' ');
-            }
-            let start = text.len();
-            text.push_str(&statement.text);
-            let end = text.len();
-            let mut citations: Vec<CheckedCitation> = Vec::new();
-            for citation in &statement.citations {
-                let number = match resolve_source(&citation.source, sources) {
-                    Ok(n) => n,
-                    Err(reason) => {
-                        rejected.push(RejectedCitation {
-                            statement: si,
-                            source: describe_ref(&citation.source),
-                            quote: citation.quote.clone(),
-                            reason,
-                        });
-                        continue;
-                    }
-                };
-                // The model was shown each source's title too, and the answer is
-                // often there: a quote of the title is evidence like one of the text.
-                let source = &sources[number - 1];
-                let (matched, confidence) =
-                    match check_quote(&citation.quote, &source.text, &normalised[number - 1]) {
-                        (MatchKind::None, _) => {
-                            check_quote(&citation.quote, &source.title, &normalise(&source.title))
-                        }
-                        found => found,
-                    };
-                let checked = CheckedCitation {
-                    source: number,
-                    quote: citation.quote.clone(),
-                    verified: matched != MatchKind::None,
-                    confidence,
-                    matched,
-                };
-                citations.push(checked);
-            }
-            statements.push(Statement {
-                text: statement.text.clone(),
-                start,
-                end,
-                citations,
-            });
+    Checker::new(sources).verify(answer)
+}
+
+/// The sources with their normal forms computed once, for checking several answers
+/// (each statement as it streams in, the whole reply, the pack's buckets) without
+/// normalising every page again each time.
+pub struct Checker<'a> {
+    sources: &'a [SourceText],
+    normalised: Vec<String>,
+}
+
+impl<'a> Checker<'a> {
+    /// Prepares `sources` for checking.
+    pub fn new(sources: &'a [SourceText]) -> Self {
+        Checker {
+            sources,
+            normalised: sources.iter().map(|s| normalise(&s.text)).collect(),
         }
     }
-    GroundedAnswer {
-        answer: text,
-        answerable: answer.answerable,
-        statements,
-        unknowns: answer.unknowns.clone(),
-        rejected,
+
+    /// Checks `answer` against the sources; see [`verify`].
+    pub fn verify(&self, answer: &ModelAnswer) -> GroundedAnswer {
+        let (sources, normalised) = (self.sources, &self.normalised);
+        let mut text = String::new();
+        let mut statements = Vec::new();
+        let mut rejected = Vec::new();
+        if answer.answerable {
+            for (si, statement) in answer.statements.iter().enumerate() {
+                if !text.is_empty() {
+                    text.push(' ');
+                }
+                let start = text.len();
+                text.push_str(&statement.text);
+                let end = text.len();
+                let mut citations: Vec<CheckedCitation> = Vec::new();
+                for citation in &statement.citations {
+                    let number = match resolve_source(&citation.source, sources) {
+                        Ok(n) => n,
+                        Err(reason) => {
+                            rejected.push(RejectedCitation {
+                                statement: si,
+                                source: describe_ref(&citation.source),
+                                quote: citation.quote.clone(),
+                                reason,
+                            });
+                            continue;
+                        }
+                    };
+                    // The model was shown each source's title too, and the answer is
+                    // often there: a quote of the title is evidence like one of the text.
+                    let source = &sources[number - 1];
+                    let (matched, confidence) =
+                        match check_quote(&citation.quote, &source.text, &normalised[number - 1]) {
+                            (MatchKind::None, _) => check_quote(
+                                &citation.quote,
+                                &source.title,
+                                &normalise(&source.title),
+                            ),
+                            found => found,
+                        };
+                    let checked = CheckedCitation {
+                        source: number,
+                        quote: citation.quote.clone(),
+                        verified: matched != MatchKind::None,
+                        confidence,
+                        matched,
+                    };
+                    citations.push(checked);
+                }
+                statements.push(Statement {
+                    text: statement.text.clone(),
+                    start,
+                    end,
+                    citations,
+                });
+            }
+        }
+        GroundedAnswer {
+            answer: text,
+            answerable: answer.answerable,
+            statements,
+            unknowns: answer.unknowns.clone(),
+            rejected,
+        }
     }
 }
 

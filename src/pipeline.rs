@@ -368,6 +368,8 @@ async fn steps(
         request.schema = llm::with_pack_buckets(llm::with_questions_for_user(request.schema));
     }
     let mut pieces = 0u64;
+    // The sources' normal forms, computed once for every check below.
+    let checker = grounding::Checker::new(&sources);
     let asked = llm::ask_streaming(&client, &request, &mut |event| match event {
         llm::AskEvent::Attempt(n) => {
             pieces = 0;
@@ -388,7 +390,7 @@ async fn steps(
                 unknowns: Vec::new(),
                 over_bounds: 0,
             };
-            if let Some(checked) = grounding::verify(&one, &sources).statements.first() {
+            if let Some(checked) = checker.verify(&one).statements.first() {
                 watch.statement(attempt, index, checked);
             }
         }
@@ -427,9 +429,9 @@ async fn steps(
 
     // 6. Grounding.
     events.stage(Stage::Checking, "checking citations");
-    let answer = grounding::verify(&asked.answer, &sources);
+    let answer = checker.verify(&asked.answer);
     let pack_items = if settings.run.pack {
-        pack_entries(&asked.reply.content, &sources)
+        pack_entries(&asked.reply.content, &checker)
     } else {
         Vec::new()
     };
@@ -473,7 +475,7 @@ async fn steps(
 
 /// The pack's bucket items of the reply `content`, each checked against `sources`
 /// with the same quote check as the answer's statements.
-fn pack_entries(content: &str, sources: &[SourceText]) -> Vec<PackEntry> {
+fn pack_entries(content: &str, checker: &grounding::Checker) -> Vec<PackEntry> {
     let mut entries = Vec::new();
     for bucket in llm::PACK_BUCKETS {
         let items = crate::answer::parse_pack_bucket(
@@ -483,15 +485,12 @@ fn pack_entries(content: &str, sources: &[SourceText]) -> Vec<PackEntry> {
             llm::MAX_BUCKET_CITATIONS as usize,
         );
         let flags: Vec<bool> = items.iter().map(|i| i.policy_or_legal).collect();
-        let checked = grounding::verify(
-            &ModelAnswer {
-                answerable: true,
-                statements: items.into_iter().map(|i| i.statement).collect(),
-                unknowns: Vec::new(),
-                over_bounds: 0,
-            },
-            sources,
-        );
+        let checked = checker.verify(&ModelAnswer {
+            answerable: true,
+            statements: items.into_iter().map(|i| i.statement).collect(),
+            unknowns: Vec::new(),
+            over_bounds: 0,
+        });
         for (statement, flagged) in checked.statements.into_iter().zip(flags) {
             let policy_or_legal = flagged || grounding::reads_like_policy(&statement.text);
             entries.push(PackEntry {
