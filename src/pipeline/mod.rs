@@ -1,0 +1,210 @@
+//! `ground answer`, top to bottom: decide, plan, search and read, fit the context, ask
+//! the model, check its quotes, and return a [`Report`] that the faces (render, MCP)
+//! print.
+//!
+//! Every stage is its own module elsewhere and they exchange plain data, so each can be
+//! tested alone. This folder only sequences them. One [`Run`] owns what every stage
+//! needs for the length of a run (the settings, the events, the model client, the
+//! cache and the page fetcher) and what the run has got to so far, so a failure
+//! part-way still reports its searches and pages; the stages are its methods:
+//! - [`queries`](self::queries): the search gate (`--auto`) and the query planner;
+//! - [`gather`](self::gather): searches (at once or in rounds) and hedged page fetching;
+//! - [`sources`](self::sources): the sources numbered and fitted to the window;
+//! - [`ask`](self::ask): the model request, streamed, and what its reply says of the budget;
+//! - [`verify`](self::verify): the quote check of the answer and the pack's items;
+//! - [`offline`](self::offline): the model's answer with no sources, labelled as such.
+
+mod ask;
+mod gather;
+mod offline;
+mod queries;
+mod sources;
+mod verify;
+
+use std::time::{Duration, Instant};
+
+use crate::cache::Cache;
+use crate::error::{Error, exit};
+use crate::events::Events;
+use crate::fetch::{Fetcher, elapsed_ms};
+use crate::grounding;
+use crate::llm::Backend;
+use crate::report::{AnswerMode, Failed, Partial, Report};
+use crate::settings::Settings;
+
+pub use gather::{GRACE_FACTOR, GRACE_MAX, GRACE_MIN, HEDGE_MIN, SPARE_FETCHES};
+pub use sources::MAX_SNIPPET_SOURCES;
+
+/// Watches the answer call while the model writes: the command line's live progress
+/// and its statement-by-statement printing. Every method has an empty default.
+pub trait Watch: Send + Sync {
+    /// An answer attempt begins: 1, or 2 for the retry (see [`crate::llm::ask_streaming`]).
+    fn attempt(&self, _attempt: u32) {}
+    /// Reply text arrived; `pieces` counts the pieces (about one token each) of this
+    /// attempt so far.
+    fn writing(&self, _pieces: u64) {}
+    /// A statement of `attempt` is complete and checked against the sources. It is
+    /// what the final answer will show at `index` unless the retry or the whole-reply
+    /// parse changes it, so a printer must reconcile with the [`Report`] at the end.
+    fn statement(&self, _attempt: u32, _index: usize, _statement: &grounding::Statement) {}
+}
+
+/// Nobody watching.
+pub struct Unwatched;
+
+impl Watch for Unwatched {}
+
+/// Runs the whole pipeline for `question`, reporting stages to `events`.
+pub async fn answer(question: &str, settings: &Settings, events: &Events) -> Result<Report, Error> {
+    let question = checked_question(question)?;
+    Run::new(settings, events, &Unwatched)?
+        .steps(question)
+        .await
+}
+
+/// Runs the whole pipeline within `deadline`, with `watch` told about the answer call
+/// as it streams. On failure (the deadline included) the error comes back with what
+/// the run had got to: its searches, each page tried with its status, timings and
+/// warnings, so `--json` can show why each page failed.
+pub async fn answer_within(
+    question: &str,
+    settings: &Settings,
+    events: &Events,
+    watch: &dyn Watch,
+    deadline: Duration,
+) -> Result<Report, Box<Failed>> {
+    let failed = |error| {
+        Box::new(Failed {
+            error,
+            partial: Partial::default(),
+        })
+    };
+    let question = checked_question(question).map_err(failed)?;
+    let mut run = Run::new(settings, events, watch).map_err(failed)?;
+    let outcome = tokio::time::timeout(deadline, run.steps(question))
+        .await
+        .unwrap_or_else(|_| {
+            Err(Error::Deadline {
+                seconds: deadline.as_secs(),
+                stage: events.current(),
+            })
+        });
+    outcome.map_err(|error| {
+        run.so_far.timings.total = elapsed_ms(run.started);
+        Box::new(Failed {
+            error,
+            partial: std::mem::take(&mut run.so_far),
+        })
+    })
+}
+
+/// One run of the pipeline: what every stage needs, owned for the run's length, and
+/// what the run has got to so far. Built once per question (by [`answer`] and
+/// [`answer_within`]); the stages are its methods, in the files of this folder.
+struct Run<'a> {
+    settings: &'a Settings,
+    events: &'a Events,
+    watch: &'a dyn Watch,
+    client: Backend,
+    cache: Cache,
+    fetcher: Fetcher,
+    started: Instant,
+    /// Queries, searches, pages, timings and warnings so far (kept when a run fails).
+    so_far: Partial,
+    /// Model calls made (the gate, the planner, the answer and its retry).
+    calls: u32,
+}
+
+impl<'a> Run<'a> {
+    fn new(
+        settings: &'a Settings,
+        events: &'a Events,
+        watch: &'a dyn Watch,
+    ) -> Result<Self, Error> {
+        Ok(Run {
+            settings,
+            events,
+            watch,
+            client: Backend::new(&settings.llm)?,
+            cache: Cache::open(&settings.cache),
+            fetcher: Fetcher::new(&settings.fetch)?,
+            started: Instant::now(),
+            so_far: Partial::default(),
+            calls: 0,
+        })
+    }
+
+    /// The stages in order.
+    async fn steps(&mut self, question: &str) -> Result<Report, Error> {
+        // 0. Decide (only with --auto): does this question need the web at all?
+        let decision = self.decide(question).await?;
+        if decision.as_ref().is_some_and(|d| !d.need_search) {
+            return self
+                .offline(question, AnswerMode::NoSearchNeeded, decision)
+                .await;
+        }
+        // 1. Plan the queries.
+        let planned = self.plan(question, decision.as_ref()).await?;
+        // 2 + 3. Search, then fetch and extract the pages (at once, or in rounds).
+        let gathered = match self.search_and_read(&planned).await {
+            Ok(gathered) => gathered,
+            Err(error) if self.may_answer_offline(&error) => {
+                let reason = error.to_string();
+                self.warn(format!(
+                    "search failed, answering without sources: {reason}"
+                ));
+                let mode = AnswerMode::Offline { reason };
+                return self.offline(question, mode, decision).await;
+            }
+            Err(error) => return Err(error),
+        };
+        // 4. The sources, numbered and fitted to the window.
+        let prompt = self.fit_sources(question, gathered)?;
+        // 5. The model, streamed; each statement checked as it arrives.
+        let checker = grounding::Checker::new(&prompt.sources);
+        let asked = self.ask(question, &prompt, &checker).await?;
+        // 6. Every quote checked against what the model was shown.
+        let checked = self.verify(&asked, &checker);
+        Ok(self.report(question, decision, prompt, asked, checked))
+    }
+
+    /// `--fallback offline` answers without sources when search itself failed.
+    fn may_answer_offline(&self, error: &Error) -> bool {
+        self.settings.run.fallback_offline
+            && matches!(error.exit_code(), exit::SEARCH | exit::RATE_LIMITED)
+    }
+
+    /// Adds a warning for the report.
+    fn warn(&mut self, warning: String) {
+        self.so_far.warnings.push(warning);
+    }
+}
+
+/// Longest question (or search query) accepted, in characters: longer ones are not
+/// questions, and would not fit a search URL.
+pub const MAX_QUESTION_CHARS: usize = 2000;
+
+/// A usage error for a question over [`MAX_QUESTION_CHARS`].
+pub fn check_question_length(question: &str) -> Result<(), Error> {
+    let chars = question.chars().count();
+    if chars > MAX_QUESTION_CHARS {
+        return Err(Error::Usage {
+            message: format!(
+                "the question is {chars} characters long, more than the {MAX_QUESTION_CHARS} allowed"
+            ),
+            hint: "ask a shorter question; put long material on a page and use `ground fetch`"
+                .into(),
+        });
+    }
+    Ok(())
+}
+
+/// The question trimmed, refused when empty or too long.
+fn checked_question(question: &str) -> Result<&str, Error> {
+    let question = question.trim();
+    if question.is_empty() {
+        return Err(Error::EmptyQuestion);
+    }
+    check_question_length(question)?;
+    Ok(question)
+}

@@ -1,0 +1,164 @@
+//! The sources the model is shown: the pages read, numbered in rank order, then the
+//! snippets of results not read (cheap evidence, sent as short sources of their own),
+//! fitted into the token budget that the window, the answer's reserve and the
+//! calibrated token ratio leave.
+
+use std::collections::HashSet;
+
+use serde_json::json;
+
+use super::Run;
+use super::gather::Gathered;
+use crate::calibration::{self, Calibration, TokenRatio};
+use crate::context::{self, Context, SourceText};
+use crate::error::Error;
+use crate::events::Stage;
+use crate::fetch::RetrievalStatus;
+use crate::hits::normalize_url;
+use crate::llm;
+use crate::page::status_summary;
+
+/// Most search-result snippets sent as sources of their own beside the pages read.
+pub const MAX_SNIPPET_SOURCES: usize = 7;
+
+/// What the model will be shown, with what it came from.
+pub(super) struct Fitted {
+    /// Searches, results and pages (their text moved into `sources`).
+    pub gathered: Gathered,
+    /// The sources sent: pages read, then snippets.
+    pub sources: Vec<SourceText>,
+    /// How many of `sources` are snippets.
+    pub snippets: usize,
+    /// The sources fitted to the budget.
+    pub context: Context,
+    /// Estimated tokens of the prompt besides the sources.
+    pub overhead: u32,
+    /// Where the model's token counts are kept for the next run.
+    pub calibration: Calibration,
+    /// The token ratio earlier runs measured, if any.
+    pub ratio: Option<TokenRatio>,
+}
+
+impl Fitted {
+    /// Estimated tokens of the whole prompt.
+    pub fn estimated_prompt_tokens(&self) -> u32 {
+        self.overhead + self.context.estimated_tokens
+    }
+}
+
+impl Run<'_> {
+    /// Numbers the usable pages as sources, adds the snippets of results not read,
+    /// and fits them all to the window. Fails when no page could be used.
+    pub(super) fn fit_sources(
+        &mut self,
+        question: &str,
+        mut gathered: Gathered,
+    ) -> Result<Fitted, Error> {
+        let mut sources = Vec::new();
+        for page in gathered
+            .pages
+            .iter_mut()
+            .filter(|p| p.status == RetrievalStatus::Success)
+        {
+            let number = sources.len() + 1;
+            page.index = Some(number);
+            sources.push(SourceText {
+                number,
+                url: page.final_url.clone().unwrap_or_else(|| page.url.clone()),
+                title: page.title.clone(),
+                text: std::mem::take(&mut page.text),
+            });
+        }
+        self.so_far.pages = gathered.pages.clone();
+        if sources.is_empty() {
+            return Err(Error::NoUsableSources {
+                tried: gathered.pages.len(),
+                summary: status_summary(&gathered.pages),
+            });
+        }
+        let wanted = self.settings.fetch.pages;
+        if sources.len() < wanted {
+            self.warn(format!(
+                "only {} of the {} pages asked for could be used",
+                sources.len(),
+                wanted
+            ));
+        }
+
+        self.events.stage(Stage::Building, "building the context");
+        let llm_settings = &self.settings.llm;
+        let mut overhead = llm::prompt_overhead_tokens(question);
+        if self.settings.run.pack {
+            // The pack's instructions ride on the system prompt.
+            overhead += context::estimate_tokens(llm::PACK_NOTE);
+        }
+        // The estimate scaled to the model's own tokens when earlier runs measured them.
+        let calibration = Calibration::open(&self.settings.cache, llm_settings);
+        let ratio = calibration.load();
+        let budget = calibration::source_budget(
+            llm_settings.context_tokens,
+            llm_settings.max_answer_tokens,
+            overhead,
+            ratio.as_ref(),
+        );
+        let pages_read = sources.len();
+        let snippets = snippet_sources(&gathered, pages_read);
+        let (context, snippets_sent) =
+            context::build_with_snippets(&sources, &snippets, question, budget);
+        sources.extend(snippets.into_iter().take(snippets_sent));
+        let cut: Vec<usize> = context
+            .sources
+            .iter()
+            .filter(|s| s.truncated && s.number <= pages_read)
+            .map(|s| s.number)
+            .collect();
+        if !cut.is_empty() {
+            let window = llm_settings.context_tokens;
+            self.warn(format!(
+                "{} of {} sources were shortened to fit the {}-token context window (raise --context-tokens to send more)",
+                cut.len(),
+                pages_read,
+                window
+            ));
+        }
+        self.events.emit(
+            "context_built",
+            json!({"tokens": context.estimated_tokens + overhead, "budget": budget, "sources": sources.len(), "dropped": cut}),
+        );
+        Ok(Fitted {
+            gathered,
+            sources,
+            snippets: snippets_sent,
+            context,
+            overhead,
+            calibration,
+            ratio,
+        })
+    }
+}
+
+/// Results that were not read still carry their engine's title and snippet: each
+/// becomes a source numbered after the `pages_read` pages, at most
+/// [`MAX_SNIPPET_SOURCES`].
+fn snippet_sources(gathered: &Gathered, pages_read: usize) -> Vec<SourceText> {
+    let read: HashSet<String> = gathered
+        .pages
+        .iter()
+        .filter(|p| p.index.is_some())
+        .map(|p| normalize_url(&p.url))
+        .collect();
+    gathered
+        .hits
+        .iter()
+        .filter(|hit| !hit.snippet.trim().is_empty())
+        .filter(|hit| !read.contains(&normalize_url(&hit.url)))
+        .take(MAX_SNIPPET_SOURCES)
+        .enumerate()
+        .map(|(i, hit)| SourceText {
+            number: pages_read + 1 + i,
+            url: hit.url.clone(),
+            title: hit.title.clone(),
+            text: hit.snippet.clone(),
+        })
+        .collect()
+}
