@@ -124,6 +124,69 @@ pub fn redact(text: &str, secrets: &[&str]) -> String {
     out
 }
 
+/// [`redact`] for text that arrives in pieces (a streamed model reply): a secret split
+/// across pieces is still found, because the end of what has arrived is held back while
+/// it could be the start of a secret. Everything a streamed reply shows as it arrives
+/// passes through one of these, so a statement printed live is as redacted as the
+/// final answer.
+pub struct StreamRedactor<'a> {
+    secrets: Vec<&'a str>,
+    pending: String,
+}
+
+impl<'a> StreamRedactor<'a> {
+    /// A redactor for `secrets` (empty or blank ones are ignored).
+    pub fn new(secrets: &[&'a str]) -> Self {
+        StreamRedactor {
+            secrets: secrets
+                .iter()
+                .copied()
+                .filter(|s| !s.trim().is_empty())
+                .collect(),
+            pending: String::new(),
+        }
+    }
+
+    /// Takes the next piece and returns the text that is now safe to show (possibly
+    /// empty): everything but a tail that could still grow into a secret.
+    pub fn push(&mut self, piece: &str) -> String {
+        if self.secrets.is_empty() {
+            return piece.to_string();
+        }
+        self.pending.push_str(piece);
+        let redacted = redact(&self.pending, &self.secrets);
+        let hold = self
+            .secrets
+            .iter()
+            .map(|secret| partial_secret_at_end(&redacted, secret))
+            .max()
+            .unwrap_or(0);
+        let cut = redacted.len() - hold;
+        self.pending = redacted[cut..].to_string();
+        let mut safe = redacted;
+        safe.truncate(cut);
+        safe
+    }
+
+    /// The held-back tail once the text has ended: it is not a whole secret.
+    pub fn finish(&mut self) -> String {
+        std::mem::take(&mut self.pending)
+    }
+}
+
+/// The length of the longest proper prefix of `secret` that `text` ends with.
+fn partial_secret_at_end(text: &str, secret: &str) -> usize {
+    let longest = text.len().min(secret.len().saturating_sub(1));
+    (1..=longest)
+        .rev()
+        .find(|&k| {
+            secret.is_char_boundary(k)
+                && text.is_char_boundary(text.len() - k)
+                && text.ends_with(&secret[..k])
+        })
+        .unwrap_or(0)
+}
+
 /// [`redact`] for a raw reply body, before anything reads it: every message, error
 /// and excerpt later cut from the body is then free of the secrets, wherever the cut
 /// falls.
@@ -220,5 +283,39 @@ mod tests {
         let back: serde_json::Value = serde_json::from_str(&line).unwrap();
         assert_eq!(back, value, "escaping never changes the value");
         assert!(!sanitize_text("x\u{61c}y").contains('\u{61c}'));
+    }
+
+    #[test]
+    fn a_secret_split_across_pieces_never_comes_out_of_the_stream_redactor() {
+        let key = "sk-live-0123456789";
+        let text = format!("{{\"text\": \"the key is {key} and {key}.\", \"x\": \"é{key}\"}}");
+        let expected = redact(&text, &[key]);
+        // Every way to cut the text into two or three pieces (on char boundaries).
+        let bounds: Vec<usize> = (0..=text.len())
+            .filter(|&i| text.is_char_boundary(i))
+            .collect();
+        for &a in &bounds {
+            for &b in bounds.iter().filter(|&&b| b >= a).step_by(7) {
+                let mut redactor = StreamRedactor::new(&[key]);
+                let mut shown = String::new();
+                for piece in [&text[..a], &text[a..b], &text[b..]] {
+                    let safe = redactor.push(piece);
+                    assert!(!safe.contains("sk-live"), "cut at {a}/{b}: {safe}");
+                    shown.push_str(&safe);
+                }
+                shown.push_str(&redactor.finish());
+                assert_eq!(shown, expected, "cut at {a}/{b}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_stream_redactor_holds_back_only_what_could_be_a_secret() {
+        let mut redactor = StreamRedactor::new(&["secret-key"]);
+        assert_eq!(redactor.push("plain text, then sec"), "plain text, then ");
+        assert_eq!(redactor.push("ond"), "second");
+        assert_eq!(redactor.finish(), "");
+        let mut none = StreamRedactor::new(&[" "]);
+        assert_eq!(none.push("as is"), "as is");
     }
 }

@@ -135,9 +135,10 @@ impl Framer {
 /// [`Error::ModelHttp`]; more than [`MAX_REPLY_BYTES`] is a too-large reply.
 ///
 /// The one redaction point for streamed replies: whole bodies, the assembled text and
-/// every error have the API key replaced before anyone reads them (the pieces given
-/// to `on_text` as they arrive are only counted and scanned for statements, which
-/// are printed from the redacted final text's parse when they differ).
+/// every error have the API key replaced before anyone reads them, and so do the pieces
+/// given to `on_text` as they arrive ([`crate::text::StreamRedactor`]: a key split
+/// across pieces is held back until it can be replaced), because statements are
+/// printed live from them.
 pub async fn post_stream(
     client: &reqwest::Client,
     settings: &LlmSettings,
@@ -147,7 +148,20 @@ pub async fn post_stream(
     on_text: &mut (dyn FnMut(&str) + Send),
 ) -> Result<Streamed, Error> {
     let secrets: Vec<&str> = settings.api_key.iter().map(|k| k.expose()).collect();
-    match read_stream(client, settings, url, body, format, on_text).await {
+    // The pieces are redacted too, as they arrive: statements are printed live from them.
+    let mut redactor = crate::text::StreamRedactor::new(&secrets);
+    let mut redacted_text = |piece: &str| {
+        let safe = redactor.push(piece);
+        if !safe.is_empty() {
+            on_text(&safe);
+        }
+    };
+    let read = read_stream(client, settings, url, body, format, &mut redacted_text).await;
+    let rest = redactor.finish();
+    if !rest.is_empty() {
+        on_text(&rest);
+    }
+    match read {
         Ok(Streamed::Whole(status, bytes)) => Ok(Streamed::Whole(
             status,
             crate::text::redact_bytes(bytes, &secrets),
