@@ -1,0 +1,81 @@
+//! The command line's values as plain data: what the user gave for this run.
+//!
+//! The library never parses the command line (only the binary does): the binary fills
+//! an [`Overrides`] from the flags of whichever command runs, `ground mcp`'s included,
+//! and hands it to the resolver. `None` (or `false`, or an empty list) means "not
+//! given", so that the resolver can tell an absent flag from a flag set to the default
+//! and let the environment and the config file speak in its place.
+
+use std::path::PathBuf;
+
+use crate::settings::{Fallback, LlmBackend, PlanMode, RobotsPolicy, SearchBackend, TimeRange};
+
+/// Values given on the command line; `None` means "not given".
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    /// `--config PATH`.
+    pub config_path: Option<PathBuf>,
+    /// `--search`.
+    pub search_backend: Option<SearchBackend>,
+    /// `--searxng-url`, in the order given (several: tried in turn).
+    pub searxng_urls: Vec<String>,
+    /// `--language`.
+    pub language: Option<String>,
+    /// `--categories`.
+    pub categories: Option<String>,
+    /// `--engines`.
+    pub engines: Option<String>,
+    /// `--time-range`.
+    pub time_range: Option<TimeRange>,
+    /// `--safesearch`.
+    pub safesearch: Option<u8>,
+    /// `--pages`.
+    pub pages: Option<usize>,
+    /// `--allow-private-addresses`.
+    pub allow_private_addresses: bool,
+    /// `--llm`.
+    pub llm_backend: Option<LlmBackend>,
+    /// `--llm-url`.
+    pub llm_url: Option<String>,
+    /// `--model`.
+    pub model: Option<String>,
+    /// `--context-tokens`.
+    pub context_tokens: Option<u32>,
+    /// `--max-answer-tokens`.
+    pub max_answer_tokens: Option<u32>,
+    /// `--answer-language`.
+    pub answer_language: Option<String>,
+    /// `--timeout` in seconds.
+    pub timeout_secs: Option<u64>,
+    /// `--max-searches`.
+    pub max_searches: Option<usize>,
+    /// `--queries`.
+    pub queries: Option<usize>,
+    /// `--auto`.
+    pub auto: bool,
+    /// `--fallback`.
+    pub fallback: Option<Fallback>,
+    /// `--region`.
+    pub region: Option<String>,
+    /// `--session-searches` (ground mcp).
+    pub session_searches: Option<usize>,
+    /// `--pack`.
+    pub pack: bool,
+    /// `--plan-mode`.
+    pub plan_mode: Option<PlanMode>,
+    /// `--reuse-secs` (ground mcp).
+    pub reuse_secs: Option<u64>,
+    /// `--no-cache`.
+    pub no_cache: bool,
+    /// `--refresh`.
+    pub refresh: bool,
+    /// `--max-per-minute`: searches per rolling minute, 0 = no limit.
+    pub max_per_minute: Option<u32>,
+    /// `--log-searches`.
+    pub log_searches: bool,
+    /// `--obey-robots` (Always) or `ground mcp --ignore-robots` (Never).
+    pub robots: Option<RobotsPolicy>,
+    /// The fetches are an agent's (`ground mcp`): obeys robots.txt under the default
+    /// policy.
+    pub agent: bool,
+}

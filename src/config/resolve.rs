@@ -1,0 +1,620 @@
+//! The resolvers: one function per section of [`Settings`] ([`search`], [`llm`],
+//! [`fetch`], [`run`], [`cache`]), each taking every setting of its section from the
+//! flags, else the environment, else the config file, else the default, and checking
+//! it.
+//!
+//! The first value that is wrong is the error, named by where it came from
+//! (`GROUND_PAGES="many"`, `[search] time_range`, `--llm-url`), so the user knows
+//! which of the places to fix. Sections do not depend on one another: where a setting
+//! depends on another (the answer reserve on the window, the model key on whether the
+//! server is on this machine), both are in the same section, so each resolver reads
+//! only its own section of the file (`search` also `[privacy]`, whose one key is
+//! about searches) and can be read, and changed, alone. The helpers at the end turn
+//! one raw value into a checked one.
+//!
+//! Every resolver takes the environment with blank values already counted as unset
+//! (`GROUND_MODEL=` is "not given", not "the model named nothing").
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use url::Url;
+
+use super::file::FileConfig;
+use super::keys::{llm_key, search_key};
+use super::overrides::Overrides;
+use crate::error::Error;
+use crate::keystore::{KeyName, Lookup};
+use crate::settings::*;
+
+/// `[search]` (and `[privacy]`): the backend, its URLs and key, SearXNG's parameters,
+/// the limits and the state folder of the rate limit and the search log.
+pub(super) fn search(
+    flags: &Overrides,
+    env: &dyn Fn(&str) -> Option<String>,
+    file: &FileConfig,
+    keyring: &dyn Fn(KeyName) -> Lookup,
+) -> Result<SearchSettings, Error> {
+    let backend = choose(
+        flags.search_backend,
+        [
+            ("GROUND_SEARCH", env("GROUND_SEARCH")),
+            ("[search] backend", file.search.backend.clone()),
+        ],
+        SearchBackend::parse,
+        "not searxng, brave or tavily",
+        "use searxng (your own instance), brave or tavily (hosted, with an API key)",
+    )?
+    .unwrap_or(SearchBackend::Searxng);
+    let (urls, source): (Vec<String>, &str) = match backend {
+        SearchBackend::Searxng if !flags.searxng_urls.is_empty() => {
+            (flags.searxng_urls.clone(), "--searxng-url")
+        }
+        SearchBackend::Searxng if env("GROUND_SEARXNG_URL").is_some() => (
+            env("GROUND_SEARXNG_URL")
+                .unwrap_or_default()
+                .split(',')
+                .map(|u| u.trim().to_string())
+                .filter(|u| !u.is_empty())
+                .collect(),
+            "GROUND_SEARXNG_URL",
+        ),
+        SearchBackend::Searxng => (
+            file.search
+                .url
+                .iter()
+                .chain(file.search.urls.iter().flatten())
+                .cloned()
+                .collect(),
+            "[search] url / urls",
+        ),
+        _ => (file.search.url.iter().cloned().collect(), "[search] url"),
+    };
+    let mut parsed_urls = Vec::new();
+    for url in &urls {
+        let url = parse_base_url(url, source)?;
+        if !parsed_urls.contains(&url) {
+            parsed_urls.push(url);
+        }
+    }
+    if parsed_urls.is_empty() {
+        parsed_urls.push(parse_base_url(backend.default_url(), "the default")?);
+    }
+    let url = parsed_urls.remove(0);
+    let api_key = search_key(backend, env, &file.search, keyring)?;
+
+    let time_range = choose(
+        flags.time_range,
+        [("[search] time_range", file.search.time_range.clone())],
+        TimeRange::parse,
+        "not one of day, week, month, year",
+        "use --time-range day|week|month|year",
+    )?;
+    let safesearch = flags.safesearch.or(file.search.safesearch);
+    if let Some(level) = safesearch.filter(|l| *l > 2) {
+        return Err(Error::Config {
+            message: format!("safesearch level {level} is not 0, 1 or 2"),
+            hint: "use --safesearch 0 (off), 1 (moderate) or 2 (strict)".into(),
+        });
+    }
+    let state_dir = env("GROUND_STATE_DIR")
+        .map(PathBuf::from)
+        .or_else(|| env("XDG_STATE_HOME").map(|d| Path::new(&d).join("ground")))
+        .or_else(|| env("HOME").map(|h| Path::new(&h).join(".local").join("state").join("ground")));
+    let max_per_minute = pick_number(
+        flags.max_per_minute,
+        env("GROUND_MAX_PER_MINUTE"),
+        "GROUND_MAX_PER_MINUTE",
+        file.search.max_per_minute,
+    )?
+    .unwrap_or(10);
+    check_range(
+        "--max-per-minute / [search] max_per_minute",
+        u64::from(max_per_minute),
+        0,
+        10_000,
+    )?;
+    Ok(SearchSettings {
+        backend,
+        api_key,
+        url,
+        fallback_urls: parsed_urls,
+        language: flags.language.clone().or(file.search.language.clone()),
+        categories: flags.categories.clone().or(file.search.categories.clone()),
+        engines: flags.engines.clone().or(file.search.engines.clone()),
+        time_range,
+        safesearch,
+        timeout: secs(file.search.timeout_secs, 20, "[search] timeout_secs")?,
+        max_results: file.search.max_results.unwrap_or(20).clamp(1, 100),
+        max_per_minute,
+        monthly_quota: file.search.monthly_quota,
+        state_dir,
+        log_searches: flags.log_searches || file.privacy.log_searches.unwrap_or(false),
+    })
+}
+
+/// `[llm]`: the backend, the server's URL and key, the window and the answer reserve
+/// within it, the answer's language, the model and its time limit.
+pub(super) fn llm(
+    flags: &Overrides,
+    env: &dyn Fn(&str) -> Option<String>,
+    file: &FileConfig,
+    keyring: &dyn Fn(KeyName) -> Lookup,
+) -> Result<LlmSettings, Error> {
+    let backend = choose(
+        flags.llm_backend,
+        [
+            ("GROUND_LLM", env("GROUND_LLM")),
+            ("[llm] backend", file.llm.backend.clone()),
+        ],
+        LlmBackend::parse,
+        "not ollama or openai",
+        "use ollama (Ollama's own API) or openai (llama.cpp, vLLM, LM Studio, hosted)",
+    )?
+    .unwrap_or(LlmBackend::Ollama);
+    let url = match flags
+        .llm_url
+        .clone()
+        .map(|v| (v, "--llm-url"))
+        .or_else(|| env("GROUND_LLM_URL").map(|v| (v, "GROUND_LLM_URL")))
+    {
+        Some((v, origin)) => parse_base_url(&v, origin)?,
+        None => match (backend, env("OLLAMA_HOST"), file.llm.url.as_deref()) {
+            (LlmBackend::Ollama, Some(host), _) => {
+                parse_base_url(&ollama_host_to_url(&host), "OLLAMA_HOST")?
+            }
+            (_, _, Some(url)) => parse_base_url(url, "[llm] url")?,
+            (LlmBackend::Ollama, None, None) => parse_base_url(DEFAULT_OLLAMA_URL, "the default")?,
+            (LlmBackend::OpenAi, _, None) => parse_base_url(DEFAULT_OPENAI_URL, "the default")?,
+        },
+    };
+    let api_key = llm_key(backend, &url, env, &file.llm, keyring);
+
+    let context_tokens = pick_number(
+        flags.context_tokens,
+        env("GROUND_CONTEXT_TOKENS"),
+        "GROUND_CONTEXT_TOKENS",
+        file.llm.context_tokens,
+    )?
+    .unwrap_or(DEFAULT_CONTEXT_TOKENS);
+    check_range("context tokens", context_tokens.into(), 1024, 1_048_576)?;
+    let max_answer_tokens = pick_number(
+        flags.max_answer_tokens,
+        env("GROUND_MAX_ANSWER_TOKENS"),
+        "GROUND_MAX_ANSWER_TOKENS",
+        file.llm.max_answer_tokens,
+    )?;
+    let max_answer_tokens = match max_answer_tokens {
+        None => default_answer_tokens(context_tokens),
+        Some(set) => {
+            check_answer_tokens(set, context_tokens)?;
+            set
+        }
+    };
+
+    let answer_language = flags
+        .answer_language
+        .clone()
+        .map(|v| (v, "--answer-language"))
+        .or_else(|| env("GROUND_ANSWER_LANGUAGE").map(|v| (v, "GROUND_ANSWER_LANGUAGE")))
+        .or_else(|| {
+            file.llm
+                .answer_language
+                .clone()
+                .map(|v| (v, "[llm] answer_language"))
+        });
+    let answer_language = match answer_language {
+        Some((code, _)) if code.trim().eq_ignore_ascii_case("auto") => None,
+        Some((code, origin)) if !crate::language::valid_code(code.trim()) => {
+            return Err(Error::Config {
+                message: format!("{origin} {code:?} is not a language code"),
+                hint: format!(
+                    "give {origin} a code such as de, fr or pt-BR, or auto for the question's language"
+                ),
+            });
+        }
+        Some((code, _)) => Some(code.trim().to_string()),
+        None => None,
+    };
+    let model = flags
+        .model
+        .clone()
+        .or_else(|| env("GROUND_MODEL"))
+        .or_else(|| file.llm.model.clone())
+        .unwrap_or_else(|| DEFAULT_MODEL.into());
+    Ok(LlmSettings {
+        backend,
+        api_key,
+        url,
+        model,
+        context_tokens,
+        max_answer_tokens,
+        answer_language,
+        timeout: secs(file.llm.timeout_secs, 300, "[llm] timeout_secs")?,
+    })
+}
+
+/// `[fetch]`: how many pages, their limits, private addresses and robots.txt (which
+/// the fetches obey under the default policy only when an agent starts them).
+pub(super) fn fetch(
+    flags: &Overrides,
+    env: &dyn Fn(&str) -> Option<String>,
+    file: &FileConfig,
+) -> Result<FetchSettings, Error> {
+    let pages = pick_number(
+        flags.pages,
+        env("GROUND_PAGES"),
+        "GROUND_PAGES",
+        file.fetch.pages,
+    )?
+    .unwrap_or(3);
+    check_range("pages", pages as u64, 1, 20)?;
+    let allow_private_addresses = flags.allow_private_addresses
+        || match env("GROUND_ALLOW_PRIVATE_ADDRESSES") {
+            Some(v) => parse_bool(&v, "GROUND_ALLOW_PRIVATE_ADDRESSES")?,
+            None => file.fetch.allow_private_addresses.unwrap_or(false),
+        };
+    let robots = match (flags.robots, &file.fetch.robots) {
+        (Some(policy), _) => policy,
+        (None, Some(value)) => RobotsPolicy::parse(value).ok_or_else(|| Error::Config {
+            message: format!("[fetch] robots = {value:?} is not agents, always or never"),
+            hint: "set [fetch] robots to \"agents\" (the default), \"always\" or \"never\"".into(),
+        })?,
+        (None, None) => RobotsPolicy::Agents,
+    };
+    let obey_robots = match robots {
+        RobotsPolicy::Always => true,
+        RobotsPolicy::Never => false,
+        RobotsPolicy::Agents => flags.agent,
+    };
+    Ok(FetchSettings {
+        pages,
+        connect_timeout: secs(
+            file.fetch.connect_timeout_secs,
+            5,
+            "[fetch] connect_timeout_secs",
+        )?,
+        timeout: secs(file.fetch.timeout_secs, 15, "[fetch] timeout_secs")?,
+        max_bytes: file
+            .fetch
+            .max_bytes
+            .unwrap_or(2 * 1024 * 1024)
+            .clamp(1024, 64 * 1024 * 1024),
+        max_redirects: file.fetch.max_redirects.unwrap_or(5).min(20),
+        allow_private_addresses,
+        obey_robots,
+    })
+}
+
+/// `[run]`: the deadline, the search budget, planning and `ground mcp`'s session
+/// limits. Flags and the file only: the run has no environment variables.
+pub(super) fn run(flags: &Overrides, file: &FileConfig) -> Result<RunSettings, Error> {
+    let queries = flags.queries.or(file.run.queries).unwrap_or(1);
+    check_range("queries", queries as u64, 1, 3)?;
+    let max_searches = flags.max_searches.or(file.run.max_searches).unwrap_or(3);
+    check_range("max searches", max_searches as u64, 1, 100)?;
+    let fallback_offline = choose(
+        flags.fallback,
+        [("[run] fallback", file.run.fallback.clone())],
+        Fallback::parse,
+        "not fail or offline",
+        "use --fallback fail (the default) or --fallback offline",
+    )? == Some(Fallback::Offline);
+    let run = RunSettings {
+        timeout: secs(
+            flags.timeout_secs.or(file.run.timeout_secs),
+            600,
+            "--timeout / [run] timeout_secs",
+        )?,
+        max_searches,
+        queries,
+        auto: flags.auto || file.run.auto.unwrap_or(false),
+        fallback_offline,
+        region: flags.region.clone().or(file.run.region.clone()),
+        session_searches: flags
+            .session_searches
+            .or(file.run.session_searches)
+            .unwrap_or(100),
+        pack: flags.pack,
+        plan_mode: choose(
+            flags.plan_mode,
+            [("[run] plan_mode", file.run.plan_mode.clone())],
+            PlanMode::parse,
+            "not rounds or concurrent",
+            "use plan_mode = \"rounds\" (the default) or \"concurrent\"",
+        )?
+        .unwrap_or(PlanMode::Rounds),
+        session_reuse: Duration::from_secs(flags.reuse_secs.or(file.run.reuse_secs).unwrap_or(600)),
+    };
+    check_range("reuse secs", run.session_reuse.as_secs(), 0, 86_400)?;
+    check_range("session searches", run.session_searches as u64, 1, 100_000)?;
+    Ok(run)
+}
+
+/// `[cache]`: the folder, use/refresh/off, freshness and size. Nothing here can be
+/// wrong: out-of-range numbers are clamped, and no home folder turns the cache off.
+pub(super) fn cache(
+    flags: &Overrides,
+    env: &dyn Fn(&str) -> Option<String>,
+    file: &FileConfig,
+) -> CacheSettings {
+    let dir = env("GROUND_CACHE_DIR")
+        .map(PathBuf::from)
+        .or(file.cache.dir.clone())
+        .or_else(|| env("XDG_CACHE_HOME").map(|d| Path::new(&d).join("ground")))
+        .or_else(|| env("HOME").map(|h| Path::new(&h).join(".cache").join("ground")));
+    CacheSettings {
+        dir,
+        mode: if flags.no_cache || file.cache.enabled == Some(false) {
+            CacheMode::Off
+        } else if flags.refresh {
+            CacheMode::Refresh
+        } else {
+            CacheMode::Use
+        },
+        search_ttl: Duration::from_secs(
+            3600 * file.cache.search_ttl_hours.unwrap_or(24).clamp(0, 24 * 365),
+        ),
+        page_ttl: Duration::from_secs(
+            3600 * file.cache.page_ttl_hours.unwrap_or(24).clamp(0, 24 * 365),
+        ),
+        max_bytes: file.cache.max_mb.unwrap_or(200).clamp(1, 100_000) * 1024 * 1024,
+    }
+}
+
+/// Turns Ollama's `OLLAMA_HOST` forms (`host`, `host:port`, `:port`, `scheme://host`)
+/// into a base URL, defaulting to http and port 11434 as Ollama's own client does.
+fn ollama_host_to_url(host: &str) -> String {
+    let host = host.trim().trim_end_matches('/');
+    let (scheme, rest) = match host.split_once("://") {
+        Some((scheme, rest)) => (scheme.to_string(), rest.to_string()),
+        None => ("http".to_string(), host.to_string()),
+    };
+    let (authority, path) = match rest.find('/') {
+        Some(i) => (rest[..i].to_string(), rest[i..].to_string()),
+        None => (rest, String::new()),
+    };
+    let has_port = authority.rsplit_once(':').is_some_and(|(h, p)| {
+        !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()) && !h.ends_with(':')
+    }) && !(authority.starts_with('[') && authority.ends_with(']'));
+    let authority = if authority.is_empty() {
+        "127.0.0.1:11434".to_string()
+    } else if let Some(port) = authority.strip_prefix(':') {
+        format!("127.0.0.1:{port}")
+    } else if has_port {
+        authority
+    } else if scheme == "https" {
+        format!("{authority}:443")
+    } else {
+        format!("{authority}:11434")
+    };
+    format!("{scheme}://{authority}{path}")
+}
+
+/// The first of a closed-set setting's sources that is set: the flag (already typed
+/// by the command line), else each `(origin, text)` in order, parsed with `parse`. A
+/// text that does not parse is a usage error naming its origin.
+fn choose<T, const N: usize>(
+    flag: Option<T>,
+    sources: [(&str, Option<String>); N],
+    parse: fn(&str) -> Option<T>,
+    expected: &str,
+    hint: &str,
+) -> Result<Option<T>, Error> {
+    if flag.is_some() {
+        return Ok(flag);
+    }
+    for (origin, value) in sources {
+        if let Some(value) = value {
+            return match parse(&value) {
+                Some(choice) => Ok(Some(choice)),
+                None => Err(Error::Config {
+                    message: format!("{origin} is {value:?}, {expected}"),
+                    hint: hint.to_string(),
+                }),
+            };
+        }
+    }
+    Ok(None)
+}
+
+/// `value` as a server's base URL: http or https, with a host; an error names
+/// `origin`.
+fn parse_base_url(value: &str, origin: &str) -> Result<Url, Error> {
+    let url = Url::parse(value.trim()).map_err(|e| Error::Config {
+        message: format!("{origin} is not a valid URL ({value:?}: {e})"),
+        hint: format!("give {origin} a full URL such as http://localhost:8080"),
+    })?;
+    if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
+        return Err(Error::Config {
+            message: format!("{origin} must be an http(s) URL with a host, not {value:?}"),
+            hint: format!("give {origin} a full URL such as http://localhost:8080"),
+        });
+    }
+    Ok(url)
+}
+
+/// A number from the flag, else the environment variable `env_name` (whose text
+/// must parse), else the config file.
+fn pick_number<T: std::str::FromStr + Copy>(
+    flag: Option<T>,
+    env_value: Option<String>,
+    env_name: &str,
+    file: Option<T>,
+) -> Result<Option<T>, Error> {
+    if flag.is_some() {
+        return Ok(flag);
+    }
+    if let Some(v) = env_value {
+        return v.trim().parse().map(Some).map_err(|_| Error::Config {
+            message: format!("{env_name}={v:?} is not a whole number"),
+            hint: format!("set {env_name} to a number, or unset it"),
+        });
+    }
+    Ok(file)
+}
+
+/// The answer reserve when none is set: a quarter of the window, at most 1024 (so
+/// 1024 for windows of 4096 and up, 256 for the smallest, 1024-token window), always
+/// within the valid range `64..=context/2`.
+fn default_answer_tokens(context_tokens: u32) -> u32 {
+    (context_tokens / 4).clamp(64, 1024)
+}
+
+/// An explicit answer reserve must be at least 64 and at most half the window; the
+/// hint names both numbers and both ways out.
+fn check_answer_tokens(max_answer_tokens: u32, context_tokens: u32) -> Result<(), Error> {
+    if max_answer_tokens < 64 {
+        return check_range("max answer tokens", max_answer_tokens.into(), 64, 64);
+    }
+    let most = context_tokens / 2;
+    if max_answer_tokens > most {
+        return Err(Error::Config {
+            message: format!(
+                "max answer tokens is {max_answer_tokens}, more than half of the {context_tokens}-token context window"
+            ),
+            hint: format!(
+                "lower --max-answer-tokens to at most {most} (half of --context-tokens {context_tokens}), raise --context-tokens to at least {}, or leave --max-answer-tokens unset to scale it with the window",
+                max_answer_tokens.saturating_mul(2)
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// An error unless `min <= value <= max`, naming the setting.
+fn check_range(name: &str, value: u64, min: u64, max: u64) -> Result<(), Error> {
+    if (min..=max).contains(&value) {
+        Ok(())
+    } else {
+        Err(Error::Config {
+            message: format!("{name} is {value}, outside {min}..={max}"),
+            hint: format!("choose {name} between {min} and {max}"),
+        })
+    }
+}
+
+/// A time limit in seconds (`default` when unset), within 1..=3600.
+fn secs(value: Option<u64>, default: u64, name: &str) -> Result<Duration, Error> {
+    let value = value.unwrap_or(default);
+    check_range(name, value, 1, 3600)?;
+    Ok(Duration::from_secs(value))
+}
+
+/// A boolean environment variable: 1/0, true/false, yes/no or on/off.
+fn parse_bool(value: &str, name: &str) -> Result<bool, Error> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Ok(true),
+        "0" | "false" | "no" | "off" => Ok(false),
+        _ => Err(Error::Config {
+            message: format!("{name}={value:?} is not a boolean"),
+            hint: format!("set {name} to true or false"),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::tests::{env_of, resolve};
+
+    #[test]
+    fn the_answer_reserve_scales_with_a_small_window() {
+        for (window, reserve) in [
+            (1024, 256),
+            (2048, 512),
+            (3000, 750),
+            (4096, 1024),
+            (32768, 1024),
+        ] {
+            let flags = Overrides {
+                context_tokens: Some(window),
+                ..Default::default()
+            };
+            let s = resolve(&flags, &env_of(&[])).unwrap();
+            assert_eq!(s.llm.max_answer_tokens, reserve, "window {window}");
+            assert!(reserve <= window / 2 && reserve >= 64);
+        }
+    }
+
+    #[test]
+    fn an_explicit_reserve_too_big_for_the_window_names_both_numbers() {
+        let flags = Overrides {
+            context_tokens: Some(1024),
+            max_answer_tokens: Some(1024),
+            ..Default::default()
+        };
+        let e = resolve(&flags, &env_of(&[])).unwrap_err();
+        let (message, hint) = (e.to_string(), e.hint().unwrap());
+        assert!(
+            message.contains("1024") && message.contains("1024-token"),
+            "{message}"
+        );
+        assert!(
+            hint.contains("at most 512") && hint.contains("--context-tokens 1024"),
+            "{hint}"
+        );
+        assert!(hint.contains("at least 2048"), "{hint}");
+        // The environment counts as explicit too.
+        let flags = Overrides {
+            context_tokens: Some(1024),
+            ..Default::default()
+        };
+        let e = resolve(&flags, &env_of(&[("GROUND_MAX_ANSWER_TOKENS", "600")])).unwrap_err();
+        assert!(e.hint().unwrap().contains("at most 512"), "{e:?}");
+    }
+
+    #[test]
+    fn ollama_host_forms() {
+        assert_eq!(ollama_host_to_url("0.0.0.0"), "http://0.0.0.0:11434");
+        assert_eq!(
+            ollama_host_to_url("example.com:1234"),
+            "http://example.com:1234"
+        );
+        assert_eq!(ollama_host_to_url(":5000"), "http://127.0.0.1:5000");
+        assert_eq!(
+            ollama_host_to_url("https://ollama.internal"),
+            "https://ollama.internal:443"
+        );
+        assert_eq!(ollama_host_to_url("http://h:1/"), "http://h:1");
+        let s = resolve(
+            &Overrides::default(),
+            &env_of(&[("OLLAMA_HOST", "10.0.0.2")]),
+        )
+        .unwrap();
+        assert_eq!(s.llm.url.as_str(), "http://10.0.0.2:11434/");
+    }
+
+    #[test]
+    fn openai_backend_and_secret_key() {
+        let flags = Overrides {
+            llm_backend: Some(LlmBackend::OpenAi),
+            ..Default::default()
+        };
+        let s = resolve(
+            &flags,
+            &env_of(&[
+                ("OLLAMA_HOST", "x:1"),
+                ("GROUND_LLM_API_KEY", "sk-secret-123"),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(s.llm.backend, LlmBackend::OpenAi);
+        assert_eq!(
+            s.llm.url.as_str(),
+            "http://localhost:8080/v1",
+            "OLLAMA_HOST is Ollama's only"
+        );
+        assert_eq!(s.llm.api_key.as_ref().unwrap().expose(), "sk-secret-123");
+        assert!(
+            !format!("{s:?}").contains("sk-secret-123"),
+            "keys never appear in Debug output"
+        );
+        // A bad flag value cannot reach here (the command line's enum refuses it); a bad
+        // environment value is a configuration error naming its origin.
+        assert!(matches!(
+            resolve(&Overrides::default(), &env_of(&[("GROUND_LLM", "gpt")])),
+            Err(Error::Config { .. })
+        ));
+    }
+}

@@ -1,0 +1,310 @@
+//! Passage splitting: source text cut into passages of whole sentences, about 40
+//! words each, the unit the context stage ranks and sends.
+//!
+//! Small passages let the budget go to the sentences that matter rather than to the
+//! paragraphs around them; whole sentences keep every passage readable and every quote
+//! the model copies from it checkable, so no passage starts or stops mid-sentence. A
+//! short block such as a speaker label ("Trevor Hughes:") is packed with the text after
+//! it instead of standing alone. Where sentences end is a heuristic of its own
+//! ([`sentence_ends`]: abbreviations and names followed by a lowercase word end no
+//! sentence), shared with [`cut_to_tokens`], which cuts a snippet (or any text) to a
+//! budget at the same boundaries. Text without sentence punctuation is split at word
+//! boundaries instead, so that no "sentence" can be unbounded.
+
+use super::tokens::{MAX_CHAR_TOKENS, estimate_tokens};
+
+/// A passage grows by whole sentences until it holds this many estimated tokens
+/// (about 40 English words).
+pub(super) const PASSAGE_TARGET_TOKENS: u32 = 50;
+/// A passage short of the target takes the next sentence only if it stays within
+/// this; a single sentence may be longer (up to [`SENTENCE_MAX_TOKENS`]).
+pub(super) const PASSAGE_MAX_TOKENS: u32 = 80;
+/// A "sentence" longer than this is a run of text without sentence punctuation: it is
+/// split at word boundaries into pieces of at most [`PASSAGE_MAX_TOKENS`], as it has no
+/// sentences to respect. (About 240 English words, or 100 Hangul syllables: a long
+/// Korean sentence stays whole.)
+pub(super) const SENTENCE_MAX_TOKENS: u32 = 4 * PASSAGE_MAX_TOKENS;
+
+/// One passage of a source: whole sentences, one block per line.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Passage {
+    /// The text, blocks separated by line breaks.
+    pub(super) text: String,
+    /// Its estimated tokens.
+    pub(super) tokens: u32,
+}
+
+/// Splits extracted text (one block per line) into passages of whole sentences, in
+/// reading order: sentences are packed together, across blocks, until a passage holds
+/// [`PASSAGE_TARGET_TOKENS`]; it takes a sentence that would carry it past
+/// [`PASSAGE_MAX_TOKENS`] only when it holds nothing yet.
+pub(super) fn split_passages(text: &str) -> Vec<Passage> {
+    // Each sentence as (byte range in `text`, line number, estimated tokens).
+    let mut sentences: Vec<(usize, usize, usize, u32)> = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.trim();
+        let mut last = 0usize;
+        for end in sentence_ends(line) {
+            let piece = line[last..end].trim();
+            last = end;
+            if piece.is_empty() {
+                continue;
+            }
+            let tokens = estimate_tokens(piece);
+            if tokens <= SENTENCE_MAX_TOKENS {
+                let start = offset_in(text, piece);
+                sentences.push((start, start + piece.len(), n, tokens));
+            } else {
+                let mut pieces = Vec::new();
+                split_at_spaces(piece, &mut pieces);
+                for (piece, tokens) in pieces {
+                    let start = offset_in(text, piece);
+                    sentences.push((start, start + piece.len(), n, tokens));
+                }
+            }
+        }
+    }
+
+    let mut out = Vec::new();
+    let mut group: Vec<(usize, usize, usize)> = Vec::new();
+    let mut group_tokens = 0u32;
+    let flush = |group: &mut Vec<(usize, usize, usize)>, out: &mut Vec<Passage>| {
+        if group.is_empty() {
+            return;
+        }
+        // Sentences of one line keep the text between them; lines are joined by `\n`.
+        let mut passage = String::new();
+        let mut line_start = group[0].0;
+        for (k, &(_, end, line)) in group.iter().enumerate() {
+            let last_of_line = group.get(k + 1).is_none_or(|next| next.2 != line);
+            if last_of_line {
+                if !passage.is_empty() {
+                    passage.push('\n');
+                }
+                passage.push_str(&text[line_start..end]);
+                if let Some(next) = group.get(k + 1) {
+                    line_start = next.0;
+                }
+            }
+        }
+        out.push(Passage {
+            tokens: estimate_tokens(&passage),
+            text: passage,
+        });
+        group.clear();
+    };
+    for (start, end, line, tokens) in sentences {
+        if !group.is_empty()
+            && (group_tokens >= PASSAGE_TARGET_TOKENS
+                || group_tokens + 1 + tokens > PASSAGE_MAX_TOKENS)
+        {
+            flush(&mut group, &mut out);
+            group_tokens = 0;
+        }
+        // A sentence joined to the one before costs a space or a line break more.
+        group_tokens += tokens + u32::from(!group.is_empty());
+        group.push((start, end, line));
+    }
+    flush(&mut group, &mut out);
+    out
+}
+
+/// Byte offset of `part`, a slice of `text`, in `text`.
+fn offset_in(text: &str, part: &str) -> usize {
+    part.as_ptr() as usize - text.as_ptr() as usize
+}
+
+/// Splits text with no usable sentence ends into pieces of at most
+/// [`PASSAGE_MAX_TOKENS`], at whitespace (or anywhere, when there is none). Linear:
+/// a piece grows by words, each estimated alone (which errs high).
+fn split_at_spaces<'a>(text: &'a str, out: &mut Vec<(&'a str, u32)>) {
+    let mut start = 0usize;
+    let mut end = 0usize;
+    let mut tokens = 0u32;
+    let push = |from: usize, to: usize, out: &mut Vec<(&'a str, u32)>| {
+        let piece = text[from..to].trim();
+        if !piece.is_empty() {
+            out.push((piece, estimate_tokens(piece)));
+        }
+    };
+    for (i, word) in words_with_offsets(text) {
+        let cost = estimate_tokens(word);
+        if cost > PASSAGE_MAX_TOKENS {
+            // One enormous "word": cut it by characters at the costliest rate.
+            push(start, i, out);
+            let per_piece = (f64::from(PASSAGE_MAX_TOKENS) / MAX_CHAR_TOKENS) as usize;
+            let mut from = i;
+            for (n, (at, _)) in word.char_indices().enumerate() {
+                if n > 0 && n % per_piece == 0 {
+                    push(from, i + at, out);
+                    from = i + at;
+                }
+            }
+            push(from, i + word.len(), out);
+            start = i + word.len();
+            end = start;
+            tokens = 0;
+            continue;
+        }
+        if tokens + cost > PASSAGE_MAX_TOKENS && end > start {
+            push(start, end, out);
+            start = i;
+            tokens = 0;
+        }
+        tokens += cost;
+        end = i + word.len();
+    }
+    push(start, text.len(), out);
+}
+
+/// Whitespace-separated words of `text` with their byte offsets.
+fn words_with_offsets(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    text.split_whitespace()
+        .map(move |w| (w.as_ptr() as usize - text.as_ptr() as usize, w))
+}
+
+/// The longest prefix of `text` that ends at a sentence boundary and fits `tokens`.
+/// When not even the first sentence fits, the prefix ends at a word boundary
+/// instead (a page may have no sentence punctuation at all).
+pub fn cut_to_tokens(text: &str, tokens: u32) -> &str {
+    let mut best = 0usize;
+    for end in sentence_ends(text) {
+        if estimate_tokens(&text[..end]) > tokens {
+            break;
+        }
+        best = end;
+    }
+    if best == 0 {
+        let mut last_word = 0usize;
+        for (i, c) in text.char_indices() {
+            if c.is_whitespace() {
+                if estimate_tokens(&text[..i]) > tokens {
+                    break;
+                }
+                last_word = i;
+            }
+        }
+        best = last_word;
+    }
+    text[..best].trim_end()
+}
+
+/// Byte offsets just past each sentence: after `.`, `!`, `?` (and their CJK forms)
+/// followed by whitespace or the end, and at every line break (blocks are lines).
+/// A `.`, `!` or `?` followed on the same line by a lowercase word ends no sentence:
+/// it is an abbreviation ("1 tsp. butter", "e.g. this") or a name ("Yahoo! said").
+pub(super) fn sentence_ends(text: &str) -> impl Iterator<Item = usize> + '_ {
+    let mut chars = text.char_indices().peekable();
+    std::iter::from_fn(move || {
+        while let Some((i, c)) = chars.next() {
+            let end = i + c.len_utf8();
+            match c {
+                '\n' => return Some(i),
+                '。' | '！' | '？' => return Some(end),
+                '.' | '!' | '?' => match chars.peek() {
+                    None => return Some(end),
+                    Some((_, next)) if next.is_whitespace() => {
+                        let lowercase_next = text[end..]
+                            .chars()
+                            .find(|c| *c != ' ' && *c != '\t')
+                            .is_some_and(char::is_lowercase);
+                        if !lowercase_next {
+                            return Some(end);
+                        }
+                    }
+                    _ => {}
+                },
+                _ => {}
+            }
+        }
+        None
+    })
+    .chain(std::iter::once(text.len()))
+    .filter(|&e| e > 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::context::tests::page;
+
+    #[test]
+    fn cuts_only_at_sentence_ends() {
+        let text = "First sentence here. Second sentence is longer than the first. Third.";
+        let cut = cut_to_tokens(text, 12);
+        assert_eq!(cut, "First sentence here.");
+        assert_eq!(cut_to_tokens(text, 1000), text);
+        let abbreviated = "Mix 1 tsp. butter with 8 oz. water. Serve it warm!";
+        assert_eq!(sentence_ends(abbreviated).next(), Some(35));
+        assert_eq!(
+            cut_to_tokens("no punctuation at all in this long line", 4),
+            "no punctuation at"
+        );
+    }
+
+    #[test]
+    fn a_label_travels_with_what_follows() {
+        let text = "Trevor Hughes:\nWe saw the fire from the ridge. It was moving fast.\n\
+                    Anna Lee:\nThe road was closed by noon.";
+        let passages = split_passages(text);
+        assert_eq!(passages.len(), 1, "{passages:?}");
+        assert_eq!(passages[0].text, text);
+    }
+
+    #[test]
+    fn passages_are_about_forty_words_of_whole_sentences() {
+        let text = page(1, 99, "")
+            .repeat(20)
+            .replace("happened that day.", "happened that day. ")
+            .replace('\n', " ");
+        let passages = split_passages(&text);
+        assert!(passages.len() > 10, "{}", passages.len());
+        for p in &passages {
+            let words = p.text.split_whitespace().count();
+            assert!((25..=60).contains(&words), "{words}: {}", p.text);
+            assert!(p.tokens <= PASSAGE_MAX_TOKENS, "{}", p.tokens);
+            assert!(
+                p.text.ends_with('.') && text.contains(&p.text),
+                "{}",
+                p.text
+            );
+        }
+    }
+
+    #[test]
+    fn passages_merge_short_blocks_and_split_long_ones() {
+        let items = (0..12)
+            .map(|i| format!("Item {i} of the list."))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let merged = split_passages(&items);
+        assert!(merged.len() < 12 && merged.len() > 1, "{merged:?}");
+        assert_eq!(
+            merged
+                .iter()
+                .map(|p| p.text.as_str())
+                .collect::<Vec<_>>()
+                .join("\n"),
+            items
+        );
+        let long = "A sentence of some eight words, more or less. ".repeat(100);
+        let split = split_passages(&long);
+        assert!(split.len() > 3, "{}", split.len());
+        for p in &split {
+            assert!(p.tokens <= PASSAGE_MAX_TOKENS, "{}", p.tokens);
+            assert!(p.text.ends_with("less."), "{:?}", p.text);
+        }
+        // No sentence punctuation at all: split at spaces, still bounded.
+        let run_on = "word ".repeat(3000);
+        let pieces = split_passages(&run_on);
+        assert!(
+            pieces
+                .iter()
+                .all(|p| p.tokens <= PASSAGE_MAX_TOKENS && p.text.ends_with("word"))
+        );
+        assert_eq!(
+            pieces.iter().map(|p| p.text.len() + 1).sum::<usize>(),
+            run_on.len()
+        );
+    }
+}

@@ -1,0 +1,152 @@
+//! Ranking: which passages match the question, by Okapi BM25 over the passages of
+//! all sources of a run.
+//!
+//! BM25 needs no model and no index kept between runs: document frequencies are
+//! counted over the passages at hand, so a term that is rare among them tells them
+//! apart. Each passage is counted together with its page's title, as the title says
+//! what the whole page is about: a page about the subject of the question ranks above
+//! one that mentions a term in passing. Terms are lowercase words without stop words
+//! and with a plural `s` dropped (a rough stem, enough to match "tardigrades" with
+//! "tardigrade" without a language-specific stemmer); each CJK character is a term of
+//! its own, as those scripts do not space words.
+
+use super::passages::Passage;
+use super::tokens::{STOP_WORDS, is_cjk};
+
+/// BM25 term-frequency saturation.
+const BM25_K1: f64 = 1.2;
+/// BM25 length normalisation.
+const BM25_B: f64 = 0.75;
+
+/// The terms BM25 counts: lowercase words without stop words, a plural `s` dropped;
+/// each CJK character is a term of its own (those scripts do not space words).
+pub(super) fn terms(text: &str) -> Vec<String> {
+    fn finish(word: &mut String, out: &mut Vec<String>) {
+        if word.is_empty() {
+            return;
+        }
+        let w = std::mem::take(word);
+        let single_letter = w.len() == 1 && w.as_bytes()[0].is_ascii_alphabetic();
+        if single_letter || STOP_WORDS.binary_search(&w.as_str()).is_ok() {
+            return;
+        }
+        out.push(stem(w));
+    }
+    let mut out = Vec::new();
+    let mut word = String::new();
+    for c in text.chars() {
+        if is_cjk(c) {
+            finish(&mut word, &mut out);
+            out.push(c.to_string());
+        } else if c.is_alphanumeric() {
+            word.extend(c.to_lowercase());
+        } else {
+            finish(&mut word, &mut out);
+        }
+    }
+    finish(&mut word, &mut out);
+    out
+}
+
+/// Plural to singular, roughly: `tardigrades` -> `tardigrade`, `studies` -> `study`.
+fn stem(mut word: String) -> String {
+    if word.len() > 4 && word.ends_with("ies") {
+        word.truncate(word.len() - 3);
+        word.push('y');
+    } else if word.len() > 3
+        && word.ends_with('s')
+        && !word.ends_with("ss")
+        && !word.ends_with("us")
+        && !word.ends_with("is")
+    {
+        word.pop();
+    }
+    word
+}
+/// Okapi BM25 score of every passage for `question`. Each passage is counted together
+/// with its source's title (`titles`: the title's terms, per source): the title's terms
+/// add to the passage's term frequencies and length, so a passage that repeats the
+/// title's words gains little over its neighbours, and one with the question's other
+/// words gains much. Document frequencies are those of the passages' own text over all
+/// passages of all sources of this run, so a term that is in a title but rare in the
+/// text still tells passages apart. A passage shorter than the average is normalised
+/// as if of average length: a lone "It is growing." must not outrank the passages
+/// around it only for being short.
+pub(super) fn bm25_scores(
+    question: &str,
+    titles: &[Vec<String>],
+    passages: &[Vec<Passage>],
+) -> Vec<Vec<f64>> {
+    let mut query = terms(question);
+    query.sort();
+    query.dedup();
+    let count = |words: &[String], q: &String| words.iter().filter(|w| *w == q).count() as u32;
+    // Per passage: its length in terms with its title, how often each query term occurs
+    // in its text, and how often in its title.
+    let mut stats: Vec<Vec<(f64, Vec<u32>)>> = Vec::with_capacity(passages.len());
+    let mut title_tf: Vec<Vec<u32>> = Vec::with_capacity(passages.len());
+    for (source, title) in passages.iter().zip(titles) {
+        title_tf.push(query.iter().map(|q| count(title, q)).collect());
+        stats.push(
+            source
+                .iter()
+                .map(|passage| {
+                    let words = terms(&passage.text);
+                    let tf = query.iter().map(|q| count(&words, q)).collect();
+                    ((words.len() + title.len()) as f64, tf)
+                })
+                .collect(),
+        );
+    }
+    let all = || stats.iter().flatten();
+    let n = all().count() as f64;
+    let average = (all().map(|(len, _)| len).sum::<f64>() / n.max(1.0)).max(1.0);
+    let idf: Vec<f64> = (0..query.len())
+        .map(|q| {
+            let df = all().filter(|(_, tf)| tf[q] > 0).count() as f64;
+            (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+        })
+        .collect();
+    stats
+        .iter()
+        .zip(&title_tf)
+        .map(|(source, title_tf)| {
+            source
+                .iter()
+                .map(|(len, tf)| {
+                    let norm = BM25_K1 * (1.0 - BM25_B + BM25_B * len.max(average) / average);
+                    tf.iter()
+                        .zip(title_tf)
+                        .zip(&idf)
+                        .map(|((&tf, &title), idf)| {
+                            let tf = f64::from(tf + title);
+                            idf * tf * (BM25_K1 + 1.0) / (tf + norm)
+                        })
+                        .sum()
+                })
+                .collect()
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn terms_drop_stop_words_and_plurals() {
+        assert_eq!(
+            terms("Do the Tardigrades survive in SPACE? Studies say: yes, 2007."),
+            [
+                "tardigrade",
+                "survive",
+                "space",
+                "study",
+                "say",
+                "yes",
+                "2007"
+            ]
+        );
+        assert_eq!(terms("東京 tower"), ["東", "京", "tower"]);
+    }
+}
