@@ -8,8 +8,8 @@
 //!   normal form, the redactor), [`http`] (User-Agent, client builder, bounded body
 //!   reader, URLs for people), [`files`] (shared state files written whole),
 //!   [`settings`] (resolved settings as data), [`hits`]
-//!   (search results), [`answer`] (the model's answer and its parsing), [`answer_stream`]
-//!   (statements found in a reply still arriving), [`events`], [`extract`] (HTML to
+//!   (search results), [`answer`] (the model's answer and its parsing, with
+//!   [`answer::stream`]: statements found in a reply still arriving), [`events`], [`extract`] (HTML to
 //!   main text), [`pdf`] (PDF to text, bounded), [`language`] (the answer's
 //!   language), [`context`] (passages that fit the window), [`robots`] (robots.txt
 //!   rules), [`keystore`] (API keys in the OS keyring, format checks, bounded lookups).
@@ -21,7 +21,7 @@
 //! - **The run**: [`pipeline`] sequences the stages into a [`report::Report`];
 //!   [`report::verdict`] decides whether it is grounded.
 //! - **Faces**: [`render`] (person, Markdown, JSON), [`doctor`], [`mcp`] with
-//!   [`mcp_stdio`] (the line guard in front of its JSON-RPC).
+//!   [`mcp::stdio`] (the line guard in front of its JSON-RPC).
 //!
 //! The `ground` binary (`src/bin/ground/`) is the only code that knows the command
 //! line: it parses arguments, calls [`pipeline::answer`] and friends, and maps errors
@@ -30,7 +30,6 @@
 //! search -> fetch -> extract -> context -> llm -> grounding -> render
 
 pub mod answer;
-pub mod answer_stream;
 pub mod cache;
 pub mod calibration;
 pub mod config;
@@ -48,7 +47,6 @@ pub mod keystore;
 pub mod language;
 pub mod llm;
 pub mod mcp;
-pub mod mcp_stdio;
 pub mod page;
 pub mod pdf;
 pub mod pipeline;
