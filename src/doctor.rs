@@ -17,6 +17,10 @@
 //! Exit code: [`exit::SEARCH`] when a search check fails, else [`exit::MODEL`] when a
 //! model check fails, else [`exit::USAGE`] when the configuration is invalid, else 0
 //! (warnings allowed).
+//!
+//! The checks come back as plain [`Check`]s, and [`exit_code`] says what they mean for
+//! the process; printing them (for a person or as JSON) is
+//! [`crate::render::doctor`]'s, and running them on a runtime is the binary's.
 
 use std::time::Duration;
 
@@ -74,7 +78,13 @@ pub struct Check {
 }
 
 impl Check {
-    fn new(name: &'static str, area: Area, status: Status, detail: impl Into<String>) -> Self {
+    /// A check named `name` about `area`, without a hint.
+    pub(crate) fn new(
+        name: &'static str,
+        area: Area,
+        status: Status,
+        detail: impl Into<String>,
+    ) -> Self {
         Check {
             name,
             status,
@@ -84,18 +94,32 @@ impl Check {
         }
     }
 
-    fn ok(name: &'static str, area: Area, detail: impl Into<String>) -> Self {
+    /// A check that passed.
+    pub(crate) fn ok(name: &'static str, area: Area, detail: impl Into<String>) -> Self {
         Self::new(name, area, Status::Ok, detail)
     }
 
-    fn warn(name: &'static str, area: Area, detail: impl Into<String>, hint: String) -> Self {
+    /// A check that passed with something to look at, and what to do about it.
+    pub(crate) fn warn(
+        name: &'static str,
+        area: Area,
+        detail: impl Into<String>,
+        hint: String,
+    ) -> Self {
         Self::new(name, area, Status::Warn, detail).with_hint(hint)
     }
 
-    fn fail(name: &'static str, area: Area, detail: impl Into<String>, hint: String) -> Self {
+    /// A check that failed, with the fix.
+    pub(crate) fn fail(
+        name: &'static str,
+        area: Area,
+        detail: impl Into<String>,
+        hint: String,
+    ) -> Self {
         Self::new(name, area, Status::Fail, detail).with_hint(hint)
     }
 
+    /// The same check with `hint` as its fix.
     fn with_hint(mut self, hint: String) -> Self {
         self.hint = Some(hint);
         self
@@ -126,35 +150,6 @@ impl Check {
     pub fn area(&self) -> Area {
         self.area
     }
-}
-
-/// Runs every check, prints the report (text, or one JSON object with `json`) and
-/// returns the exit code. `env` looks up environment variables.
-pub fn run(
-    overrides: &Overrides,
-    env: &dyn Fn(&str) -> Option<String>,
-    json: bool,
-    colour: bool,
-) -> i32 {
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
-            return exit::INTERNAL;
-        }
-    };
-    let checks = runtime.block_on(diagnose(overrides, env));
-    let text = if json {
-        format!("{}\n", to_json(&checks))
-    } else {
-        person(&checks, colour)
-    };
-    use std::io::Write as _;
-    let _ = std::io::stdout().lock().write_all(text.as_bytes()); // a closed pipe is fine
-    exit_code(&checks)
 }
 
 /// Runs every check and returns them in order. API keys never appear in the result.
@@ -195,66 +190,6 @@ pub fn exit_code(checks: &[Check]) -> i32 {
     } else {
         exit::SUCCESS
     }
-}
-
-/// `{"version":1,"ok":bool,"checks":[{"name","status","detail","hint"}]}`, keys in
-/// that order.
-pub fn to_json(checks: &[Check]) -> String {
-    #[derive(Serialize)]
-    struct Report<'a> {
-        version: u32,
-        ok: bool,
-        checks: &'a [Check],
-    }
-    serde_json::to_string(&Report {
-        version: 1,
-        ok: checks.iter().all(|c| c.status != Status::Fail),
-        checks,
-    })
-    .unwrap_or_default()
-}
-
-/// One line per check (`ok`/`warn`/`fail`, the topic, what was found), each fix
-/// under its check, then a summary line.
-pub fn person(checks: &[Check], colour: bool) -> String {
-    let paint = |status: Status| {
-        let (word, code) = match status {
-            Status::Ok => ("ok", "32"),
-            Status::Warn => ("warn", "33"),
-            Status::Fail => ("fail", "31"),
-        };
-        let padded = format!("{word:<4}");
-        if colour {
-            format!("\x1b[{code}m{padded}\x1b[0m")
-        } else {
-            padded
-        }
-    };
-    let mut out = String::new();
-    for check in checks {
-        let topic = check.name.split('.').next().unwrap_or(check.name);
-        out.push_str(&format!(
-            "{}  {topic}: {}\n",
-            paint(check.status),
-            check.detail
-        ));
-        if let Some(hint) = &check.hint {
-            for (i, line) in hint.lines().enumerate() {
-                let lead = if i == 0 { "fix: " } else { "     " };
-                out.push_str(&format!("      {lead}{line}\n"));
-            }
-        }
-    }
-    let fails = checks.iter().filter(|c| c.status == Status::Fail).count();
-    let warns = checks.iter().filter(|c| c.status == Status::Warn).count();
-    let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
-    out.push_str(&match (fails, warns) {
-        (0, 0) => "all checks passed\n".to_string(),
-        (0, w) => format!("all checks passed, with {}\n", plural(w, "warning")),
-        (f, 0) => format!("{} failed\n", plural(f, "check")),
-        (f, w) => format!("{} failed, {}\n", plural(f, "check"), plural(w, "warning")),
-    });
-    out
 }
 
 // ---------------------------------------------------------------------------
@@ -500,7 +435,7 @@ fn usage_check(settings: &SearchSettings) -> Option<Check> {
 
 fn results_check(outcome: &crate::search::SearchOutcome, backend: SearchBackend) -> Check {
     let n = outcome.hits.len();
-    let failing = sanitize_line(&crate::search::searxng::describe_unresponsive(
+    let failing = sanitize_line(&crate::hits::describe_unresponsive(
         &outcome.unresponsive_engines,
     ));
     let area = Area::Search;
@@ -937,21 +872,6 @@ mod tests {
             exit::SEARCH
         );
         assert_eq!(exit_code(&[ok, fail(Area::Config)]), exit::USAGE);
-    }
-
-    #[test]
-    fn colour_only_paints_the_status_word() {
-        let checks = [
-            Check::ok("config", Area::Config, "fine"),
-            Check::fail("search.json", Area::Search, "off", "add\n  json".into()),
-        ];
-        assert_eq!(
-            person(&checks, true),
-            "\x1b[32mok  \x1b[0m  config: fine\n\
-             \x1b[31mfail\x1b[0m  search: off\n      fix: add\n             json\n\
-             1 check failed\n"
-        );
-        assert!(!person(&checks, false).contains('\x1b'));
     }
 
     #[test]

@@ -3,9 +3,11 @@
 //!
 //! - [`person`]: an answer as text (coloured on a terminal) or Markdown;
 //! - [`json`]: an answer as `--json`, the grounding pack, error objects;
-//! - [`results`]: search results; [`page`]: one fetched page; [`cache`]: cache stats.
+//! - [`results`]: search results; [`page`]: one fetched page; [`cache`]: cache stats;
+//! - [`doctor`]: `ground doctor`'s checks.
 
 pub mod cache;
+pub mod doctor;
 pub mod json;
 pub mod page;
 pub mod person;
