@@ -17,7 +17,8 @@
 //!   code), [`config`] (flags over environment over file over keyring over defaults).
 //! - **Stages**: [`search`], [`fetch`], [`page`] (fetch + extract + cache for one
 //!   page), [`llm`], [`grounding`] (quote verification), [`plan`], [`cache`],
-//!   [`calibration`] (the model's tokens per estimated token, kept beside the cache).
+//!   [`calibration`] (the model's tokens per estimated token, kept beside the cache),
+//!   [`extract_files`] (`ground extract`'s local files and folders).
 //! - **The run**: [`pipeline`] sequences the stages into a [`report::Report`];
 //!   [`report::verdict`] decides whether it is grounded.
 //! - **Faces**: [`render`] (person, Markdown, JSON), [`doctor`], [`mcp`] with
@@ -38,6 +39,7 @@ pub mod doctor;
 pub mod error;
 pub mod events;
 pub mod extract;
+pub mod extract_files;
 pub mod fetch;
 pub mod files;
 pub mod grounding;
