@@ -27,7 +27,7 @@ LAYERS = {
     "error": 1, "config": 1,
     # L2 stages
     "search": 2, "fetch": 2, "page": 2, "llm": 2, "grounding": 2, "plan": 2, "cache": 2,
-    "calibration": 2,
+    "calibration": 2, "extract_files": 2,
     # L3 run
     "pipeline": 3, "report": 3,
     # L4 faces

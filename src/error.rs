@@ -5,6 +5,7 @@
 //! defined once here and nowhere else.
 
 use std::fmt::Write as _;
+use std::path::PathBuf;
 
 use crate::events::Stage;
 use crate::settings::{LlmBackend, SearchBackend};
@@ -392,6 +393,52 @@ pub enum Error {
         detail: String,
     },
 
+    /// A local file (`ground extract FILE`, or a page of `--input-dir`) could not be
+    /// read.
+    #[error("cannot read {}: {reason}", path.display())]
+    ReadFile {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error, as the system said it.
+        reason: String,
+    },
+
+    /// The folder of `ground extract --input-dir` could not be listed.
+    #[error("cannot list {}: {reason}", path.display())]
+    ReadDir {
+        /// The folder.
+        path: PathBuf,
+        /// The I/O error, as the system said it.
+        reason: String,
+    },
+
+    /// A file (or the folder itself) of `ground extract --output-dir` could not be
+    /// written.
+    #[error("cannot write {}: {reason}", path.display())]
+    WriteFile {
+        /// The file or folder.
+        path: PathBuf,
+        /// The I/O error, as the system said it.
+        reason: String,
+    },
+
+    /// A local PDF could not be read: larger than the most read, broken, or too slow
+    /// to decode.
+    #[error("cannot read {} as a PDF: {reason}", path.display())]
+    ReadPdf {
+        /// The file (`-` for stdin).
+        path: PathBuf,
+        /// Why, one line.
+        reason: String,
+    },
+
+    /// Standard output could not be written (closed, or a full disk behind it).
+    #[error("cannot write to stdout: {reason}")]
+    WriteStdout {
+        /// The I/O error, as the system said it.
+        reason: String,
+    },
+
     /// The whole run took longer than `--timeout`.
     #[error("ground did not finish within {seconds} s (stopped while {})", stage.describe())]
     Deadline {
@@ -437,6 +484,11 @@ impl Error {
             | ModelBadReply { .. } => exit::MODEL,
             Uncited { .. } | NotGrounded { .. } => exit::NOT_GROUNDED,
             McpTransport { .. } => exit::USAGE,
+            ReadFile { .. }
+            | ReadDir { .. }
+            | WriteFile { .. }
+            | ReadPdf { .. }
+            | WriteStdout { .. } => exit::USAGE,
             Deadline { stage, .. } => match stage {
                 Stage::Searching => exit::SEARCH,
                 Stage::Fetching | Stage::Building => exit::NO_SOURCES,
@@ -482,6 +534,11 @@ impl Error {
             Uncited { .. } => "uncited",
             NotGrounded { .. } => "not_grounded",
             McpTransport { .. } => "mcp_transport",
+            ReadFile { .. } => "read_file",
+            ReadDir { .. } => "read_dir",
+            WriteFile { .. } => "write_file",
+            ReadPdf { .. } => "read_pdf",
+            WriteStdout { .. } => "write_stdout",
             Deadline { .. } => "deadline",
             Interrupted => "interrupted",
         }
@@ -533,6 +590,11 @@ impl Error {
             Uncited { .. } => "use a model that follows instructions better (--model), or give it more of each page with a larger --context-tokens".into(),
             NotGrounded { .. } => "the answer above is not fully backed by the pages: read what is marked unsupported or unknown, try a narrower question or more --pages, or drop --strict to accept it".into(),
             McpTransport { .. } => "run `ground mcp` from an MCP client (it speaks JSON-RPC on stdin/stdout), not from a terminal".into(),
+            ReadFile { .. } => "check the path and its permissions".into(),
+            ReadDir { .. } => "give an existing folder to --input-dir".into(),
+            WriteFile { .. } => "check that --output-dir is writable".into(),
+            ReadPdf { .. } => "check that the file is complete".into(),
+            WriteStdout { .. } => return None,
             Deadline { .. } => "raise --timeout (or [run] timeout_secs), or make the run smaller with fewer --pages".into(),
             Interrupted => return None,
         })
@@ -678,6 +740,11 @@ impl Error {
             NotGrounded { reason } => NotGrounded { reason: r(reason) },
             McpTransport { detail } => McpTransport { detail: r(detail) },
             other @ (EmptyQuestion
+            | ReadFile { .. }
+            | ReadDir { .. }
+            | WriteFile { .. }
+            | ReadPdf { .. }
+            | WriteStdout { .. }
             | SearchRateLimitedLocally { .. }
             | SearchQuotaSpent { .. }
             | MissingKey { .. }

@@ -1,6 +1,12 @@
 //! Search results as plain data: what every search backend returns and what the
 //! later stages (fetch, cache, context, output) read, with the URL form used to tell
 //! two results of the same page apart.
+//!
+//! The search stage's own bookkeeping that the faces show (this month's counts of the
+//! hosted services, where the state files are) is plain data too and lives here, so
+//! that printing it never needs the stage itself.
+
+use std::path::PathBuf;
 
 use serde::Serialize;
 
@@ -86,6 +92,56 @@ pub fn collect_hits(
         }
     }
     hits
+}
+
+/// Formats unresponsive engines as "name (reason), ..." for messages.
+pub fn describe_unresponsive(engines: &[(String, String)]) -> String {
+    engines
+        .iter()
+        .map(|(name, reason)| format!("{name} ({reason})"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// This month's counts of every hosted service, for `ground usage` and `ground doctor`.
+#[derive(Debug, Clone, Serialize)]
+pub struct MonthUsage {
+    /// The calendar month, `YYYY-MM` (UTC).
+    pub month: String,
+    /// The usage file.
+    pub file: PathBuf,
+    /// One line per hosted service.
+    pub services: Vec<ServiceUsage>,
+}
+
+/// One hosted service's use this month.
+#[derive(Debug, Clone, Serialize)]
+pub struct ServiceUsage {
+    /// `brave` or `tavily`.
+    pub service: &'static str,
+    /// Its name for people.
+    pub name: String,
+    /// Queries or credits used (ours, or the plan's own from its headers).
+    pub used: u64,
+    /// The quota in force; `None` = no quota.
+    pub quota: Option<u64>,
+    /// `queries` or `credits`.
+    pub unit: &'static str,
+    /// The plan's monthly limit as the service last reported it.
+    pub plan_limit: Option<u64>,
+}
+
+/// What `ground usage` shows of the search stage's state, gathered by the stage (it
+/// reads the state folder) and printed by the faces.
+#[derive(Debug, Clone)]
+pub struct UsageReport {
+    /// This month's counts of the hosted services; `None` without a state folder.
+    pub month: Option<MonthUsage>,
+    /// The state files' names in the state folder: the usage counts, the recent
+    /// searches of the rate limit, the search log.
+    pub files: [&'static str; 3],
+    /// Where the search log is (or would be) written; `None` without a state folder.
+    pub log_path: Option<PathBuf>,
 }
 
 #[cfg(test)]

@@ -8,8 +8,8 @@
 //!   normal form, the redactor), [`http`] (User-Agent, client builder, bounded body
 //!   reader, URLs for people), [`files`] (shared state files written whole),
 //!   [`settings`] (resolved settings as data), [`hits`]
-//!   (search results), [`answer`] (the model's answer and its parsing), [`answer_stream`]
-//!   (statements found in a reply still arriving), [`events`], [`extract`] (HTML to
+//!   (search results), [`answer`] (the model's answer and its parsing, with
+//!   [`answer::stream`]: statements found in a reply still arriving), [`events`], [`extract`] (HTML to
 //!   main text), [`pdf`] (PDF to text, bounded), [`language`] (the answer's
 //!   language), [`context`] (passages that fit the window), [`robots`] (robots.txt
 //!   rules), [`keystore`] (API keys in the OS keyring, format checks, bounded lookups).
@@ -17,11 +17,12 @@
 //!   code), [`config`] (flags over environment over file over keyring over defaults).
 //! - **Stages**: [`search`], [`fetch`], [`page`] (fetch + extract + cache for one
 //!   page), [`llm`], [`grounding`] (quote verification), [`plan`], [`cache`],
-//!   [`calibration`] (the model's tokens per estimated token, kept beside the cache).
+//!   [`calibration`] (the model's tokens per estimated token, kept beside the cache),
+//!   [`extract_files`] (`ground extract`'s local files and folders).
 //! - **The run**: [`pipeline`] sequences the stages into a [`report::Report`];
 //!   [`report::verdict`] decides whether it is grounded.
 //! - **Faces**: [`render`] (person, Markdown, JSON), [`doctor`], [`mcp`] with
-//!   [`mcp_stdio`] (the line guard in front of its JSON-RPC).
+//!   [`mcp::stdio`] (the line guard in front of its JSON-RPC).
 //!
 //! The `ground` binary (`src/bin/ground/`) is the only code that knows the command
 //! line: it parses arguments, calls [`pipeline::answer`] and friends, and maps errors
@@ -30,7 +31,6 @@
 //! search -> fetch -> extract -> context -> llm -> grounding -> render
 
 pub mod answer;
-pub mod answer_stream;
 pub mod cache;
 pub mod calibration;
 pub mod config;
@@ -39,6 +39,7 @@ pub mod doctor;
 pub mod error;
 pub mod events;
 pub mod extract;
+pub mod extract_files;
 pub mod fetch;
 pub mod files;
 pub mod grounding;
@@ -48,7 +49,6 @@ pub mod keystore;
 pub mod language;
 pub mod llm;
 pub mod mcp;
-pub mod mcp_stdio;
 pub mod page;
 pub mod pdf;
 pub mod pipeline;

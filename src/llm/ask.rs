@@ -9,8 +9,8 @@
 
 use serde_json::{Value, json};
 
+use crate::answer::stream::StatementStream;
 use crate::answer::{ModelAnswer, ModelStatement, parse_answer, statement_from_value};
-use crate::answer_stream::StatementStream;
 use crate::error::{Error, ReplyProblem};
 use crate::text::normalise;
 use crate::text::{sanitize_line, shorten};

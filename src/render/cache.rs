@@ -44,6 +44,7 @@ fn mode_name(stats: &CacheStats) -> &'static str {
     }
 }
 
+/// A folder for people (sanitised), or what to set when there is none.
 pub fn display_dir(dir: &Option<std::path::PathBuf>) -> String {
     dir.as_ref()
         .map(|d| crate::text::sanitize_line(&d.display().to_string()))

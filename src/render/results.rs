@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use serde_json::{Value, json};
 
-use crate::hits::SearchOutcome;
+use crate::hits::{SearchOutcome, describe_unresponsive};
 use crate::settings::SearchSettings;
 use crate::text::sanitize_line;
 
@@ -41,9 +41,7 @@ pub fn person(outcome: &SearchOutcome, limit: usize) -> String {
         let _ = writeln!(
             out,
             "\nEngines that failed: {}",
-            sanitize_line(&crate::search::searxng::describe_unresponsive(
-                &outcome.unresponsive_engines
-            ))
+            sanitize_line(&describe_unresponsive(&outcome.unresponsive_engines))
         );
     }
     out

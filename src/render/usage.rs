@@ -1,17 +1,20 @@
 //! `ground usage` for people and scripts: this month's hosted search API counts
 //! against their quotas, the rate limit, and where the state files and the opt-in
 //! search log are.
+//!
+//! The counts and the files' names come as a plain [`UsageReport`] that the search
+//! stage gathers (it reads the state folder); nothing here touches the stage.
 
 use serde_json::{Value, json};
 
-use crate::search::{limit, log, usage};
+use crate::hits::{ServiceUsage, UsageReport};
 use crate::settings::SearchSettings;
 
 /// One line per hosted service ("Brave Search  12 of 2000 queries (0 %)"), then the
 /// rate limit and where the state and the search log live.
-pub fn describe(settings: &SearchSettings) -> String {
+pub fn describe(settings: &SearchSettings, report: &UsageReport) -> String {
     let mut out = String::new();
-    match usage::this_month(settings) {
+    match &report.month {
         Some(month) => {
             out.push_str(&format!("Usage in {} (UTC):\n", month.month));
             for s in &month.services {
@@ -24,13 +27,11 @@ pub fn describe(settings: &SearchSettings) -> String {
     }
     out.push_str(&format!("Rate limit: {}\n", rate_line(settings)));
     let dir = crate::render::cache::display_dir(&settings.state_dir);
+    let [usage_file, limit_file, log_file] = report.files;
     out.push_str(&format!(
-        "State folder: {dir} ({}, {}, {})\n",
-        usage::FILE,
-        limit::FILE,
-        log::FILE
+        "State folder: {dir} ({usage_file}, {limit_file}, {log_file})\n"
     ));
-    let log_path = crate::render::cache::display_dir(&log::path(settings));
+    let log_path = crate::render::cache::display_dir(&report.log_path);
     out.push_str(&if settings.log_searches {
         format!("Search log: on, {log_path} (delete the file to delete the log)\n")
     } else {
@@ -40,7 +41,7 @@ pub fn describe(settings: &SearchSettings) -> String {
 }
 
 /// "12 of 2000 queries used (0 %)", or "... (no quota)".
-pub fn service_line(s: &usage::ServiceUsage) -> String {
+pub fn service_line(s: &ServiceUsage) -> String {
     let plan = s
         .plan_limit
         .map(|l| format!("; the plan reports {l} a month"))
@@ -66,11 +67,11 @@ pub fn rate_line(settings: &SearchSettings) -> String {
 }
 
 /// The same as one JSON object.
-pub fn json(settings: &SearchSettings) -> Value {
+pub fn json(settings: &SearchSettings, report: &UsageReport) -> Value {
     json!({
-        "usage": usage::this_month(settings),
+        "usage": report.month,
         "max_per_minute": settings.max_per_minute,
         "state_dir": settings.state_dir,
-        "search_log": {"enabled": settings.log_searches, "path": log::path(settings)},
+        "search_log": {"enabled": settings.log_searches, "path": report.log_path},
     })
 }

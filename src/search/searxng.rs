@@ -19,6 +19,8 @@ use url::Url;
 
 use super::client::{display_url, http_client, send};
 use crate::error::Error;
+/// Formats unresponsive engines for messages; see [`crate::hits::describe_unresponsive`].
+pub use crate::hits::describe_unresponsive;
 use crate::hits::{SearchHit, SearchOutcome};
 use crate::settings::{SearchBackend, SearchSettings};
 use crate::text::{sanitize_line, shorten};
@@ -383,15 +385,6 @@ fn to_hit(raw: RawResult) -> Option<SearchHit> {
         engines,
         published: as_date(raw.published_date).or_else(|| as_date(raw.pubdate)),
     })
-}
-
-/// Formats unresponsive engines as "name (reason), ..." for messages.
-pub fn describe_unresponsive(engines: &[(String, String)]) -> String {
-    engines
-        .iter()
-        .map(|(name, reason)| format!("{name} ({reason})"))
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 #[cfg(test)]

@@ -13,13 +13,15 @@
 //! that is missing, corrupt or unwritable never stops a search.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
 use super::state::{locked, month_of, now_ms};
 use crate::error::Error;
 use crate::files::write_atomically;
+/// This month's counts, as plain data the faces read (they live with the search results).
+pub use crate::hits::{MonthUsage, ServiceUsage, UsageReport};
 use crate::settings::{SearchBackend, SearchSettings};
 
 /// The file's name in the state dir.
@@ -206,34 +208,6 @@ pub fn monthly_limit_and_remaining(headers: &reqwest::header::HeaderMap) -> Opti
     Some((*limits.get(index)?, *remaining.get(index)?))
 }
 
-/// This month's counts of every hosted service, for `ground usage` and `ground doctor`.
-#[derive(Debug, Clone, Serialize)]
-pub struct MonthUsage {
-    /// The calendar month, `YYYY-MM` (UTC).
-    pub month: String,
-    /// The usage file.
-    pub file: PathBuf,
-    /// One line per hosted service.
-    pub services: Vec<ServiceUsage>,
-}
-
-/// One hosted service's use this month.
-#[derive(Debug, Clone, Serialize)]
-pub struct ServiceUsage {
-    /// `brave` or `tavily`.
-    pub service: &'static str,
-    /// Its name for people.
-    pub name: String,
-    /// Queries or credits used (ours, or the plan's own from its headers).
-    pub used: u64,
-    /// The quota in force; `None` = no quota.
-    pub quota: Option<u64>,
-    /// `queries` or `credits`.
-    pub unit: &'static str,
-    /// The plan's monthly limit as the service last reported it.
-    pub plan_limit: Option<u64>,
-}
-
 /// This month's usage of Brave and Tavily; `None` without a state dir.
 pub fn this_month(settings: &SearchSettings) -> Option<MonthUsage> {
     let dir = settings.state_dir.as_deref()?;
@@ -257,6 +231,16 @@ pub fn this_month(settings: &SearchSettings) -> Option<MonthUsage> {
         file: dir.join(FILE),
         services,
     })
+}
+
+/// What `ground usage` shows of the search stage's state: this month's counts, the
+/// state files' names and where the search log is (or would be) written.
+pub fn report(settings: &SearchSettings) -> UsageReport {
+    UsageReport {
+        month: this_month(settings),
+        files: [FILE, super::limit::FILE, super::log::FILE],
+        log_path: super::log::path(settings),
+    }
 }
 
 #[cfg(test)]

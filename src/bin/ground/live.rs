@@ -6,12 +6,10 @@
 //! place by a small timer thread and cleared before any answer line is printed; once
 //! statements are on a terminal's current line it stays away, so the two never mix.
 //!
-//! Statements are printed as parts of the answer's first line (the same parts
-//! [`render::person`] joins), so stdout ends up as today's output. At the end the
-//! printed parts are reconciled with the report, the one source of truth: the parts
-//! still missing and the rest of the report are printed; a statement already shown is
-//! never printed again, and when the retry (or the whole-reply parse) changed what
-//! was shown, a plain note says so before the corrected statements.
+//! Which statements to print, what the progress line and the notes say, and how the
+//! printed statements are reconciled with the report at the end are
+//! [`ground::render::live`]'s; this file is only the terminal plumbing: the timer
+//! thread, clearing and drawing the line, and writing to stdout.
 
 use std::io::Write;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -20,8 +18,8 @@ use std::time::{Duration, Instant};
 
 use ground::grounding::Statement;
 use ground::pipeline::Watch;
-use ground::render::person::{statement_part, statement_parts};
-use ground::render::{self, Style};
+use ground::render::Style;
+use ground::render::live::{Shown, cut_note, progress_line};
 use ground::report::Report;
 
 /// How often the progress line is redrawn.
@@ -46,10 +44,8 @@ struct State {
     asking: Option<Asking>,
     /// A progress line is on stderr now.
     drawn: bool,
-    /// Parts printed on stdout, in order.
-    shown: Vec<String>,
-    /// The first index at which a later attempt differed from what was shown.
-    diverged: Option<usize>,
+    /// The statements printed on stdout.
+    shown: Shown,
     /// stdout was closed (e.g. piped into `head`).
     stdout_closed: bool,
     /// The run is over: draw nothing more.
@@ -74,8 +70,7 @@ impl Live {
             stdout_tty,
             asking: None,
             drawn: false,
-            shown: Vec::new(),
-            diverged: None,
+            shown: Shown::new(),
             stdout_closed: false,
             stopped: false,
         }));
@@ -136,8 +131,7 @@ impl Live {
         let Some(state) = self.lock() else {
             return false;
         };
-        let full = render::person(report, style);
-        let out = completion(&state.shown, statement_parts(report, style), &full);
+        let out = state.shown.rest(report, style);
         !state.stdout_closed && write_out(&out)
     }
 
@@ -153,16 +147,7 @@ impl Live {
         if !state.stdout_closed {
             write_out("\n");
         }
-        let plural = if shown == 1 { "" } else { "s" };
-        if interrupted {
-            eprintln!(
-                "ground: interrupted: the answer above was cut off after {shown} statement{plural}; the rest and its sources were not printed"
-            );
-        } else {
-            eprintln!(
-                "ground: the answer above was cut off after {shown} statement{plural}: the model's reply could not be used (see the error below)"
-            );
-        }
+        eprintln!("{}", cut_note(shown, interrupted));
     }
 }
 
@@ -191,25 +176,15 @@ impl Watch for Live {
     fn statement(&self, _attempt: u32, index: usize, statement: &Statement) {
         let Some(mut state) = self.lock() else { return };
         let Some(style) = state.print else { return };
-        if state.stdout_closed || state.diverged.is_some() {
+        if state.stdout_closed {
             return;
         }
-        let part = statement_part(statement, style);
-        if let Some(shown) = state.shown.get(index) {
-            // A retry's statement where one is already shown: the same is not printed
-            // twice; a different one is reported at the end.
-            if *shown != part {
-                state.diverged = Some(index);
-            }
+        let Some(next) = state.shown.next(index, statement, style) else {
             return;
-        }
-        if index != state.shown.len() {
-            return;
-        }
+        };
         state.clear();
-        let separator = if state.shown.is_empty() { "" } else { " " };
-        if write_out(&format!("{separator}{part}")) {
-            state.shown.push(part);
+        if write_out(&next.text) {
+            state.shown.printed(next);
         } else {
             state.stdout_closed = true;
         }
@@ -236,141 +211,19 @@ impl State {
             return;
         }
         let Some(asking) = &self.asking else { return };
-        let retry = if asking.attempt > 1 { " (retry)" } else { "" };
         let elapsed = asking.since.elapsed().as_secs_f64();
-        let line = match asking.first_text {
-            None => format!("ground: the model is reading the prompt{retry}… {elapsed:.1} s"),
-            Some(first) => {
-                let writing = first.elapsed().as_secs_f64();
-                let rate = if writing > 0.05 {
-                    format!(", {:.1} tokens/s", asking.pieces as f64 / writing)
-                } else {
-                    String::new()
-                };
-                format!(
-                    "ground: the model is writing{retry}… {elapsed:.1} s, {} tokens{rate}",
-                    asking.pieces
-                )
-            }
-        };
+        let writing = asking
+            .first_text
+            .map(|first| (first.elapsed().as_secs_f64(), asking.pieces));
+        let line = progress_line(asking.attempt, elapsed, writing);
         eprint!("{CLEAR}{line}");
         let _ = std::io::stderr().flush();
         self.drawn = true;
     }
 }
 
-/// What stdout still needs after the parts `shown`, given the report's first-line
-/// `parts` (`None` when that line is not statements) and its `full` person output.
-fn completion(shown: &[String], parts: Option<Vec<String>>, full: &str) -> String {
-    if shown.is_empty() {
-        return full.to_string();
-    }
-    let Some(parts) = parts else {
-        return format!(
-            "\n(The model's final answer differs from the statements shown above; they are withdrawn. The checked answer:)\n{full}"
-        );
-    };
-    let line = format!("{}\n", parts.join(" "));
-    let rest = full.strip_prefix(&line).unwrap_or(full);
-    if parts.starts_with(shown) {
-        let mut out = String::new();
-        for part in &parts[shown.len()..] {
-            out.push(' ');
-            out.push_str(part);
-        }
-        out.push('\n');
-        out.push_str(rest);
-        return out;
-    }
-    let first = shown
-        .iter()
-        .zip(&parts)
-        .position(|(a, b)| a != b)
-        .unwrap_or(parts.len());
-    let note = if first >= parts.len() {
-        format!(
-            "(The model's final answer has {} statement{}: the statement{} shown above after that {} withdrawn.)",
-            parts.len(),
-            if parts.len() == 1 { "" } else { "s" },
-            if shown.len() - parts.len() == 1 {
-                ""
-            } else {
-                "s"
-            },
-            if shown.len() - parts.len() == 1 {
-                "is"
-            } else {
-                "are"
-            },
-        )
-    } else {
-        format!(
-            "(The model's final answer differs from what is shown above from statement {} on; the checked statements from there:)",
-            first + 1
-        )
-    };
-    let mut out = format!("\n{note}\n");
-    if first < parts.len() {
-        out.push_str(&parts[first..].join(" "));
-        out.push('\n');
-    }
-    out.push_str(rest);
-    out
-}
-
 /// Writes to stdout and flushes; false when stdout is closed.
 fn write_out(text: &str) -> bool {
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes()).is_ok() && out.flush().is_ok()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::completion;
-
-    fn parts(p: &[&str]) -> Vec<String> {
-        p.iter().map(|s| s.to_string()).collect()
-    }
-
-    #[test]
-    fn completion_adds_only_what_was_not_shown() {
-        let full = "A[1] B[2] C[1]\n\nSources:\n";
-        let out = completion(
-            &parts(&["A[1]"]),
-            Some(parts(&["A[1]", "B[2]", "C[1]"])),
-            full,
-        );
-        assert_eq!(format!("A[1]{out}"), full);
-        assert_eq!(completion(&[], None, full), full);
-    }
-
-    #[test]
-    fn completion_says_plainly_when_the_answer_changed() {
-        let full = "A[1] X[2]\n\nSources:\n";
-        let out = completion(
-            &parts(&["A[1]", "B[2]"]),
-            Some(parts(&["A[1]", "X[2]"])),
-            full,
-        );
-        assert_eq!(
-            out,
-            "\n(The model's final answer differs from what is shown above from statement 2 on; the checked statements from there:)\nX[2]\n\nSources:\n"
-        );
-        assert!(
-            !out.contains("A[1]"),
-            "a statement already shown is not printed twice"
-        );
-        let fewer = completion(
-            &parts(&["A[1]", "B[2]"]),
-            Some(parts(&["A[1]"])),
-            "A[1]\n\nS\n",
-        );
-        assert!(fewer.contains("withdrawn"), "{fewer}");
-        assert!(fewer.ends_with("\n\nS\n"), "{fewer}");
-        let none = completion(&parts(&["A[1]"]), None, "No answer.\n");
-        assert!(
-            none.contains("withdrawn") && none.ends_with("No answer.\n"),
-            "{none}"
-        );
-    }
 }

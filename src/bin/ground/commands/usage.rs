@@ -14,10 +14,11 @@ pub fn run(args: UsageArgs) -> ExitCode {
     let overrides = cli::overrides(&args.config, Some(&args.search), None, None, None);
     match settings(&overrides) {
         Ok(s) => {
+            let report = ground::search::usage::report(&s.search);
             if args.json {
-                let _ = print_json(&usage::json(&s.search));
+                let _ = print_json(&usage::json(&s.search, &report));
             } else {
-                print!("{}", usage::describe(&s.search));
+                print!("{}", usage::describe(&s.search, &report));
             }
             ExitCode::SUCCESS
         }

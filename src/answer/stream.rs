@@ -1,4 +1,5 @@
-//! Incremental extraction of statements from the model's JSON answer.
+//! Statements found in a reply still arriving: incremental extraction of statements
+//! from the model's JSON answer (used by the llm stage while it streams).
 //!
 //! The model answers with one JSON object of this shape (keys in any order,
 //! other keys such as `"what_to_ask_user"` allowed):

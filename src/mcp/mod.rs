@@ -31,11 +31,17 @@
 //! - **stdout is the protocol.** Nothing else is ever written to it; the few log
 //!   lines (start, stop, failed calls) go to stderr, which MCP clients keep as the
 //!   server's log.
+//!
+//! The parts: this module holds the server and its three tools; [`stdio`] is the line
+//! guard in front of the JSON-RPC, [`reuse`] the session's reused runs, and a private
+//! `failure` module turns every failed call into its tool result.
 
-use std::collections::HashMap;
+mod failure;
+pub mod reuse;
+pub mod stdio;
+
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::Instant;
 
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
@@ -45,30 +51,15 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use self::failure::{Failure, failure, isolated, log_failure, parse_limit};
+use self::reuse::Reused;
+pub use self::reuse::{MAX_REUSED_RUNS, reuse_key};
 use crate::error::Error;
 use crate::settings::Settings;
 use crate::text::sanitize_line;
 
 /// Most results `web_search` returns (and its default).
 pub const MAX_SEARCH_RESULTS: usize = 10;
-
-/// A session's grounded runs by [`reuse_key`], each with when it finished.
-type Answered = HashMap<String, (Instant, Arc<crate::report::Report>)>;
-
-/// Most grounded runs one session keeps for reuse; the oldest goes first.
-pub const MAX_REUSED_RUNS: usize = 64;
-
-/// The key under which a question's run is reused: its words (letters and digits),
-/// normalised ([`crate::text::normalise`]: case, quotes, dashes, spaces) and joined by
-/// single spaces, so "Do tardigrades survive in space?" and "do tardigrades survive
-/// in space" share one.
-pub fn reuse_key(question: &str) -> String {
-    crate::text::normalise(question)
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ")
-}
 
 /// What the server tells a client about itself at `initialize`.
 const INSTRUCTIONS: &str = "\
@@ -110,7 +101,7 @@ pub struct GroundServer {
     /// Searches this client session may still make (`--session-searches`).
     searches_left: Arc<AtomicUsize>,
     /// This session's grounded runs by [`reuse_key`], with when they finished.
-    answered: Arc<Mutex<Answered>>,
+    answered: Arc<Reused>,
     tool_router: ToolRouter<Self>,
 }
 
@@ -125,10 +116,7 @@ pub async fn serve(settings: Settings) -> Result<(), Error> {
         crate::http::display_url(&settings.llm.url),
     );
     let running = GroundServer::new(settings)
-        .serve(crate::mcp_stdio::guard(
-            tokio::io::stdin(),
-            tokio::io::stdout(),
-        ))
+        .serve(stdio::guard(tokio::io::stdin(), tokio::io::stdout()))
         .await
         .map_err(|e| transport_error(&e.to_string()))?;
     let reason = running
@@ -153,7 +141,7 @@ impl GroundServer {
     pub fn new(settings: Settings) -> Self {
         GroundServer {
             searches_left: Arc::new(AtomicUsize::new(settings.run.session_searches)),
-            answered: Arc::new(Mutex::new(HashMap::new())),
+            answered: Arc::new(Reused::default()),
             settings: Arc::new(settings),
             tool_router: Self::tool_router(),
         }
@@ -174,34 +162,6 @@ impl GroundServer {
                     "start a new MCP session, or raise the budget with --session-searches / [run] session_searches".into(),
                 ),
             })
-    }
-
-    /// An earlier grounded run of this session for `key`, with its age, while it is
-    /// younger than `--reuse-secs`.
-    fn earlier_run(&self, key: &str) -> Option<(std::time::Duration, Arc<crate::report::Report>)> {
-        let ttl = self.settings.run.session_reuse;
-        let mut answered = self.answered.lock().unwrap_or_else(|e| e.into_inner());
-        answered.retain(|_, (at, _)| at.elapsed() < ttl);
-        answered
-            .get(key)
-            .map(|(at, report)| (at.elapsed(), Arc::clone(report)))
-    }
-
-    /// Keeps a grounded run for reuse, dropping the oldest past [`MAX_REUSED_RUNS`].
-    fn remember(&self, key: String, report: Arc<crate::report::Report>) {
-        if self.settings.run.session_reuse.is_zero() {
-            return;
-        }
-        let mut answered = self.answered.lock().unwrap_or_else(|e| e.into_inner());
-        if answered.len() >= MAX_REUSED_RUNS
-            && let Some(oldest) = answered
-                .iter()
-                .min_by_key(|(_, (at, _))| *at)
-                .map(|(k, _)| k.clone())
-        {
-            answered.remove(&oldest);
-        }
-        answered.insert(key, (Instant::now(), report));
     }
 
     /// Gives back searches that were reserved but not made.
@@ -302,7 +262,7 @@ impl GroundServer {
         }
         // The same question earlier in this session: its evidence, without searching.
         let key = reuse_key(&question);
-        if let Some((age, earlier)) = self.earlier_run(&key) {
+        if let Some((age, earlier)) = self.answered.earlier(&key, self.settings.run.session_reuse) {
             let judged = crate::report::verdict(&earlier, false);
             let mut result = crate::render::json(&earlier, &judged);
             result["reused"] = json!({
@@ -353,7 +313,8 @@ impl GroundServer {
                 let judged = crate::report::verdict(&report, false);
                 let result = CallToolResult::structured(crate::render::json(&report, &judged));
                 if report.mode == crate::report::AnswerMode::Grounded {
-                    self.remember(key, Arc::new(report));
+                    self.answered
+                        .remember(key, Arc::new(report), self.settings.run.session_reuse);
                 }
                 result
             }
@@ -371,162 +332,5 @@ impl ServerHandler for GroundServer {
                     .with_title("ground: grounded web answers"),
             )
             .with_instructions(INSTRUCTIONS)
-    }
-}
-
-/// Why a call failed: a message, a hint, and the error's kind and JSON for the
-/// structured content.
-#[derive(Debug)]
-struct Failure {
-    kind: &'static str,
-    message: String,
-    hint: Option<String>,
-}
-
-impl Failure {
-    /// Arguments that the schema allows to be wrong (empty text, a bad limit).
-    fn usage(message: impl Into<String>, hint: impl Into<String>) -> Self {
-        Failure {
-            kind: "invalid_arguments",
-            message: message.into(),
-            hint: Some(hint.into()),
-        }
-    }
-}
-
-impl From<Error> for Failure {
-    fn from(error: Error) -> Self {
-        let message = match &error {
-            // "invalid configuration: ..." reads wrong for a bad URL argument.
-            Error::Config { message, .. } => message.clone(),
-            other => other.to_string(),
-        };
-        Failure {
-            kind: error.kind(),
-            message,
-            hint: error.hint(),
-        }
-    }
-}
-
-/// A panic inside a call, caught at its task's boundary.
-fn crashed(error: tokio::task::JoinError) -> Failure {
-    Failure {
-        kind: "internal",
-        message: format!("ground failed internally ({error})"),
-        hint: Some("this is a bug in ground: please report it with the input".into()),
-    }
-}
-
-/// Runs one stage call in its own task so that a panic becomes a [`Failure`].
-async fn isolated<T: Send + 'static>(
-    work: impl Future<Output = Result<T, Error>> + Send + 'static,
-) -> Result<T, Failure> {
-    match tokio::spawn(work).await {
-        Ok(result) => result.map_err(Failure::from),
-        Err(e) => Err(crashed(e)),
-    }
-}
-
-/// `limit`: absent means 10; otherwise a whole number from 1 to 10.
-fn parse_limit(limit: Option<&Value>) -> Result<usize, Failure> {
-    match limit {
-        None | Some(Value::Null) => Ok(MAX_SEARCH_RESULTS),
-        Some(value) => value
-            .as_u64()
-            .and_then(|n| usize::try_from(n).ok())
-            .filter(|n| (1..=MAX_SEARCH_RESULTS).contains(n))
-            .ok_or_else(|| {
-                Failure::usage(
-                    format!(
-                        "limit must be a whole number from 1 to {MAX_SEARCH_RESULTS}, not {}",
-                        crate::text::shorten(&value.to_string(), 40)
-                    ),
-                    format!("leave limit out for {MAX_SEARCH_RESULTS} results"),
-                )
-            }),
-    }
-}
-
-/// The tool error result for `problem`: a text naming the input, with the hint, and
-/// the CLI's `--json` error object as structured content.
-fn failure(tool: &str, input_name: &str, input: &str, problem: Failure) -> CallToolResult {
-    let mut text = format!(
-        "error: {}\n{input_name}: {}",
-        sanitize_line(&problem.message),
-        sanitize_line(input)
-    );
-    if let Some(hint) = &problem.hint {
-        text.push_str(&format!("\nhint: {hint}"));
-    }
-    log_failure(tool, input_name, input, &problem.message);
-    let mut result = CallToolResult::error(vec![ContentBlock::text(text)]);
-    result.structured_content = Some(json!({
-        "version": crate::render::JSON_VERSION,
-        input_name: input,
-        "error": {
-            "kind": problem.kind,
-            "message": problem.message,
-            "hint": problem.hint,
-        }
-    }));
-    result
-}
-
-/// One line on stderr per failed call, for the client's server log.
-fn log_failure(tool: &str, input_name: &str, input: &str, message: &str) {
-    eprintln!(
-        "ground mcp: {tool} failed ({input_name} {:?}): {}",
-        crate::text::shorten(input, 120),
-        sanitize_line(message).replace('\n', " ")
-    );
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn questions_that_differ_in_case_and_punctuation_share_a_key() {
-        assert_eq!(
-            reuse_key("Do tardigrades  survive in space?"),
-            reuse_key("do tardigrades survive in space")
-        );
-        assert_ne!(
-            reuse_key("tardigrades in space"),
-            reuse_key("tardigrades on earth")
-        );
-    }
-
-    #[test]
-    fn limit_defaults_to_ten_and_stays_in_range() {
-        assert_eq!(parse_limit(None).unwrap(), 10);
-        assert_eq!(parse_limit(Some(&Value::Null)).unwrap(), 10);
-        assert_eq!(parse_limit(Some(&json!(3))).unwrap(), 3);
-        for bad in [json!(0), json!(11), json!(-1), json!(2.5), json!("5")] {
-            let problem = parse_limit(Some(&bad)).unwrap_err();
-            assert_eq!(problem.kind, "invalid_arguments");
-            assert!(problem.message.contains("1 to 10"), "{}", problem.message);
-        }
-    }
-
-    #[test]
-    fn errors_name_the_input_and_carry_the_hint() {
-        let result = failure(
-            "web_search",
-            "query",
-            "tardigrades",
-            Error::NoResults {
-                query: "tardigrades".into(),
-            }
-            .into(),
-        );
-        assert_eq!(result.is_error, Some(true));
-        let text = &result.content[0].as_text().unwrap().text;
-        assert!(text.starts_with("error: the search for \"tardigrades\" returned no results"));
-        assert!(text.contains("\nquery: tardigrades\nhint: "), "{text}");
-        let structured = result.structured_content.unwrap();
-        assert_eq!(structured["query"], "tardigrades");
-        assert_eq!(structured["error"]["kind"], "no_results");
     }
 }

@@ -5,6 +5,11 @@
 //! JSON, `"[1]"` for a source number) and strict about the JSON itself. These types
 //! are shared by the llm stage (which produces them) and grounding (which checks
 //! them), so they live at the bottom, importing neither.
+//!
+//! [`stream`] finds the statements of a reply that is still arriving, so that each
+//! can be checked and shown the moment it is complete.
+
+pub mod stream;
 
 use std::collections::HashMap;
 
