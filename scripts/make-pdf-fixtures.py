@@ -16,7 +16,7 @@
   offsets; a reader must space words by their positions.
 - malformed.pdf: report.pdf with its /MediaBox blanked out (same length, so the
   cross-reference table still holds): a structure error the parser panics on.
-The texts are asserted in tests/pdf.rs; pypdf reads each file back here as a check.
+The texts are asserted in tests/it/pdf.rs; pypdf reads each file back here as a check.
 """
 import datetime
 import io

@@ -1,0 +1,38 @@
+//! The integration tests, one binary: the crate is linked once and `common` built once.
+//! One module per command or concern; most run the real `ground` binary against
+//! wiremock servers on loopback standing in for SearXNG, the web pages and the model
+//! server (see `common`). The property tests are the other binary, `tests/props`.
+//!
+//! The keyring tests need a real Secret Service and are ignored here; `.ci/keyring`
+//! runs exactly them: `cargo test --test it keyring:: -- --ignored --test-threads=1`.
+
+mod common;
+
+mod addresses;
+mod answer;
+mod cache;
+mod calibration;
+mod deadline;
+mod doctor;
+mod evidence;
+mod extract;
+mod fetch;
+mod grounding;
+mod keyring;
+mod language;
+mod limits;
+mod mcp;
+mod ollama;
+mod openai;
+mod pack;
+mod pdf;
+mod planner;
+mod redaction;
+mod robots;
+mod sanitising;
+mod search;
+mod searxng;
+mod secrets;
+mod setup_files;
+mod streaming;
+mod usage_errors;

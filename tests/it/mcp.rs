@@ -1,0 +1,891 @@
+//! `ground mcp` as an MCP client sees it: the real binary as a child process, spoken to
+//! in newline-delimited JSON-RPC over its stdin/stdout (the stdio transport), against
+//! wiremock stand-ins for SearXNG, the pages and Ollama.
+//!
+//! The client here is written by hand on purpose: it checks the wire format itself
+//! (every stdout line is one JSON-RPC message, nothing else), which an SDK client
+//! would hide. Every read has a time limit, so a hung server fails the test.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use crate::common::*;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdin, ChildStdout};
+
+/// How long one reply may take (the slowest is a whole grounded_answer run).
+const REPLY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The protocol revision this client asks for.
+const PROTOCOL: &str = "2025-06-18";
+
+/// One MCP session with a `ground mcp` child process.
+struct Session {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: Lines<BufReader<ChildStdout>>,
+    stderr: tokio::task::JoinHandle<String>,
+    next_id: u64,
+}
+
+impl Session {
+    /// Starts `ground mcp FLAGS` from the world's clean command and runs the handshake:
+    /// `initialize` (whose result is returned) and `notifications/initialized`.
+    async fn start(cmd: std::process::Command, flags: &[&str]) -> (Self, Value) {
+        let mut cmd = tokio::process::Command::from(cmd);
+        cmd.arg("mcp")
+            .args(flags)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        let mut child = cmd.spawn().expect("start ground mcp");
+        let stdin = child.stdin.take();
+        let stdout = BufReader::new(child.stdout.take().unwrap()).lines();
+        let mut stderr = child.stderr.take().unwrap();
+        let stderr = tokio::spawn(async move {
+            let mut text = String::new();
+            let _ = stderr.read_to_string(&mut text).await;
+            text
+        });
+        let mut session = Session {
+            child,
+            stdin,
+            stdout,
+            stderr,
+            next_id: 1,
+        };
+        let init = session
+            .request(
+                "initialize",
+                json!({
+                    "protocolVersion": PROTOCOL,
+                    "capabilities": {},
+                    "clientInfo": {"name": "ground-tests", "version": "0.0.0"}
+                }),
+            )
+            .await;
+        session
+            .send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
+        (session, init)
+    }
+
+    async fn send(&mut self, message: Value) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        let mut line = message.to_string();
+        line.push('\n');
+        stdin.write_all(line.as_bytes()).await.expect("write");
+        stdin.flush().await.expect("flush");
+    }
+
+    /// The next message on stdout; fails the test on a timeout, on end of output or
+    /// on a line that is not one JSON-RPC 2.0 object.
+    async fn read(&mut self) -> Value {
+        let line = tokio::time::timeout(REPLY_TIMEOUT, self.stdout.next_line())
+            .await
+            .unwrap_or_else(|_| panic!("no reply within {REPLY_TIMEOUT:?}"))
+            .expect("read stdout")
+            .expect("ground mcp closed stdout");
+        let message: Value = serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line}"));
+        assert_eq!(message["jsonrpc"], "2.0", "{message}");
+        message
+    }
+
+    /// Sends a request and returns the whole response with the same id (the `result`
+    /// or `error` member), skipping notifications the server sends in between.
+    async fn request_raw(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await;
+        loop {
+            let message = self.read().await;
+            if message["id"] == json!(id) {
+                return message;
+            }
+            assert!(
+                message.get("id").is_none(),
+                "reply to another request: {message}"
+            );
+        }
+    }
+
+    /// A request that must succeed at the JSON-RPC level: its `result`.
+    async fn request(&mut self, method: &str, params: Value) -> Value {
+        let reply = self.request_raw(method, params).await;
+        assert!(reply.get("error").is_none(), "{method} failed: {reply}");
+        reply["result"].clone()
+    }
+
+    /// `tools/call`: the CallToolResult.
+    async fn call(&mut self, tool: &str, arguments: Value) -> Value {
+        self.request("tools/call", json!({"name": tool, "arguments": arguments}))
+            .await
+    }
+
+    /// Closes stdin (the client goes away) and returns the exit code and stderr.
+    async fn close(mut self) -> (Option<i32>, String) {
+        drop(self.stdin.take());
+        let status = tokio::time::timeout(REPLY_TIMEOUT, self.child.wait())
+            .await
+            .expect("ground mcp did not exit after stdin closed")
+            .expect("wait");
+        let stderr = self.stderr.await.unwrap();
+        (status.code(), stderr)
+    }
+}
+
+/// A successful tool result's object: `structuredContent`, which must equal the JSON
+/// in the text content (for clients that only read text).
+fn structured(result: &Value) -> Value {
+    assert_eq!(result["isError"], json!(false), "{result}");
+    let content = &result["structuredContent"];
+    assert!(content.is_object(), "{result}");
+    let text = result["content"][0]["text"].as_str().expect("text content");
+    assert_eq!(&serde_json::from_str::<Value>(text).unwrap(), content);
+    content.clone()
+}
+
+/// A tool error's text (and that it is one).
+fn error_text(result: &Value) -> String {
+    assert_eq!(result["isError"], json!(true), "{result}");
+    assert_eq!(result["content"][0]["type"], "text", "{result}");
+    result["content"][0]["text"].as_str().unwrap().to_string()
+}
+
+#[tokio::test]
+async fn a_session_lists_and_calls_every_tool() {
+    let world = World::new().await;
+    world.healthy(&good_answer()).await;
+    let (mut mcp, init) = Session::start(world.ground(), &[]).await;
+
+    assert_eq!(init["protocolVersion"], PROTOCOL);
+    assert_eq!(init["serverInfo"]["name"], "ground");
+    assert_eq!(init["serverInfo"]["version"], env!("CARGO_PKG_VERSION"));
+    assert!(init["capabilities"]["tools"].is_object(), "{init}");
+    assert!(
+        init["instructions"]
+            .as_str()
+            .unwrap()
+            .contains("web_search")
+    );
+
+    let list = mcp.request("tools/list", json!({})).await;
+    let tools = list["tools"].as_array().unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["grounded_answer", "web_fetch", "web_search"]);
+    let required = |name: &str| {
+        let tool = tools.iter().find(|t| t["name"] == name).unwrap();
+        assert!(!tool["description"].as_str().unwrap().is_empty());
+        assert_eq!(tool["inputSchema"]["type"], "object", "{tool}");
+        tool["inputSchema"]["required"].clone()
+    };
+    assert_eq!(required("web_search"), json!(["query"]));
+    assert_eq!(required("web_fetch"), json!(["url"]));
+    assert_eq!(required("grounded_answer"), json!(["question"]));
+    let search_schema = &tools[2]["inputSchema"]["properties"];
+    assert_eq!(search_schema["limit"]["minimum"], 1);
+    assert_eq!(search_schema["limit"]["maximum"], 10);
+
+    // web_search: the CLI's `search --json` object, cut to the limit.
+    let found = structured(
+        &mcp.call(
+            "web_search",
+            json!({"query": "tardigrades space", "limit": 2}),
+        )
+        .await,
+    );
+    assert_eq!(found["query"], "tardigrades space");
+    assert_eq!(found["backend"], "searxng");
+    let results = found["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2);
+    assert_eq!(
+        results[0]["title"],
+        "Tardigrades in space: the FOTON-M3 experiment"
+    );
+    assert_eq!(
+        results[0]["url"],
+        format!("{}/pages/tardigrades-space.html", world.pages.uri())
+    );
+    for key in ["snippet", "engines", "published"] {
+        assert!(
+            results[0].get(key).is_some(),
+            "{key} missing: {}",
+            results[0]
+        );
+    }
+    // Without a limit: every result of the capture (4, under the cap of 10).
+    let all = structured(
+        &mcp.call("web_search", json!({"query": "tardigrades"}))
+            .await,
+    );
+    assert_eq!(all["results"].as_array().unwrap().len(), 4);
+
+    // web_fetch: one page's main text.
+    let url = format!("{}/pages/tardigrades-space.html", world.pages.uri());
+    let page = structured(&mcp.call("web_fetch", json!({"url": url})).await);
+    assert_eq!(page["status"], "SUCCESS");
+    assert_eq!(page["http_status"], 200);
+    assert!(
+        page["content_type"]
+            .as_str()
+            .unwrap()
+            .starts_with("text/html")
+    );
+    assert!(
+        page["text"].as_str().unwrap().contains("FOTON-M3"),
+        "{page}"
+    );
+    assert!(page["chars"].as_u64().unwrap() > 100);
+    assert_eq!(page["final_url"], json!(url));
+
+    // grounded_answer: exactly what `ground answer --json` prints for the question.
+    let question = "Can tardigrades survive in space?";
+    let answer = structured(
+        &mcp.call("grounded_answer", json!({"question": question}))
+            .await,
+    );
+    assert_eq!(answer["question"], question);
+    assert_eq!(answer["grounded"], true, "{answer}");
+    assert!(!answer["citations"].as_array().unwrap().is_empty());
+    assert!(answer["groundingMetadata"]["groundingChunks"].is_array());
+    let mut cli = world.ground();
+    cli.args(["answer", "--json", question]);
+    let cli = json_stdout(&run(cli).await);
+    // The session's web_fetch above put source 1 in the server's page cache, so it
+    // says `cached: true` there; the CLI run has a cache of its own.
+    assert_eq!(answer["sources"][0]["cached"], true);
+    let uncached = |mut v: serde_json::Value| {
+        for s in v["sources"].as_array_mut().unwrap() {
+            s["cached"] = json!(false);
+        }
+        stable_json(v)
+    };
+    assert_eq!(uncached(answer), uncached(cli));
+
+    let (code, stderr) = mcp.close().await;
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stderr.contains("ground mcp: serving"), "{stderr}");
+}
+
+#[tokio::test]
+async fn failures_are_tool_errors_and_the_session_goes_on() {
+    let world = World::new().await;
+    world.serve_fixture_pages().await;
+    let mut cmd = world.ground();
+    cmd.env("GROUND_SEARXNG_URL", closed_port_url());
+    let (mut mcp, _) = Session::start(cmd, &[]).await;
+
+    // SearXNG is down: an error result naming the query, with the hint.
+    let text = error_text(
+        &mcp.call("web_search", json!({"query": "tardigrades in orbit"}))
+            .await,
+    );
+    assert!(
+        text.starts_with("error: cannot reach SearXNG at http://127.0.0.1:"),
+        "{text}"
+    );
+    assert!(text.contains("\nquery: tardigrades in orbit\n"), "{text}");
+    assert!(text.contains("hint: start SearXNG"), "{text}");
+    let failed = mcp
+        .call("web_search", json!({"query": "tardigrades in orbit"}))
+        .await;
+    assert_eq!(failed["structuredContent"]["query"], "tardigrades in orbit");
+    assert_eq!(
+        failed["structuredContent"]["error"]["kind"],
+        "search_unreachable"
+    );
+
+    // The same for a whole answer, which needs the search first.
+    let text = error_text(
+        &mcp.call(
+            "grounded_answer",
+            json!({"question": "Why is the sky blue?"}),
+        )
+        .await,
+    );
+    assert!(text.contains("cannot reach SearXNG"), "{text}");
+    assert!(
+        text.contains("\nquestion: Why is the sky blue?\n"),
+        "{text}"
+    );
+
+    // The server is still there: a fetch that needs no search works.
+    let url = format!("{}/pages/sqlite-vacuum.html", world.pages.uri());
+    let page = structured(&mcp.call("web_fetch", json!({"url": url})).await);
+    assert_eq!(page["status"], "SUCCESS");
+
+    // A bad URL and an unusable page are tool errors too.
+    let text = error_text(&mcp.call("web_fetch", json!({"url": "not a url"})).await);
+    assert!(
+        text.starts_with("error: \"not a url\" is not a valid URL"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\nurl: not a url\nhint: give a full address"),
+        "{text}"
+    );
+    let missing = format!("{}/pages/missing.html", world.pages.uri());
+    let result = mcp.call("web_fetch", json!({"url": missing})).await;
+    let text = error_text(&result);
+    assert!(text.contains("(ERROR: "), "{text}");
+    assert_eq!(result["structuredContent"]["status"], "ERROR");
+    assert_eq!(result["structuredContent"]["http_status"], 404);
+
+    // Arguments the schema rejects: tool errors, still naming the query.
+    for limit in [json!(0), json!(11), json!("three")] {
+        let text = error_text(
+            &mcp.call(
+                "web_search",
+                json!({"query": "tardigrades", "limit": limit}),
+            )
+            .await,
+        );
+        assert!(
+            text.contains("limit must be a whole number from 1 to 10"),
+            "{text}"
+        );
+        assert!(text.contains("\nquery: tardigrades\n"), "{text}");
+    }
+    let text = error_text(&mcp.call("web_search", json!({"query": "  "})).await);
+    assert!(text.starts_with("error: the query is empty"), "{text}");
+    let text = error_text(&mcp.call("web_search", json!({"limit": 3})).await);
+    assert!(text.contains("query"), "{text}");
+    let text = error_text(&mcp.call("grounded_answer", json!({"question": ""})).await);
+    assert!(text.starts_with("error: the question is empty"), "{text}");
+
+    // An unknown tool is a JSON-RPC error (invalid params), not a crash.
+    let reply = mcp
+        .request_raw(
+            "tools/call",
+            json!({"name": "web_browse", "arguments": {"url": url}}),
+        )
+        .await;
+    assert_eq!(reply["error"]["code"], -32602, "{reply}");
+
+    // And after all that, the session still serves.
+    let list = mcp.request("tools/list", json!({})).await;
+    assert_eq!(list["tools"].as_array().unwrap().len(), 3);
+    let page = structured(&mcp.call("web_fetch", json!({"url": url})).await);
+    assert_eq!(page["status"], "SUCCESS");
+
+    let (code, stderr) = mcp.close().await;
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stderr.contains("ground mcp: web_search failed (query \"tardigrades in orbit\")"),
+        "{stderr}"
+    );
+}
+
+#[tokio::test]
+async fn a_model_that_is_down_is_a_tool_error() {
+    let world = World::new().await;
+    world
+        .search_replies_with_capture("searxng/normal.body.json")
+        .await;
+    world.serve_fixture_pages().await;
+    let mut cmd = world.ground();
+    cmd.env("GROUND_LLM_URL", closed_port_url());
+    let (mut mcp, _) = Session::start(cmd, &[]).await;
+
+    let question = "Can tardigrades survive in space?";
+    let result = mcp
+        .call("grounded_answer", json!({"question": question}))
+        .await;
+    let text = error_text(&result);
+    assert!(
+        text.starts_with("error: cannot reach the Ollama model server at http://127.0.0.1:"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("\nquestion: {question}\n")),
+        "{text}"
+    );
+    assert!(
+        text.contains("hint: start Ollama with `ollama serve`"),
+        "{text}"
+    );
+    assert_eq!(result["structuredContent"]["question"], question);
+    assert_eq!(
+        result["structuredContent"]["error"]["kind"],
+        "model_unreachable"
+    );
+
+    // Search does not need the model.
+    let found = structured(
+        &mcp.call("web_search", json!({"query": "tardigrades"}))
+            .await,
+    );
+    assert_eq!(found["results"].as_array().unwrap().len(), 4);
+    let (code, _) = mcp.close().await;
+    assert_eq!(code, Some(0));
+}
+
+#[tokio::test]
+async fn private_addresses_stay_blocked_unless_allowed() {
+    let world = World::new().await;
+    world.serve_fixture_pages().await;
+    let mut cmd = world.ground();
+    cmd.env_remove("GROUND_ALLOW_PRIVATE_ADDRESSES");
+    let (mut mcp, _) = Session::start(cmd, &[]).await;
+    let url = format!("{}/pages/tardigrades-space.html", world.pages.uri());
+    let result = mcp.call("web_fetch", json!({"url": url})).await;
+    let text = error_text(&result);
+    assert!(
+        text.contains("(BLOCKED: 127.0.0.1 is not a public address)"),
+        "{text}"
+    );
+    assert!(text.contains("hint: the address is not public"), "{text}");
+    assert_eq!(result["structuredContent"]["status"], "BLOCKED");
+    mcp.close().await;
+
+    // The flag on the command line allows them, as for `ground fetch`.
+    let mut cmd = world.ground();
+    cmd.env_remove("GROUND_ALLOW_PRIVATE_ADDRESSES");
+    let (mut mcp, _) = Session::start(cmd, &["--allow-private-addresses"]).await;
+    let page = structured(&mcp.call("web_fetch", json!({"url": url})).await);
+    assert_eq!(page["status"], "SUCCESS");
+    mcp.close().await;
+}
+
+#[tokio::test]
+async fn a_bad_configuration_stops_before_serving() {
+    let world = World::new().await;
+    let mut cmd = world.ground();
+    cmd.args(["mcp"]).env("GROUND_SEARCH", "bing");
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty(), "stdout is the protocol");
+    assert_eq!(
+        stderr(&out),
+        "error: invalid configuration: GROUND_SEARCH is \"bing\", not searxng, brave or tavily\n\
+         hint: use searxng (your own instance), brave or tavily (hosted, with an API key)\n"
+    );
+}
+
+#[tokio::test]
+async fn the_session_search_budget_is_enforced_with_a_clear_tool_error() {
+    let world = World::new().await;
+    world.healthy(&good_answer()).await;
+    let (mut mcp, _) = Session::start(world.ground(), &["--session-searches", "2"]).await;
+
+    // One search, then a grounded answer (one query): the budget of 2 is used up.
+    structured(
+        &mcp.call("web_search", json!({"query": "tardigrades"}))
+            .await,
+    );
+    let answer = structured(
+        &mcp.call(
+            "grounded_answer",
+            json!({"question": "do tardigrades survive in space"}),
+        )
+        .await,
+    );
+    assert_eq!(answer["grounded"], true);
+
+    let result = mcp
+        .call("web_search", json!({"query": "tardigrades"}))
+        .await;
+    let text = error_text(&result);
+    assert!(
+        text.starts_with(
+            "error: this session's search budget is spent: 0 of 2 searches left, 1 needed"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("\nquery: tardigrades\n"), "{text}");
+    assert!(
+        text.contains("hint: start a new MCP session, or raise the budget with --session-searches"),
+        "{text}"
+    );
+    assert_eq!(
+        result["structuredContent"]["error"]["kind"],
+        "search_budget_spent"
+    );
+    let result = mcp
+        .call("grounded_answer", json!({"question": "again?"}))
+        .await;
+    assert!(error_text(&result).contains("search budget is spent"));
+    // Fetching needs no search and still works.
+    let page = format!("{}/pages/tardigrades-space.html", world.pages.uri());
+    assert_eq!(
+        structured(&mcp.call("web_fetch", json!({"url": page})).await)["status"],
+        "SUCCESS"
+    );
+    // Exactly the two budgeted searches reached SearXNG.
+    assert_eq!(world.searx.received_requests().await.unwrap().len(), 2);
+    let (code, _) = mcp.close().await;
+    assert_eq!(code, Some(0));
+}
+
+#[tokio::test]
+async fn no_mcp_client_on_stdin_is_a_usage_error_with_a_hint() {
+    let world = World::new().await;
+    let mut cmd = world.ground();
+    cmd.arg("mcp");
+    let out = run(cmd).await; // stdin is /dev/null: closed before `initialize`
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(stdout(&out), "", "stdout carries only the protocol");
+    let err = stderr(&out);
+    assert!(
+        err.contains("\nerror: the MCP session over stdio failed: "),
+        "{err}"
+    );
+    assert!(!err.contains("invalid configuration"), "{err}");
+    assert!(err.ends_with("hint: run `ground mcp` from an MCP client (it speaks JSON-RPC on stdin/stdout), not from a terminal\n"), "{err}");
+}
+
+#[tokio::test]
+async fn grounded_answer_keeps_the_run_timeout() {
+    let world = World::new().await;
+    world
+        .search_replies_with_capture("searxng/normal.body.json")
+        .await;
+    world.serve_fixture_pages().await;
+    // A model that takes 60 s; the configured run timeout is 2 s.
+    wiremock::Mock::given(wiremock::matchers::method("POST"))
+        .and(wiremock::matchers::path("/api/chat"))
+        .respond_with(
+            wiremock::ResponseTemplate::new(200)
+                .set_body_json(ollama_reply(&good_answer(), "stop"))
+                .set_delay(std::time::Duration::from_secs(60)),
+        )
+        .mount(&world.ollama)
+        .await;
+    let mut cmd = world.ground();
+    cmd.env(
+        "GROUND_CONFIG",
+        world.config_file("[run]\ntimeout_secs = 2\n"),
+    );
+    let (mut mcp, _) = Session::start(cmd, &[]).await;
+    let started = std::time::Instant::now();
+    let result = tokio::time::timeout(
+        std::time::Duration::from_secs(20),
+        mcp.call(
+            "grounded_answer",
+            json!({"question": "Can tardigrades survive in space?"}),
+        ),
+    )
+    .await
+    .expect("grounded_answer must stop at the run timeout");
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    assert_eq!(result["structuredContent"]["error"]["kind"], "deadline");
+    assert!(
+        error_text(&result).contains("did not finish within 2 s"),
+        "{}",
+        error_text(&result)
+    );
+    // The session goes on.
+    let found = structured(
+        &mcp.call("web_search", json!({"query": "tardigrades"}))
+            .await,
+    );
+    assert_eq!(found["results"].as_array().unwrap().len(), 4);
+}
+
+#[tokio::test]
+async fn web_fetch_reads_a_pdf() {
+    let world = World::new().await;
+    use wiremock::matchers::{method, path};
+    use wiremock::{Mock, ResponseTemplate};
+    Mock::given(method("GET"))
+        .and(path("/report.pdf"))
+        .respond_with(ResponseTemplate::new(200).set_body_raw(
+            std::fs::read(fixtures().join("pdf/report.pdf")).unwrap(),
+            "application/pdf",
+        ))
+        .mount(&world.pages)
+        .await;
+    let (mut mcp, _) = Session::start(world.ground(), &[]).await;
+    let url = format!("{}/report.pdf", world.pages.uri());
+    let page = structured(&mcp.call("web_fetch", json!({"url": url})).await);
+    assert_eq!(page["status"], "SUCCESS", "{page}");
+    assert_eq!(page["title"], "Tardigrades in Space: A Field Report");
+    let text = page["text"].as_str().unwrap();
+    assert!(
+        text.contains("FOTON-M3 mission") && text.contains("Kraków, Ångström"),
+        "{text}"
+    );
+    mcp.close().await;
+}
+
+#[tokio::test]
+async fn over_the_search_rate_limit_a_tool_error_says_when_to_retry() {
+    let world = World::new().await;
+    world.healthy(&good_answer()).await;
+    let mut cmd = world.ground();
+    cmd.env("GROUND_MAX_PER_MINUTE", "2");
+    let (mut mcp, _) = Session::start(cmd, &[]).await;
+    for _ in 0..2 {
+        structured(
+            &mcp.call("web_search", json!({"query": "tardigrades"}))
+                .await,
+        );
+    }
+    let result = mcp
+        .call("web_search", json!({"query": "tardigrades"}))
+        .await;
+    let text = error_text(&result);
+    assert!(
+        text.starts_with(
+            "error: the search rate limit (2 per minute) is reached; a search can be sent again in "
+        ),
+        "{text}"
+    );
+    assert!(text.contains("hint: retry in "), "{text}");
+    assert_eq!(
+        result["structuredContent"]["error"]["kind"],
+        "search_rate_limit_local"
+    );
+    assert_eq!(world.searx.received_requests().await.unwrap().len(), 2);
+    let (code, _) = mcp.close().await;
+    assert_eq!(code, Some(0));
+}
+
+/// A loopback site whose robots.txt disallows `/private/` for `ground`, with a page
+/// under `/private/` and one under `/public/`.
+async fn robots_site() -> wiremock::MockServer {
+    use wiremock::matchers::{method, path};
+    use wiremock::{Mock, ResponseTemplate};
+    let server = wiremock::MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(path("/robots.txt"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_raw("User-agent: ground\nDisallow: /private/\n", "text/plain"),
+        )
+        .mount(&server)
+        .await;
+    for page in ["private", "public"] {
+        Mock::given(method("GET"))
+            .and(path(format!("/{page}/page.html")))
+            .respond_with(ResponseTemplate::new(200).set_body_raw(
+                fixture("pages/tardigrades-space.html"),
+                "text/html; charset=utf-8",
+            ))
+            .mount(&server)
+            .await;
+    }
+    server
+}
+
+async fn paths(server: &wiremock::MockServer) -> Vec<String> {
+    server
+        .received_requests()
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.url.path().to_string())
+        .collect()
+}
+
+#[tokio::test]
+async fn web_fetch_obeys_robots_txt_and_never_requests_a_disallowed_page() {
+    let world = World::new().await;
+    let site = robots_site().await;
+    let (mut mcp, _) = Session::start(world.ground(), &[]).await;
+    let private = format!("{}/private/page.html", site.uri());
+    let result = mcp.call("web_fetch", json!({"url": private})).await;
+    let text = error_text(&result);
+    assert!(
+        text.contains("robots.txt of ")
+            && text.contains("disallows this page for the `ground` user agent"),
+        "{text}"
+    );
+    assert_eq!(result["structuredContent"]["status"], "BLOCKED");
+    // Allowed pages are fetched; robots.txt was read once for the host.
+    let public = format!("{}/public/page.html", site.uri());
+    assert_eq!(
+        structured(&mcp.call("web_fetch", json!({"url": public})).await)["status"],
+        "SUCCESS"
+    );
+    assert_eq!(paths(&site).await, ["/robots.txt", "/public/page.html"]);
+    let (code, _) = mcp.close().await;
+    assert_eq!(code, Some(0));
+
+    // --ignore-robots: the server's operator chose to fetch regardless.
+    let (mut mcp, _) = Session::start(world.ground(), &["--ignore-robots"]).await;
+    assert_eq!(
+        structured(&mcp.call("web_fetch", json!({"url": private})).await)["status"],
+        "SUCCESS"
+    );
+    assert_eq!(
+        paths(&site).await,
+        ["/robots.txt", "/public/page.html", "/private/page.html"]
+    );
+    mcp.close().await;
+}
+
+#[tokio::test]
+async fn a_repeated_question_reuses_the_sessions_evidence_without_searching() {
+    let world = World::new().await;
+    world.healthy(&good_answer()).await;
+    let (mut mcp, _) = Session::start(world.ground(), &["--session-searches", "1"]).await;
+    let first = structured(
+        &mcp.call(
+            "grounded_answer",
+            json!({"question": "Do tardigrades survive in space?"}),
+        )
+        .await,
+    );
+    assert_eq!(first["grounded"], true, "{first}");
+    assert!(first.get("reused").is_none(), "a fresh run is not marked");
+    // The same question, written differently: the budget of 1 is spent, yet it is
+    // answered from the first run's evidence.
+    let again = structured(
+        &mcp.call(
+            "grounded_answer",
+            json!({"question": "do tardigrades  survive in space"}),
+        )
+        .await,
+    );
+    assert_eq!(
+        again["reused"]["question"],
+        "Do tardigrades survive in space?"
+    );
+    assert_eq!(again["reused"]["ttl_secs"], 600);
+    assert!(again["reused"]["age_secs"].is_u64());
+    assert_eq!(again["sources"], first["sources"]);
+    assert_eq!(again["citations"], first["citations"]);
+    assert_eq!(
+        world.searx.received_requests().await.unwrap().len(),
+        1,
+        "no second search"
+    );
+    assert_eq!(
+        world.ollama.received_requests().await.unwrap().len(),
+        1,
+        "no second model call"
+    );
+    // Another question is a new run (and here the budget says no).
+    let other = mcp
+        .call(
+            "grounded_answer",
+            json!({"question": "do tardigrades live on the moon"}),
+        )
+        .await;
+    assert!(error_text(&other).contains("search budget is spent"));
+    let (code, _) = mcp.close().await;
+    assert_eq!(code, Some(0));
+}
+
+#[tokio::test]
+async fn reuse_can_be_turned_off() {
+    let world = World::new().await;
+    world.healthy(&good_answer()).await;
+    let (mut mcp, _) = Session::start(world.ground(), &["--reuse-secs", "0", "--no-cache"]).await;
+    for _ in 0..2 {
+        let answer = structured(
+            &mcp.call(
+                "grounded_answer",
+                json!({"question": "do tardigrades survive in space"}),
+            )
+            .await,
+        );
+        assert!(answer.get("reused").is_none());
+    }
+    assert_eq!(world.searx.received_requests().await.unwrap().len(), 2);
+    let (code, _) = mcp.close().await;
+    assert_eq!(code, Some(0));
+}
+
+#[tokio::test]
+async fn grounded_answer_skips_pages_robots_txt_disallows() {
+    let world = World::new().await;
+    world.healthy(&good_answer()).await;
+    // The pages server disallows one of the fixture pages for ground.
+    {
+        use wiremock::matchers::{method, path};
+        use wiremock::{Mock, ResponseTemplate};
+        Mock::given(method("GET"))
+            .and(path("/robots.txt"))
+            .respond_with(ResponseTemplate::new(200).set_body_raw(
+                "User-agent: *\nDisallow: /pages/tardigrades-space.html\n",
+                "text/plain",
+            ))
+            .mount(&world.pages)
+            .await;
+    }
+    let (mut mcp, _) = Session::start(world.ground(), &[]).await;
+    let result = mcp
+        .call(
+            "grounded_answer",
+            json!({"question": "do tardigrades survive in space"}),
+        )
+        .await;
+    assert!(result.to_string().contains("BLOCKED"), "{result}");
+    let asked = paths(&world.pages).await;
+    assert!(
+        !asked.iter().any(|p| p == "/pages/tardigrades-space.html"),
+        "{asked:?}"
+    );
+    assert_eq!(
+        asked.iter().filter(|p| *p == "/robots.txt").count(),
+        1,
+        "{asked:?}"
+    );
+    mcp.close().await;
+}
+
+#[tokio::test]
+async fn mcp_answers_malformed_and_oversized_lines_and_keeps_serving() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let world = World::new().await;
+    let mut cmd = world.ground();
+    cmd.arg("mcp")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped());
+    let mut child = tokio::process::Command::from(cmd).spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut next = async || -> serde_json::Value {
+        let line = tokio::time::timeout(std::time::Duration::from_secs(20), lines.next_line())
+            .await
+            .expect("every line gets a reply")
+            .unwrap()
+            .unwrap();
+        serde_json::from_str(&line).unwrap()
+    };
+    stdin.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}\n").await.unwrap();
+    assert_eq!(next().await["id"], 1);
+    stdin
+        .write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n")
+        .await
+        .unwrap();
+
+    stdin.write_all(b"this is not json\n").await.unwrap();
+    let parse = next().await;
+    assert_eq!(parse["error"]["code"], -32700, "{parse}");
+    assert_eq!(parse["id"], serde_json::Value::Null);
+
+    stdin
+        .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":42}\n")
+        .await
+        .unwrap();
+    let invalid = next().await;
+    assert_eq!(invalid["error"]["code"], -32600, "{invalid}");
+    assert_eq!(invalid["id"], 42, "the reply carries the request's id");
+
+    let mut huge = vec![b'x'; 3 * 1024 * 1024];
+    huge.push(b'\n');
+    stdin.write_all(&huge).await.unwrap();
+    let oversized = next().await;
+    assert_eq!(oversized["error"]["code"], -32600, "{oversized}");
+
+    stdin
+        .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\"}\n")
+        .await
+        .unwrap();
+    let ping = next().await;
+    assert_eq!(ping["id"], 5);
+    assert!(ping["result"].is_object(), "{ping}");
+    drop(stdin);
+    let status = tokio::time::timeout(std::time::Duration::from_secs(20), child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(status.code(), Some(0));
+}
