@@ -318,4 +318,10 @@ mod tests {
         let mut none = StreamRedactor::new(&[" "]);
         assert_eq!(none.push("as is"), "as is");
     }
+
+    #[test]
+    fn terminal_output_keeps_newline_and_tab_only() {
+        let clean = sanitize_text("a\u{1b}[31mb\tc\n\u{9b}d");
+        assert_eq!(clean, "a[31mb\tc\nd");
+    }
 }

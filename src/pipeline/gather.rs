@@ -345,7 +345,7 @@ impl Run<'_> {
         if !unresponsive.is_empty() {
             warnings.push(format!(
                 "some search engines failed: {}",
-                search::searxng::describe_unresponsive(&unresponsive)
+                crate::hits::describe_unresponsive(&unresponsive)
             ));
         }
         if runs.iter().any(|r| r.error.is_some()) {

@@ -289,6 +289,55 @@ mod binary {
         assert!(stderr.starts_with("extract_seconds="), "{stderr}");
         assert!(output.path().join("p.txt").exists());
     }
+
+    #[test]
+    fn half_a_directory_pair_is_a_usage_error() {
+        // The command line refuses it before the command runs, naming the missing half.
+        let out = ground()
+            .args(["extract", "--input-dir", "in"])
+            .assert()
+            .code(2)
+            .stdout("");
+        let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+        assert!(
+            stderr.starts_with(
+                "error: the following required arguments were not provided:\n  --output-dir <DIR>"
+            ),
+            "{stderr}"
+        );
+    }
+
+    #[test]
+    fn missing_file_names_the_path() {
+        let out = ground()
+            .args(["extract", "/nonexistent/page.html"])
+            .assert()
+            .code(2);
+        let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+        assert!(
+            stderr.starts_with("error: cannot read /nonexistent/page.html: "),
+            "{stderr}"
+        );
+        assert!(
+            stderr.ends_with("; check the path and its permissions\n"),
+            "{stderr}"
+        );
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    }
+
+    #[test]
+    fn bad_url_is_refused() {
+        let out = ground()
+            .args(["extract", "--url", "not a url"])
+            .write_stdin("<p>text</p>")
+            .assert()
+            .code(2);
+        let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+        assert!(
+            stderr.starts_with("error: --url \"not a url\" is not an absolute URL ("),
+            "{stderr}"
+        );
+    }
 }
 
 /// Inputs of every awkward shape: empty, truncated mid-tag, binary, and 50 MB. None
