@@ -46,7 +46,7 @@ pub struct SearchOutcome {
 /// that), fragment dropped, tracking parameters (`utm_*`, `fbclid`, `gclid`,
 /// `mc_cid`, `mc_eid`) removed while the others keep their order and encoding, and a
 /// trailing slash on a longer path dropped. Unparsable input is returned trimmed.
-pub fn normalize_url(url: &str) -> String {
+pub fn normalise_url(url: &str) -> String {
     let Ok(mut parsed) = url::Url::parse(url.trim()) else {
         return url.trim().to_string();
     };
@@ -146,30 +146,56 @@ pub struct UsageReport {
 
 #[cfg(test)]
 mod tests {
-    use super::normalize_url;
+    use super::normalise_url;
 
     #[test]
     fn urls_are_normalised_for_merging() {
         assert_eq!(
-            normalize_url("HTTPS://Example.ORG:443/a/?utm_source=x&id=3#top"),
+            normalise_url("HTTPS://Example.ORG:443/a/?utm_source=x&id=3#top"),
             "https://example.org/a?id=3"
         );
         assert_eq!(
-            normalize_url("https://example.org/a/"),
-            normalize_url("https://example.org/a")
+            normalise_url("https://example.org/a/"),
+            normalise_url("https://example.org/a")
         );
         assert_eq!(
-            normalize_url("https://example.org/"),
-            normalize_url("https://example.org")
+            normalise_url("https://example.org/"),
+            normalise_url("https://example.org")
         );
         assert_eq!(
-            normalize_url("https://example.org/?fbclid=1&gclid=2"),
+            normalise_url("https://example.org/?fbclid=1&gclid=2"),
             "https://example.org/"
         );
         assert_ne!(
-            normalize_url("https://example.org/a?id=1"),
-            normalize_url("https://example.org/a?id=2")
+            normalise_url("https://example.org/a?id=1"),
+            normalise_url("https://example.org/a?id=2")
         );
-        assert_eq!(normalize_url(" not a url "), "not a url");
+        assert_eq!(normalise_url(" not a url "), "not a url");
+    }
+
+    #[test]
+    fn urls_are_normalised() {
+        assert_eq!(
+            normalise_url("HTTPS://Example.ORG:443/a/?utm_source=x&id=3&gclid=1#top"),
+            "https://example.org/a?id=3"
+        );
+        assert_eq!(
+            normalise_url("http://example.org:80/"),
+            "http://example.org/"
+        );
+        assert_eq!(normalise_url("https://example.org"), "https://example.org/");
+        assert_eq!(
+            normalise_url("https://example.org:8443/a"),
+            "https://example.org:8443/a"
+        );
+        assert_eq!(
+            normalise_url("https://example.org/?UTM_Medium=1"),
+            "https://example.org/"
+        );
+        assert_eq!(
+            normalise_url("https://example.org/a?q=a%20b&b=2"),
+            "https://example.org/a?q=a%20b&b=2"
+        );
+        assert_eq!(normalise_url(" not a url "), "not a url");
     }
 }

@@ -2,37 +2,41 @@
 //!
 //! # Layout
 //!
-//! Layers, each importing only the ones below it (checked by `scripts/import-graph.py`):
+//! Layers, each importing only the ones below it (checked by `scripts/import-graph.py`,
+//! which fails on a module it cannot place):
 //!
 //! - **Leaves**, plain data and pure functions: [`text`] (sanitising, shortening,
-//!   normal form, the redactor), [`http`] (User-Agent, client builder, bounded body
-//!   reader, URLs for people), [`files`] (shared state files written whole),
-//!   [`settings`] (resolved settings as data), [`hits`]
-//!   (search results), [`answer`] (the model's answer and its parsing, with
-//!   [`answer::stream`]: statements found in a reply still arriving), [`events`], [`extract`] (HTML to
-//!   main text), [`pdf`] (PDF to text, bounded), [`language`] (the answer's
-//!   language), [`context`] (passages that fit the window), [`robots`] (robots.txt
-//!   rules), [`keystore`] (API keys in the OS keyring, format checks, bounded lookups).
+//!   normal form, the redactor), `http` (User-Agent, client builder, bounded body
+//!   reader, URLs for people), `files` (shared state files written whole),
+//!   [`settings`] (resolved settings as data), `hits` (search results), [`answer`]
+//!   (the model's reply, its parsing, and statements found while it streams),
+//!   [`events`], [`extract`] (HTML to main text), [`pdf`] (PDF to text, bounded),
+//!   `language` (the answer's language), [`context`] (passages that fit the window:
+//!   tokens, passages, ranking, selection), `robots` (robots.txt rules), [`keystore`]
+//!   (API keys in the OS keyring).
 //! - **Errors and configuration**: [`error`] (every failure, its hint and exit
-//!   code), [`config`] (flags over environment over file over keyring over defaults).
-//! - **Stages**: [`search`], [`fetch`], [`page`] (fetch + extract + cache for one
-//!   page), [`llm`], [`grounding`] (quote verification), [`plan`], [`cache`],
-//!   [`calibration`] (the model's tokens per estimated token, kept beside the cache),
-//!   [`extract_files`] (`ground extract`'s local files and folders).
-//! - **The run**: [`pipeline`] sequences the stages into a [`report::Report`];
-//!   [`report::verdict`] decides whether it is grounded.
-//! - **Faces**: [`render`] (person, Markdown, JSON), [`doctor`], [`mcp`] with
-//!   [`mcp::stdio`] (the line guard in front of its JSON-RPC).
+//!   code), [`config`] (the file format, and one resolver per section: flags over
+//!   environment over file over keyring over defaults).
+//! - **Stages**: [`search`], `fetch`, [`page`] (fetch + extract + cache for one
+//!   page), [`extract_files`] (local files and folders), [`llm`], [`grounding`]
+//!   (quote verification), `plan`, [`cache`], `calibration` (the model's tokens per
+//!   estimated token, kept beside the cache).
+//! - **The run**: [`pipeline`] sequences the stages, one `Run` value owning what they
+//!   share, into a [`report::Report`]; [`report::verdict`] decides whether it is
+//!   grounded.
+//! - **Faces**: [`render`] (person, Markdown, JSON, doctor, live printing), [`doctor`]
+//!   (the checks), [`mcp`] (the server, its line guard, reuse within a session).
 //!
+//! Modules the binary and the tests use are `pub`; the others are `pub(crate)`.
 //! The `ground` binary (`src/bin/ground/`) is the only code that knows the command
-//! line: it parses arguments, calls [`pipeline::answer`] and friends, and maps errors
-//! to exit codes ([`error::exit`]).
+//! line: it parses arguments, calls [`pipeline::answer_within`] and friends, and maps
+//! errors to exit codes ([`error::exit`]).
 //!
 //! search -> fetch -> extract -> context -> llm -> grounding -> render
 
 pub mod answer;
 pub mod cache;
-pub mod calibration;
+pub(crate) mod calibration;
 pub mod config;
 pub mod context;
 pub mod doctor;
@@ -40,22 +44,22 @@ pub mod error;
 pub mod events;
 pub mod extract;
 pub mod extract_files;
-pub mod fetch;
-pub mod files;
+pub(crate) mod fetch;
+pub(crate) mod files;
 pub mod grounding;
-pub mod hits;
-pub mod http;
+pub(crate) mod hits;
+pub(crate) mod http;
 pub mod keystore;
-pub mod language;
+pub(crate) mod language;
 pub mod llm;
 pub mod mcp;
 pub mod page;
 pub mod pdf;
 pub mod pipeline;
-pub mod plan;
+pub(crate) mod plan;
 pub mod render;
 pub mod report;
-pub mod robots;
+pub(crate) mod robots;
 pub mod search;
 pub mod settings;
 pub mod text;

@@ -9,7 +9,7 @@
 //! [`stream`] finds the statements of a reply that is still arriving, so that each
 //! can be checked and shown the moment it is complete.
 
-pub mod stream;
+pub(crate) mod stream;
 
 use std::collections::HashMap;
 

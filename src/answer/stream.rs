@@ -160,22 +160,26 @@ impl StatementStream {
 
     /// Everything fed so far (excluding a dropped over-limit chunk), for the
     /// final parse of the whole reply.
+    #[cfg(test)]
     pub fn text(&self) -> &str {
         &self.text
     }
 
     /// Number of statements returned by [`feed`](Self::feed) so far.
+    #[cfg(test)]
     pub fn statements_seen(&self) -> usize {
         self.statements_seen
     }
 
     /// Number of complete statement elements that were skipped because their
     /// text was not valid JSON on its own.
+    #[cfg(test)]
     pub fn malformed(&self) -> usize {
         self.malformed
     }
 
     /// True once a chunk was dropped because of the `max_bytes` limit.
+    #[cfg(test)]
     pub fn overflowed(&self) -> bool {
         self.overflowed
     }

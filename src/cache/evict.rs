@@ -105,7 +105,7 @@ impl Cache {
 mod tests {
     use super::*;
     use crate::cache::fixtures::*;
-    use crate::cache::normalize_url;
+    use crate::hits::normalise_url;
     use crate::settings::CacheMode;
 
     #[test]
@@ -120,7 +120,7 @@ mod tests {
             cache.put_page(&[&url(i)], &page(&text));
             // Age the entry by (3 - i) hours so the order does not depend on timing.
             let path = cache
-                .entry_path(Kind::Page, &normalize_url(&url(i)))
+                .entry_path(Kind::Page, &normalise_url(&url(i)))
                 .unwrap();
             let when = SystemTime::now() - Duration::from_secs(3600 * (3 - i as u64));
             fs::File::options()

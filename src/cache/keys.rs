@@ -98,7 +98,7 @@ impl SearchKey {
         }
         let normal = SearchKey {
             backend: self.backend.trim().to_string(),
-            query: normalize_query(&self.query),
+            query: normalise_query(&self.query),
             language: word(&self.language),
             region: word(&self.region),
             time_range: word(&self.time_range),
@@ -113,16 +113,13 @@ impl SearchKey {
 
 /// A query as a cache key: trimmed, inner whitespace collapsed to one space,
 /// lower-cased.
-pub fn normalize_query(query: &str) -> String {
+pub fn normalise_query(query: &str) -> String {
     query
         .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ")
         .to_lowercase()
 }
-
-/// The URL form pages are stored under; see [`crate::hits::normalize_url`].
-pub use crate::hits::normalize_url;
 
 /// FNV-1a, 64 bits: a stable, dependency-free hash for file names (collisions are
 /// caught by the key stored in the entry).
@@ -227,32 +224,6 @@ mod tests {
         );
         assert_eq!(cache.get_page("https://example.org/start?id=4"), None);
         assert_eq!(cache.get_page("http://example.org/final"), None);
-    }
-
-    #[test]
-    fn urls_are_normalised() {
-        assert_eq!(
-            normalize_url("HTTPS://Example.ORG:443/a/?utm_source=x&id=3&gclid=1#top"),
-            "https://example.org/a?id=3"
-        );
-        assert_eq!(
-            normalize_url("http://example.org:80/"),
-            "http://example.org/"
-        );
-        assert_eq!(normalize_url("https://example.org"), "https://example.org/");
-        assert_eq!(
-            normalize_url("https://example.org:8443/a"),
-            "https://example.org:8443/a"
-        );
-        assert_eq!(
-            normalize_url("https://example.org/?UTM_Medium=1"),
-            "https://example.org/"
-        );
-        assert_eq!(
-            normalize_url("https://example.org/a?q=a%20b&b=2"),
-            "https://example.org/a?q=a%20b&b=2"
-        );
-        assert_eq!(normalize_url(" not a url "), "not a url");
     }
 
     #[test]

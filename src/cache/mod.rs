@@ -6,7 +6,7 @@
 //!
 //! - **One file per entry**, `<dir>/search/HASH.json` and `<dir>/pages/HASH.json`.
 //!   `HASH` is the FNV-1a 64-bit hash (16 hex digits) of the entry's *normalised key*
-//!   (see [`SearchKey`] and [`normalize_url`]), never of anything a web page says, so
+//!   (see [`SearchKey`] and [`normalise_url`]), never of anything a web page says, so
 //!   untrusted content cannot steer which files we touch. `clear` and eviction delete
 //!   only files named like that (and our own temp files), nothing else in the folder.
 //! - **An entry** is `{"format": 1, "stored_at": UNIX_SECS, "key": "...", "value": ...}`.
@@ -48,13 +48,13 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
-pub use self::keys::{SearchKey, normalize_query, normalize_url};
+pub use self::keys::{SearchKey, normalise_query};
 pub use self::stats::{CacheStats, ClearedStats, KindStats};
 pub use self::store::{CachedPage, FORMAT, MAX_ENTRY_BYTES};
 
 use self::evict::UNKNOWN;
 use self::keys::{KINDS, Kind};
-use crate::hits::SearchOutcome;
+use crate::hits::{SearchOutcome, normalise_url};
 use crate::settings::{CacheMode, CacheSettings};
 
 /// The cache of one run. Cheap to clone; clones share the running size total.
@@ -141,15 +141,15 @@ impl Cache {
         self.write(Kind::Search, &key.canonical(), outcome);
     }
 
-    /// A fresh stored page for `url` (normalised, see [`normalize_url`]).
+    /// A fresh stored page for `url` (normalised, see [`normalise_url`]).
     pub fn get_page(&self, url: &str) -> Option<CachedPage> {
-        self.read(Kind::Page, &normalize_url(url))
+        self.read(Kind::Page, &normalise_url(url))
     }
 
     /// Stores a page under every URL given (typically the requested one and the final
     /// one after redirects), once per distinct normalised URL.
     pub fn put_page(&self, urls: &[&str], page: &CachedPage) {
-        let mut keys: Vec<String> = urls.iter().map(|u| normalize_url(u)).collect();
+        let mut keys: Vec<String> = urls.iter().map(|u| normalise_url(u)).collect();
         keys.sort();
         keys.dedup();
         for key in keys.iter().filter(|k| !k.is_empty()) {

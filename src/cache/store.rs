@@ -170,7 +170,7 @@ fn read_bounded(path: &Path) -> io::Result<Option<Vec<u8>>> {
 mod tests {
     use super::*;
     use crate::cache::fixtures::*;
-    use crate::cache::normalize_url;
+    use crate::hits::normalise_url;
 
     #[test]
     fn expired_entries_miss() {
@@ -206,7 +206,7 @@ mod tests {
         let cache = Cache::open(&settings(dir.path(), CacheMode::Use));
         cache.put_page(&["https://example.org/a"], &page("text"));
         let path = cache
-            .entry_path(Kind::Page, &normalize_url("https://example.org/a"))
+            .entry_path(Kind::Page, &normalise_url("https://example.org/a"))
             .unwrap();
         for garbage in [
             &b"{\"format\":1,\"stored_at\":"[..],
@@ -222,7 +222,7 @@ mod tests {
         let entry = Entry {
             format: FORMAT + 1,
             stored_at: crate::files::unix_secs(),
-            key: normalize_url("https://example.org/a"),
+            key: normalise_url("https://example.org/a"),
             value: page("text"),
         };
         fs::write(&path, serde_json::to_vec(&entry).unwrap()).unwrap();

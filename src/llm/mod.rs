@@ -16,13 +16,13 @@
 //! - [`ollama`], [`openai`]: the two wire APIs;
 //! - [`ask`](mod@ask): one call with its single retry.
 
-pub mod ask;
-pub mod backend;
-pub mod client;
-pub mod frames;
-pub mod ollama;
-pub mod openai;
-pub mod prompt;
+pub(crate) mod ask;
+pub(crate) mod backend;
+pub(crate) mod client;
+pub(crate) mod frames;
+pub(crate) mod ollama;
+pub(crate) mod openai;
+pub(crate) mod prompt;
 
 pub use ask::{AskEvent, Asked, ask, ask_streaming};
 pub use backend::Backend;

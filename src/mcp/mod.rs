@@ -37,8 +37,8 @@
 //! `failure` module turns every failed call into its tool result.
 
 mod failure;
-pub mod reuse;
-pub mod stdio;
+pub(crate) mod reuse;
+pub(crate) mod stdio;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -14,7 +14,7 @@ use crate::cache::{Cache, SearchKey};
 use crate::error::Error;
 use crate::events::Stage;
 use crate::fetch::{Fetcher, RetrievalStatus, elapsed_ms};
-use crate::hits::{SearchHit, normalize_url};
+use crate::hits::{SearchHit, normalise_url};
 use crate::page::{PageAttempt, fetch_and_extract};
 use crate::plan::{self, PlanRun, StopReason};
 use crate::report::SearchRun;
@@ -154,7 +154,7 @@ impl Run<'_> {
                     }
                     found
                         .into_iter()
-                        .filter(|hit| seen.insert(normalize_url(&hit.url)))
+                        .filter(|hit| seen.insert(normalise_url(&hit.url)))
                         .collect()
                 }
                 Err((error, runs)) => {
@@ -329,7 +329,7 @@ impl Run<'_> {
         let mut hits: Vec<SearchHit> = Vec::new();
         let mut seen: Vec<String> = Vec::new();
         for (_, _, hit) in ranked {
-            let key = normalize_url(&hit.url);
+            let key = normalise_url(&hit.url);
             if !seen.contains(&key) {
                 seen.push(key);
                 hits.push(hit);
@@ -361,7 +361,7 @@ fn evidence_texts<'a>(hits: &'a [SearchHit], pages: &'a [PageAttempt]) -> Vec<(S
     let read: HashSet<String> = pages
         .iter()
         .filter(|p| p.status == RetrievalStatus::Success)
-        .map(|p| normalize_url(&p.url))
+        .map(|p| normalise_url(&p.url))
         .collect();
     pages
         .iter()
@@ -372,7 +372,7 @@ fn evidence_texts<'a>(hits: &'a [SearchHit], pages: &'a [PageAttempt]) -> Vec<(S
         })
         .chain(
             hits.iter()
-                .filter(|h| !read.contains(&normalize_url(&h.url)))
+                .filter(|h| !read.contains(&normalise_url(&h.url)))
                 .filter(|h| !h.snippet.trim().is_empty())
                 .map(|h| (crate::http::host_of(&h.url), h.snippet.as_str())),
         )

@@ -3,16 +3,16 @@
 //! print.
 //!
 //! Every stage is its own module elsewhere and they exchange plain data, so each can be
-//! tested alone. This folder only sequences them. One [`Run`] owns what every stage
+//! tested alone. This folder only sequences them. One `Run` owns what every stage
 //! needs for the length of a run (the settings, the events, the model client, the
 //! cache and the page fetcher) and what the run has got to so far, so a failure
 //! part-way still reports its searches and pages; the stages are its methods:
-//! - [`queries`](self::queries): the search gate (`--auto`) and the query planner;
-//! - [`gather`](self::gather): searches (at once or in rounds) and hedged page fetching;
-//! - [`sources`](self::sources): the sources numbered and fitted to the window;
-//! - [`ask`](self::ask): the model request, streamed, and what its reply says of the budget;
-//! - [`verify`](self::verify): the quote check of the answer and the pack's items;
-//! - [`offline`](self::offline): the model's answer with no sources, labelled as such.
+//! - `queries.rs`: the search gate (`--auto`) and the query planner;
+//! - `gather.rs`: searches (at once or in rounds) and hedged page fetching;
+//! - `sources.rs`: the sources numbered and fitted to the window;
+//! - `ask.rs`: the model request, streamed, and what its reply says of the budget;
+//! - `verify.rs`: the quote check of the answer and the pack's items;
+//! - `offline.rs`: the model's answer with no sources, labelled as such.
 
 mod ask;
 mod gather;

@@ -14,7 +14,7 @@ use crate::context::{self, Context, SourceText};
 use crate::error::Error;
 use crate::events::Stage;
 use crate::fetch::RetrievalStatus;
-use crate::hits::normalize_url;
+use crate::hits::normalise_url;
 use crate::llm;
 use crate::page::status_summary;
 
@@ -145,13 +145,13 @@ fn snippet_sources(gathered: &Gathered, pages_read: usize) -> Vec<SourceText> {
         .pages
         .iter()
         .filter(|p| p.index.is_some())
-        .map(|p| normalize_url(&p.url))
+        .map(|p| normalise_url(&p.url))
         .collect();
     gathered
         .hits
         .iter()
         .filter(|hit| !hit.snippet.trim().is_empty())
-        .filter(|hit| !read.contains(&normalize_url(&hit.url)))
+        .filter(|hit| !read.contains(&normalise_url(&hit.url)))
         .take(MAX_SNIPPET_SOURCES)
         .enumerate()
         .map(|(i, hit)| SourceText {

@@ -11,15 +11,15 @@
 //! (the callers look in the cache first) and cost nothing.
 
 pub mod brave;
-pub mod client;
-pub mod limit;
-pub mod log;
+pub(crate) mod client;
+pub(crate) mod limit;
+pub(crate) mod log;
 pub mod searxng;
-pub mod state;
+pub(crate) mod state;
 pub mod tavily;
 pub mod usage;
 
-pub use crate::hits::{SearchHit, SearchOutcome, normalize_url};
+pub use crate::hits::{SearchHit, SearchOutcome};
 
 use crate::error::Error;
 use crate::settings::{SearchBackend, SearchSettings};
