@@ -150,18 +150,40 @@ impl GroundServer {
     /// Takes `count` searches from the session's budget, or says it is spent.
     fn take_searches(&self, count: usize) -> Result<(), Failure> {
         self.searches_left
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |left| left.checked_sub(count))
-            .map(|_| ())
-            .map_err(|left| Failure {
-                kind: "search_budget_spent",
-                message: format!(
-                    "this session's search budget is spent: {left} of {} searches left, {count} needed",
-                    self.settings.run.session_searches
-                ),
-                hint: Some(
-                    "start a new MCP session, or raise the budget with --session-searches / [run] session_searches".into(),
-                ),
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |left| {
+                left.checked_sub(count)
             })
+            .map(|_| ())
+            .map_err(|left| self.budget_spent(left, count))
+    }
+
+    /// The failure of a call that needs `needed` searches when `left` remain.
+    fn budget_spent(&self, left: usize, needed: usize) -> Failure {
+        Failure {
+            kind: "search_budget_spent",
+            message: format!(
+                "this session's search budget is spent: {left} of {} searches left, {needed} needed",
+                self.settings.run.session_searches
+            ),
+            hint: Some(
+                "start a new MCP session, or raise the budget with --session-searches / [run] session_searches".into(),
+            ),
+        }
+    }
+
+    /// Takes up to `wanted` searches from the session's budget: as many as are left,
+    /// or says it is spent when none are.
+    fn take_up_to(&self, wanted: usize) -> Result<usize, Failure> {
+        let mut granted = 0;
+        let taken = self
+            .searches_left
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |left| {
+                granted = left.min(wanted);
+                (granted > 0).then(|| left - granted)
+            });
+        taken
+            .map(|_| granted)
+            .map_err(|left| self.budget_spent(left, wanted.max(1)))
     }
 
     /// Gives back searches that were reserved but not made.
@@ -262,7 +284,8 @@ impl GroundServer {
         }
         // The same question earlier in this session: its evidence, without searching.
         let key = reuse_key(&question);
-        if let Some((age, earlier)) = self.answered.earlier(&key, self.settings.run.session_reuse) {
+        let ttl = self.settings.run.session_reuse;
+        if let Some((age, earlier)) = key.as_ref().and_then(|k| self.answered.earlier(k, ttl)) {
             let judged = crate::report::verdict(&earlier, false);
             let mut result = crate::render::json(&earlier, &judged);
             result["reused"] = json!({
@@ -272,17 +295,27 @@ impl GroundServer {
             });
             return CallToolResult::structured(result);
         }
-        // Reserve the most searches the run may make; give back what it did not use.
-        let reserved = self
+        // Reserve the most searches the run may make, or what is left of the session's
+        // budget when that is less (the run then makes fewer); give back what it did
+        // not use.
+        let wanted = self
             .settings
             .run
             .queries
             .min(self.settings.run.max_searches);
-        if let Err(problem) = self.take_searches(reserved) {
-            return failure("grounded_answer", "question", &question, problem);
-        }
+        let reserved = match self.take_up_to(wanted) {
+            Ok(granted) => granted,
+            Err(problem) => return failure("grounded_answer", "question", &question, problem),
+        };
+        let settings = if reserved < wanted {
+            let mut fewer = (*self.settings).clone();
+            fewer.run.max_searches = reserved;
+            Arc::new(fewer)
+        } else {
+            Arc::clone(&self.settings)
+        };
         let report = {
-            let (settings, question) = (Arc::clone(&self.settings), question.clone());
+            let question = question.clone();
             // The run's deadline ([run] timeout_secs, --timeout) holds here as in the CLI.
             isolated(async move {
                 let events = crate::events::Events::silent();
@@ -312,9 +345,10 @@ impl GroundServer {
                 // The CLI's rule without --strict: agents read it from the result.
                 let judged = crate::report::verdict(&report, false);
                 let result = CallToolResult::structured(crate::render::json(&report, &judged));
-                if report.mode == crate::report::AnswerMode::Grounded {
-                    self.answered
-                        .remember(key, Arc::new(report), self.settings.run.session_reuse);
+                if report.mode == crate::report::AnswerMode::Grounded
+                    && let Some(key) = key
+                {
+                    self.answered.remember(key, Arc::new(report), ttl);
                 }
                 result
             }

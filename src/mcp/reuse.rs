@@ -14,16 +14,67 @@ use crate::report::Report;
 /// Most grounded runs one session keeps for reuse; the oldest goes first.
 pub const MAX_REUSED_RUNS: usize = 64;
 
-/// The key under which a question's run is reused: its words (letters and digits),
-/// normalised ([`crate::text::normalise`]: case, quotes, dashes, spaces) and joined by
-/// single spaces, so "Do tardigrades survive in space?" and "do tardigrades survive
-/// in space" share one.
-pub fn reuse_key(question: &str) -> String {
-    crate::text::normalise(question)
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ")
+/// The key under which a question's run is reused, or `None` when the question has
+/// no word or symbol to key it by (such a question is never reused).
+///
+/// The question is normalised ([`crate::text::normalise`]: case, quotes, dashes,
+/// spaces) and cut into tokens, in order: runs of letters and digits, and every
+/// symbol on its own (`#`, `+`, `°`, `%`, currency signs, ...), so "Is C# memory
+/// safe?", "Is C++ memory safe?" and "Is C memory safe?" get three keys, and word order
+/// counts. Punctuation that does not change a question is left out: sentence marks,
+/// quotes and brackets, and a hyphen inside a word ("memory-safe" = "memory safe").
+/// What does change a number is kept: a minus sign ("-40" is not "40") and a decimal
+/// point or comma between digits ("1.5" is not "15").
+pub fn reuse_key(question: &str) -> Option<String> {
+    let text: Vec<char> = crate::text::normalise(question).chars().collect();
+    let mut tokens: Vec<String> = Vec::new();
+    let mut word = String::new();
+    for (i, &c) in text.iter().enumerate() {
+        if c.is_alphanumeric() {
+            word.push(c);
+            continue;
+        }
+        let before = i.checked_sub(1).map(|j| text[j]);
+        let after = text.get(i + 1).copied();
+        let digit = |c: Option<char>| c.is_some_and(|c| c.is_ascii_digit());
+        let alnum = |c: Option<char>| c.is_some_and(char::is_alphanumeric);
+        // Inside a number: 1.5, 5,000 (kept in the word, so "1.5" is one token).
+        if matches!(c, '.' | ',') && digit(before) && digit(after) {
+            word.push(c);
+            continue;
+        }
+        if !word.is_empty() {
+            tokens.push(std::mem::take(&mut word));
+        }
+        let minus_sign = c == '-' && !alnum(before) && digit(after);
+        let ignorable = c.is_whitespace()
+            || (c == '-' && !minus_sign)
+            || matches!(
+                c,
+                '?' | '!'
+                    | '.'
+                    | ','
+                    | ';'
+                    | ':'
+                    | '\''
+                    | '"'
+                    | '('
+                    | ')'
+                    | '['
+                    | ']'
+                    | '{'
+                    | '}'
+                    | '¿'
+                    | '¡'
+            );
+        if !ignorable {
+            tokens.push(c.to_string());
+        }
+    }
+    if !word.is_empty() {
+        tokens.push(word);
+    }
+    (!tokens.is_empty()).then(|| tokens.join(" "))
 }
 
 /// A session's grounded runs by [`reuse_key`], each with when it finished; shared by
@@ -72,9 +123,45 @@ mod tests {
             reuse_key("Do tardigrades  survive in space?"),
             reuse_key("do tardigrades survive in space")
         );
+        assert_eq!(
+            reuse_key("Is C memory-safe?"),
+            reuse_key("is C memory safe")
+        );
         assert_ne!(
             reuse_key("tardigrades in space"),
             reuse_key("tardigrades on earth")
         );
+    }
+
+    #[test]
+    fn symbols_numbers_and_word_order_make_different_questions() {
+        let distinct = [
+            "Is C# memory safe?",
+            "Is C++ memory safe?",
+            "Is C memory-safe",
+            "is 40 °C colder than -40 °C?",
+            "is -40 °C colder than 40 °C?",
+            "is 40 C colder than 40 C?",
+            "Is 1.5 bigger than 15?",
+            "Is 15 bigger than 1.5?",
+            "price in $",
+            "price in €",
+            "does the dog bite the man",
+            "does the man bite the dog",
+        ];
+        let keys: Vec<_> = distinct.iter().map(|q| reuse_key(q)).collect();
+        for (i, a) in keys.iter().enumerate() {
+            assert!(a.is_some(), "{}", distinct[i]);
+            for (j, b) in keys.iter().enumerate().skip(i + 1) {
+                assert_ne!(a, b, "{:?} and {:?} share a key", distinct[i], distinct[j]);
+            }
+        }
+    }
+
+    #[test]
+    fn a_question_with_nothing_to_key_is_never_reused() {
+        assert_eq!(reuse_key("?!"), None);
+        assert_eq!(reuse_key("  ... "), None);
+        assert_eq!(reuse_key("#").as_deref(), Some("#"));
     }
 }

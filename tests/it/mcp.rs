@@ -13,6 +13,8 @@ use crate::common::*;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, Lines};
 use tokio::process::{Child, ChildStdin, ChildStdout};
+use wiremock::matchers::{body_string_contains, method, path};
+use wiremock::{Mock, ResponseTemplate};
 
 /// How long one reply may take (the slowest is a whole grounded_answer run).
 const REPLY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -888,4 +890,112 @@ async fn mcp_answers_malformed_and_oversized_lines_and_keeps_serving() {
         .unwrap()
         .unwrap();
     assert_eq!(status.code(), Some(0));
+}
+
+#[tokio::test]
+async fn different_questions_never_share_a_reused_answer() {
+    let world = World::new().await;
+    world.healthy(&good_answer()).await;
+    let (mut mcp, _) = Session::start(world.ground(), &["--no-cache"]).await;
+    // Pairs the old key (words only) took for one question: a symbol, a minus sign.
+    let questions = [
+        "Is C++ memory safe?",
+        "Is C# memory safe?",
+        "Is C memory-safe",
+        "is 40 °C colder than -40 °C?",
+        "is -40 °C colder than 40 °C?",
+    ];
+    for question in questions {
+        let answer = structured(
+            &mcp.call("grounded_answer", json!({"question": question}))
+                .await,
+        );
+        assert!(
+            answer.get("reused").is_none(),
+            "{question:?} got another question's answer: {}",
+            answer["reused"]
+        );
+    }
+    // A question of symbols only has nothing to key it by: asked twice, it runs twice.
+    for _ in 0..2 {
+        let result = mcp.call("grounded_answer", json!({"question": "?!"})).await;
+        assert!(
+            result["structuredContent"].get("reused").is_none(),
+            "{result}"
+        );
+    }
+    assert_eq!(
+        world.searx.received_requests().await.unwrap().len(),
+        questions.len() + 2,
+        "every question searched"
+    );
+    // The same question again is still reused.
+    let again = structured(
+        &mcp.call("grounded_answer", json!({"question": "is C# memory safe"}))
+            .await,
+    );
+    assert_eq!(again["reused"]["question"], "Is C# memory safe?");
+    let (code, _) = mcp.close().await;
+    assert_eq!(code, Some(0));
+}
+
+#[tokio::test]
+async fn a_session_budget_smaller_than_the_queries_runs_the_searches_it_may() {
+    let world = World::new().await;
+    world.serve_fixture_pages().await;
+    world
+        .search_replies_with_capture("searxng/normal.body.json")
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/api/chat"))
+        .and(body_string_contains("You turn a question into web search queries"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(ollama_reply(
+            &json!({"queries": ["tardigrades space", "FOTON-M3 tardigrades", "water bears vacuum"]})
+                .to_string(),
+            "stop",
+        )))
+        .mount(&world.ollama)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/api/chat"))
+        .and(body_string_contains(
+            "You answer a question using only the numbered sources",
+        ))
+        .respond_with(
+            ResponseTemplate::new(200).set_body_json(ollama_reply(&good_answer(), "stop")),
+        )
+        .mount(&world.ollama)
+        .await;
+    let (mut mcp, _) = Session::start(
+        world.ground(),
+        &["--session-searches", "2", "--queries", "3", "--no-cache"],
+    )
+    .await;
+    let answer = structured(
+        &mcp.call(
+            "grounded_answer",
+            json!({"question": "do tardigrades survive in space"}),
+        )
+        .await,
+    );
+    assert_eq!(answer["grounded"], true, "{answer}");
+    assert_eq!(
+        answer["groundingMetadata"]["webSearchQueries"],
+        json!(["tardigrades space", "FOTON-M3 tardigrades"]),
+        "the two searches left ran"
+    );
+    assert_eq!(world.searx.received_requests().await.unwrap().len(), 2);
+    // Now the budget is spent: the next call is refused, naming it.
+    let result = mcp
+        .call("grounded_answer", json!({"question": "and on the moon?"}))
+        .await;
+    assert!(
+        error_text(&result).starts_with(
+            "error: this session's search budget is spent: 0 of 2 searches left, 3 needed"
+        ),
+        "{}",
+        error_text(&result)
+    );
+    let (code, _) = mcp.close().await;
+    assert_eq!(code, Some(0));
 }
