@@ -121,8 +121,13 @@ pub async fn search_json(settings: &SearchSettings, query: &str) -> Result<Searc
             reqwest::header::ACCEPT_LANGUAGE,
             format!("{language}, en;q=0.5"),
         );
-    let (status, body) = send(settings, request).await?;
-    parse_reply(status, &body, &display_url(settings), settings.max_results)
+    let reply = send(settings, request).await?;
+    parse_reply(
+        reply.status,
+        &reply.body,
+        &display_url(settings),
+        settings.max_results,
+    )
 }
 
 /// Reads one instance's HTML results page (the same query without `format`), with
@@ -147,11 +152,16 @@ async fn search_html(settings: &SearchSettings, query: &str) -> Result<SearchOut
             reqwest::header::ACCEPT_LANGUAGE,
             format!("{language}, en;q=0.5"),
         );
-    let (status, body) = send(settings, request).await?;
-    if status != 200 {
-        return parse_reply(status, &body, &display_url(settings), settings.max_results);
+    let reply = send(settings, request).await?;
+    if reply.status != 200 {
+        return parse_reply(
+            reply.status,
+            &reply.body,
+            &display_url(settings),
+            settings.max_results,
+        );
     }
-    let html = String::from_utf8_lossy(&body);
+    let html = String::from_utf8_lossy(&reply.body);
     Ok(parse_html(&html, query, settings.max_results))
 }
 
