@@ -22,20 +22,22 @@
 //! - **Where**: one small JSON file, `<cache dir>/calibration.json`, keyed by backend,
 //!   server URL (without user name or password) and model name, at most
 //!   [`MAX_MODELS`] models (the least recently updated are dropped). Written to a temp
-//!   file and renamed over the old one; a file that is unreadable, corrupt, of another
-//!   format or over [`MAX_FILE_BYTES`] is ignored (and replaced on the next write).
+//!   file and renamed over the old one; a file that is corrupt or of another format is
+//!   ignored (and replaced on the next write). What is not a small regular file (over
+//!   [`MAX_FILE_BYTES`], a FIFO, a device: see [`crate::files::read_small`]) is not
+//!   read, never waited on, and left alone; [`Calibration::load_checked`] says so.
 //!   With the cache off (`--no-cache`) nothing is read or written; `--refresh` is
 //!   about web content and reads and writes it as usual.
-//! - **Never a reason to fail**: every error is swallowed; without a stored ratio the
-//!   budget is today's estimate ([`source_budget`] with `None`).
+//! - **Never a reason to fail**: every error is swallowed (or becomes a warning);
+//!   without a stored ratio the budget is today's estimate ([`source_budget`] with
+//!   `None`).
 
 use std::collections::BTreeMap;
-use std::fs;
-use std::io::Read;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::files::StateFileError;
 use crate::settings::{CacheMode, CacheSettings, LlmSettings};
 
 /// Version of the file format; a file of another version is ignored.
@@ -219,8 +221,15 @@ impl Calibration {
     }
 
     /// The stored ratio for this model, if any (and the cache is on).
+    #[cfg(test)]
     pub fn load(&self) -> Option<TokenRatio> {
-        self.read_file()?.get(&self.key)
+        self.load_checked().ok().flatten()
+    }
+
+    /// The stored ratio for this model, if any, or why the file at the calibration's name is not used
+    /// (not a small regular file), for a warning.
+    pub fn load_checked(&self) -> Result<Option<TokenRatio>, StateFileError> {
+        Ok(self.read_file()?.and_then(|file| file.get(&self.key)))
     }
 
     /// Folds in the server's count of a prompt estimated at `estimated` tokens and
@@ -236,7 +245,8 @@ impl Calibration {
         if !at_edge && !(MIN_RATIO..=MAX_RATIO).contains(&sample) {
             return None;
         }
-        let mut file = self.read_file().unwrap_or(File {
+        // What is not a state file is left alone.
+        let mut file = self.read_file().ok()?.unwrap_or(File {
             format: FORMAT,
             models: BTreeMap::new(),
         });
@@ -254,20 +264,19 @@ impl Calibration {
         Some(updated)
     }
 
-    fn read_file(&self) -> Option<File> {
-        let path = self.path.as_ref()?;
-        let mut bytes = Vec::new();
-        fs::File::open(path)
-            .ok()?
-            .take(MAX_FILE_BYTES + 1)
-            .read_to_end(&mut bytes)
-            .ok()?;
-        if bytes.len() as u64 > MAX_FILE_BYTES {
-            return None;
-        }
-        serde_json::from_slice::<File>(&bytes)
-            .ok()
-            .filter(|f| f.format == FORMAT)
+    /// The file: `Ok(None)` when there is none (or the cache is off) or it is corrupt
+    /// or of another format; `Err` when what is at its name is not a state file.
+    fn read_file(&self) -> Result<Option<File>, StateFileError> {
+        let Some(path) = self.path.as_ref() else {
+            return Ok(None);
+        };
+        Ok(
+            crate::files::read_small(path, MAX_FILE_BYTES)?.and_then(|bytes| {
+                serde_json::from_slice::<File>(&bytes)
+                    .ok()
+                    .filter(|f| f.format == FORMAT)
+            }),
+        )
     }
 }
 
@@ -275,6 +284,7 @@ impl Calibration {
 mod tests {
     use super::*;
     use crate::settings::LlmBackend;
+    use std::fs;
     use std::time::Duration;
 
     fn settings(dir: &std::path::Path, mode: CacheMode) -> (CacheSettings, LlmSettings) {
@@ -396,6 +406,35 @@ mod tests {
         let off = Calibration::open(&off, &llm);
         assert_eq!(off.load(), None);
         assert_eq!(off.record(1000, 900, false), None);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_or_a_huge_file_is_not_waited_on_nor_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let (cache, llm) = settings(dir.path(), CacheMode::Use);
+        let cal = Calibration::open(&cache, &llm);
+        let path = dir.path().join(FILE_NAME);
+        let made = std::process::Command::new("mkfifo")
+            .arg(&path)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        // Before, `File::open` waited for a writer that never comes.
+        let err = cal.load_checked().unwrap_err();
+        assert!(
+            err.to_string().contains("is not a regular file but a FIFO"),
+            "{err}"
+        );
+        assert_eq!(cal.record(1000, 900, false), None);
+        assert!(!fs::metadata(&path).unwrap().is_file(), "left alone");
+        fs::remove_file(&path).unwrap();
+        fs::write(&path, vec![b' '; MAX_FILE_BYTES as usize + 1]).unwrap();
+        assert!(matches!(
+            cal.load_checked(),
+            Err(StateFileError::TooLarge { .. })
+        ));
+        assert_eq!(cal.load(), None);
     }
 
     #[test]

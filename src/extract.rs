@@ -66,8 +66,7 @@ fn meta_charset(bytes: &[u8]) -> Option<String> {
 /// cutting a hostile page so (reported in [`Extracted::truncated`]); the main-text
 /// walk reads at most [`main_text::MAX_NODES`] nodes.
 pub fn extract_html(html: &str, _base_url: Option<&url::Url>) -> Extracted {
-    let bounded = bound::bound(html);
-    let doc = scraper::Html::parse_document(&bounded.html);
+    let (doc, truncated) = parse_bounded(html);
     let title = page_title(&doc);
     let mut text = main_text::main_text(&doc);
     if let Some(title) = &title {
@@ -76,8 +75,20 @@ pub fn extract_html(html: &str, _base_url: Option<&url::Url>) -> Extracted {
     Extracted {
         title,
         text,
-        truncated: bounded.truncation,
+        truncated,
     }
+}
+
+/// Parses an untrusted HTML document in time linear in its size: the same first pass
+/// as [`extract_html`] (see the `bound` module) edits or cuts a hostile page so the
+/// parser's lists stay short, and says what it left out. For every reader of HTML
+/// that a server controls (pages, SearXNG's results page).
+pub fn parse_bounded(html: &str) -> (scraper::Html, Option<Truncation>) {
+    let bounded = bound::bound(html);
+    (
+        scraper::Html::parse_document(&bounded.html),
+        bounded.truncation,
+    )
 }
 
 /// Whether a page has enough main text to read: at least [`MIN_SUBSTANTIAL_WORDS`]

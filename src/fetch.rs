@@ -11,8 +11,13 @@
 //! starts through `ground mcp`, or any fetch with `[fetch] robots = "always"`) reads
 //! the host's `/robots.txt` first, through this same fetcher (the same address, size
 //! and time rules), and refuses a disallowed page as BLOCKED without requesting it.
-//! The files are kept per origin for [`ROBOTS_TTL`] in the process; a missing,
-//! unreadable or broken robots.txt allows everything (see [`crate::robots`]).
+//! Such a fetcher follows redirects itself, one hop at a time, and checks each target
+//! against its host's robots.txt before requesting it: a page that robots.txt allows
+//! cannot redirect us into one it does not. The files are kept per origin for
+//! [`ROBOTS_TTL`] in the process; a missing, unreadable or broken robots.txt allows
+//! everything (see [`crate::robots`]). A file is parsed and matched on a blocking
+//! thread within [`ROBOTS_BUDGET`] (it may be 512 KiB of rules); one that takes
+//! longer refuses the page.
 
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
@@ -113,6 +118,11 @@ pub struct Fetcher {
 /// How long a host's robots.txt is trusted before it is read again.
 pub const ROBOTS_TTL: Duration = Duration::from_secs(3600);
 
+/// The longest parsing a robots.txt, or matching a URL against it, may take; past it
+/// the page is refused (BLOCKED), as when a site's robots.txt cannot be read for a
+/// server error.
+pub const ROBOTS_BUDGET: Duration = Duration::from_secs(2);
+
 /// robots.txt files by origin, with when they were read: shared by every fetcher of
 /// the process (a `ground mcp` server lives long and makes many fetchers).
 static ROBOTS_FILES: LazyLock<Mutex<HashMap<String, Arc<RobotsSlot>>>> =
@@ -133,15 +143,21 @@ impl Fetcher {
     pub fn new(settings: &FetchSettings) -> Result<Self, crate::error::Error> {
         let allow_private = settings.allow_private_addresses;
         let max_redirects = settings.max_redirects;
-        let redirect = reqwest::redirect::Policy::custom(move |attempt| {
-            if attempt.previous().len() > max_redirects {
-                return attempt.error(format!("more than {max_redirects} redirects"));
-            }
-            if let Err(reason) = check_url(attempt.url(), allow_private) {
-                return attempt.error(Blocked(reason));
-            }
-            attempt.follow()
-        });
+        // A fetcher that obeys robots.txt follows redirects itself (`send`): the
+        // target's robots.txt must be read, which a policy cannot wait for.
+        let redirect = if settings.obey_robots {
+            reqwest::redirect::Policy::none()
+        } else {
+            reqwest::redirect::Policy::custom(move |attempt| {
+                if attempt.previous().len() > max_redirects {
+                    return attempt.error(format!("more than {max_redirects} redirects"));
+                }
+                if let Err(reason) = check_url(attempt.url(), allow_private) {
+                    return attempt.error(Blocked(reason));
+                }
+                attempt.follow()
+            })
+        };
         // Never through the system proxy (HTTP_PROXY and friends): a proxy resolves
         // host names itself, so our resolver's address check would never run and
         // `localhost` or a private name would be fetched. Search and model calls, to
@@ -176,6 +192,13 @@ impl Fetcher {
     /// `ground`). Fetches the robots.txt when it is not known or older than
     /// [`ROBOTS_TTL`]; any failure to read it allows the page.
     pub async fn robots_check(&self, url: &str) -> Result<(), FetchFailure> {
+        self.robots_verdict(url)
+            .await
+            .map_err(|refusal| failure(RetrievalStatus::Blocked, None, refusal.saying("this page")))
+    }
+
+    /// [`Fetcher::robots_check`]'s decision.
+    async fn robots_verdict(&self, url: &str) -> Result<(), RobotsRefusal> {
         if !self.settings.obey_robots {
             return Ok(());
         }
@@ -201,31 +224,34 @@ impl Fetcher {
             None => {
                 let robots_url = format!("{origin}/robots.txt");
                 let limit = self.settings.timeout;
-                let robots = match tokio::time::timeout(limit, self.fetch_unbounded(&robots_url))
-                    .await
-                {
-                    Ok(Ok(page)) if page.http_status == 200 => Arc::new(Robots::parse(&page.body)),
-                    _ => Arc::new(Robots::default()),
+                // Boxed: reading robots.txt is a fetch, whose redirects are checked
+                // against robots.txt in turn (never for robots.txt itself).
+                let read = Box::pin(self.fetch_unbounded(&robots_url, false));
+                let body = match tokio::time::timeout(limit, read).await {
+                    Ok(Ok(page)) if page.http_status == 200 => Some(page.body),
+                    _ => None,
                 };
+                let robots = match body {
+                    Some(body) => off_runtime(move || Robots::parse(&body))
+                        .await
+                        .ok_or_else(|| RobotsRefusal::TooSlow(origin.clone()))?,
+                    None => Robots::default(),
+                };
+                let robots = Arc::new(robots);
                 *known = Some((Instant::now(), Arc::clone(&robots)));
                 robots
             }
         };
+        drop(known);
         let mut path = parsed.path().to_string();
         if let Some(query) = parsed.query() {
             path.push('?');
             path.push_str(query);
         }
-        if robots.allows(PRODUCT_TOKEN, &path) {
-            Ok(())
-        } else {
-            Err(failure(
-                RetrievalStatus::Blocked,
-                None,
-                format!(
-                    "robots.txt of {origin} disallows this page for the `{PRODUCT_TOKEN}` user agent"
-                ),
-            ))
+        match off_runtime(move || robots.allows(PRODUCT_TOKEN, &path)).await {
+            Some(true) => Ok(()),
+            Some(false) => Err(RobotsRefusal::Disallowed(origin)),
+            None => Err(RobotsRefusal::TooSlow(origin)),
         }
     }
 
@@ -234,7 +260,7 @@ impl Fetcher {
     pub async fn fetch(&self, url: &str) -> Result<FetchedPage, FetchFailure> {
         self.robots_check(url).await?;
         let limit = self.settings.timeout;
-        match tokio::time::timeout(limit, self.fetch_unbounded(url)).await {
+        match tokio::time::timeout(limit, self.fetch_unbounded(url, true)).await {
             Ok(result) => result,
             Err(_) => Err(failure(
                 RetrievalStatus::Timeout,
@@ -244,7 +270,14 @@ impl Fetcher {
         }
     }
 
-    async fn fetch_unbounded(&self, url: &str) -> Result<FetchedPage, FetchFailure> {
+    /// Fetches `url` without the time limit; `robots_on_redirect`: redirect targets
+    /// are checked against robots.txt (when this fetcher obeys it) before they are
+    /// requested.
+    async fn fetch_unbounded(
+        &self,
+        url: &str,
+        robots_on_redirect: bool,
+    ) -> Result<FetchedPage, FetchFailure> {
         let parsed = Url::parse(url).map_err(|e| {
             failure(
                 RetrievalStatus::Error,
@@ -254,17 +287,7 @@ impl Fetcher {
         })?;
         check_url(&parsed, self.settings.allow_private_addresses)
             .map_err(|reason| failure(RetrievalStatus::Blocked, None, reason))?;
-        let response = self
-            .client
-            .get(parsed)
-            .header(
-                reqwest::header::ACCEPT,
-                "text/html,application/xhtml+xml,text/plain;q=0.9,application/pdf;q=0.8,*/*;q=0.1",
-            )
-            .header(reqwest::header::ACCEPT_LANGUAGE, "en;q=0.9, *;q=0.5")
-            .send()
-            .await
-            .map_err(|e| transport_failure(&e))?;
+        let response = self.send(parsed, robots_on_redirect).await?;
         let http_status = response.status().as_u16();
         let final_url = response.url().to_string();
         let content_type = response
@@ -340,6 +363,104 @@ impl Fetcher {
             body,
             truncated,
         })
+    }
+}
+
+impl Fetcher {
+    /// Sends the GET for `url`. A fetcher that obeys robots.txt follows redirects
+    /// here, one hop at a time: each target is checked like the first URL (scheme,
+    /// address), counted against `max_redirects` and, with `robots_on_redirect`,
+    /// against its host's robots.txt before it is requested. Other fetchers leave
+    /// redirects to the client's policy (the same checks but robots.txt).
+    async fn send(
+        &self,
+        mut url: Url,
+        robots_on_redirect: bool,
+    ) -> Result<reqwest::Response, FetchFailure> {
+        let mut hops = 0;
+        loop {
+            let response = self
+                .client
+                .get(url.clone())
+                .header(
+                    reqwest::header::ACCEPT,
+                    "text/html,application/xhtml+xml,text/plain;q=0.9,application/pdf;q=0.8,*/*;q=0.1",
+                )
+                .header(reqwest::header::ACCEPT_LANGUAGE, "en;q=0.9, *;q=0.5")
+                .send()
+                .await
+                .map_err(|e| transport_failure(&e))?;
+            if !self.settings.obey_robots || !response.status().is_redirection() {
+                return Ok(response);
+            }
+            let Some(location) = response
+                .headers()
+                .get(reqwest::header::LOCATION)
+                .and_then(|l| l.to_str().ok())
+            else {
+                return Ok(response);
+            };
+            let status = response.status().as_u16();
+            let next = url.join(location).map_err(|e| {
+                failure(
+                    RetrievalStatus::Error,
+                    Some(status),
+                    format!("a redirect to an invalid URL: {e}"),
+                )
+            })?;
+            hops += 1;
+            if hops > self.settings.max_redirects {
+                return Err(failure(
+                    RetrievalStatus::Error,
+                    Some(status),
+                    format!("more than {} redirects", self.settings.max_redirects),
+                ));
+            }
+            check_url(&next, self.settings.allow_private_addresses)
+                .map_err(|reason| failure(RetrievalStatus::Blocked, None, reason))?;
+            if robots_on_redirect && let Err(refusal) = self.robots_verdict(next.as_str()).await {
+                return Err(FetchFailure {
+                    status: RetrievalStatus::Blocked,
+                    http_status: Some(status),
+                    final_url: Some(next.to_string()),
+                    reason: refusal.saying(&format!("the page it redirects to, {next},")),
+                });
+            }
+            url = next;
+        }
+    }
+}
+
+/// Why robots.txt refuses a URL, with the origin whose file it is.
+enum RobotsRefusal {
+    /// The file disallows it for us.
+    Disallowed(String),
+    /// The file could not be parsed or matched within [`ROBOTS_BUDGET`].
+    TooSlow(String),
+}
+
+impl RobotsRefusal {
+    /// The reason, about `what` ("this page").
+    fn saying(&self, what: &str) -> String {
+        match self {
+            RobotsRefusal::Disallowed(origin) => format!(
+                "robots.txt of {origin} disallows {what} for the `{PRODUCT_TOKEN}` user agent"
+            ),
+            RobotsRefusal::TooSlow(origin) => format!(
+                "robots.txt of {origin} could not be checked for {what} within {} s",
+                ROBOTS_BUDGET.as_secs()
+            ),
+        }
+    }
+}
+
+/// Runs `work` (parsing or matching a robots.txt) on a blocking thread within
+/// [`ROBOTS_BUDGET`]; `None` when it takes longer (it finishes on its thread and is
+/// dropped) or panics.
+async fn off_runtime<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> Option<T> {
+    match tokio::time::timeout(ROBOTS_BUDGET, tokio::task::spawn_blocking(work)).await {
+        Ok(Ok(value)) => Some(value),
+        _ => None,
     }
 }
 

@@ -5,12 +5,176 @@
 //! One writer for all of them, so none of them can be left half-written by a crash
 //! or read half-written by another process. (The page cache keeps its own writer: its
 //! temp names are part of how it recognises and sweeps its folder.)
+//!
+//! And one reader, because another process (or another user sharing the folder) can
+//! put anything at a state file's name: a FIFO, whose plain `open` waits for a writer
+//! forever; a device such as `/dev/zero`, which never ends; a file of gigabytes. A
+//! state file is a small regular file or it is not used: [`read_small`] opens without
+//! blocking, checks what it opened, and reads a bounded amount. Callers then go on
+//! without the state and say so ([`StateFileError`] is that sentence).
 
 use std::fs;
-use std::io::Write;
-use std::path::Path;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Why a shared state file (or its lock) was not used. Never fatal: the callers go on
+/// without the state and show this as a warning.
+#[derive(Debug, thiserror::Error)]
+pub enum StateFileError {
+    /// Something other than a regular file is at the state file's name.
+    #[error("{} is not a regular file but {kind}", path.display())]
+    NotAFile {
+        /// The state file.
+        path: PathBuf,
+        /// What is there: "a FIFO", "a directory", "a character device", ...
+        kind: &'static str,
+    },
+    /// The file is larger than any state file this program writes.
+    #[error("{} is larger than {max} bytes", path.display())]
+    TooLarge {
+        /// The state file.
+        path: PathBuf,
+        /// The most read.
+        max: u64,
+    },
+    /// The lock stayed held by another process for as long as a run may wait.
+    #[error("{} stayed locked by another process for {} ms", path.display(), waited.as_millis())]
+    Busy {
+        /// The lock file.
+        path: PathBuf,
+        /// How long this process waited.
+        waited: std::time::Duration,
+    },
+    /// The file or its folder could not be opened, read or created.
+    #[error("{} cannot be used: {source}", path.display())]
+    Io {
+        /// The state file or folder.
+        path: PathBuf,
+        /// What the system said.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// What a file type is called in messages ("a FIFO", "a directory", ...).
+fn kind_of(file_type: fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if file_type.is_fifo() {
+            return "a FIFO";
+        }
+        if file_type.is_char_device() {
+            return "a character device";
+        }
+        if file_type.is_block_device() {
+            return "a block device";
+        }
+        if file_type.is_socket() {
+            return "a socket";
+        }
+    }
+    if file_type.is_dir() {
+        "a directory"
+    } else if file_type.is_symlink() {
+        "a symbolic link"
+    } else if file_type.is_file() {
+        "a regular file"
+    } else {
+        "not a file"
+    }
+}
+
+/// Fails unless `metadata` is a regular file's.
+pub fn check_regular(path: &Path, metadata: &fs::Metadata) -> Result<(), StateFileError> {
+    if metadata.is_file() {
+        Ok(())
+    } else {
+        Err(StateFileError::NotAFile {
+            path: path.to_path_buf(),
+            kind: kind_of(metadata.file_type()),
+        })
+    }
+}
+
+/// Whether [`open_regular`] follows a symbolic link at the file's name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Links {
+    /// Follow it (reading a state file through a link is harmless).
+    Follow,
+    /// Refuse it (`O_NOFOLLOW`): a file appended to must be the one at its name,
+    /// not wherever a planted link points.
+    Refuse,
+}
+
+/// Opens `options` at `path` without ever blocking in `open` (`O_NONBLOCK`: a FIFO
+/// with no writer opens at once instead of waiting for one), then checks that what
+/// was opened is a regular file. A name that is not one is refused before it is
+/// opened, so a device is never opened at all; the check after the open catches a
+/// swap in between.
+pub fn open_regular(
+    path: &Path,
+    options: &mut fs::OpenOptions,
+    links: Links,
+) -> Result<fs::File, StateFileError> {
+    let io = |source| StateFileError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let before = match links {
+        Links::Follow => fs::metadata(path),
+        Links::Refuse => fs::symlink_metadata(path),
+    };
+    match before {
+        Ok(metadata) => check_regular(path, &metadata)?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(io(e)),
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        let nofollow = match links {
+            Links::Follow => 0,
+            Links::Refuse => libc::O_NOFOLLOW,
+        };
+        options.custom_flags(libc::O_NONBLOCK | nofollow);
+    }
+    let file = options.open(path).map_err(io)?;
+    check_regular(path, &file.metadata().map_err(io)?)?;
+    Ok(file)
+}
+
+/// Reads a small state file: `Ok(None)` when there is none, its bytes when it is a
+/// regular file of at most `max` bytes, else the reason it is not used. Never blocks
+/// (see [`open_regular`]).
+pub fn read_small(path: &Path, max: u64) -> Result<Option<Vec<u8>>, StateFileError> {
+    let file = match open_regular(path, fs::OpenOptions::new().read(true), Links::Follow) {
+        Err(StateFileError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(None);
+        }
+        other => other?,
+    };
+    let too_large = || StateFileError::TooLarge {
+        path: path.to_path_buf(),
+        max,
+    };
+    if file.metadata().map(|m| m.len()).unwrap_or(0) > max {
+        return Err(too_large());
+    }
+    let mut bytes = Vec::new();
+    file.take(max + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|source| StateFileError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    if bytes.len() as u64 > max {
+        return Err(too_large());
+    }
+    Ok(Some(bytes))
+}
 
 /// Writes `bytes` to a new temp file beside `path` (named for this process and
 /// write, so concurrent writers never share one), then renames it over `path`. The
@@ -60,5 +224,80 @@ mod tests {
             .collect();
         assert_eq!(names, ["state.json"]);
         assert!(unix_secs() > 1_700_000_000);
+    }
+
+    #[test]
+    fn small_regular_files_are_read_and_nothing_else_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.json");
+        assert!(matches!(read_small(&path, 10), Ok(None)));
+        fs::write(&path, b"12345").unwrap();
+        assert_eq!(read_small(&path, 10).unwrap().unwrap(), b"12345");
+        assert!(matches!(
+            read_small(&path, 4),
+            Err(StateFileError::TooLarge { max: 4, .. })
+        ));
+        let err = read_small(dir.path(), 10).unwrap_err();
+        assert!(matches!(
+            err,
+            StateFileError::NotAFile {
+                kind: "a directory",
+                ..
+            }
+        ));
+        // A device never ends: refused before it is opened.
+        let err = read_small(Path::new("/dev/zero"), 10).unwrap_err();
+        assert!(
+            err.to_string()
+                .ends_with("is not a regular file but a character device"),
+            "{err}"
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_is_refused_at_once_instead_of_waiting_for_a_writer() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("calibration.json");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let started = std::time::Instant::now();
+        let err = read_small(&fifo, 1024).unwrap_err();
+        assert!(
+            matches!(err, StateFileError::NotAFile { kind: "a FIFO", .. }),
+            "{err}"
+        );
+        // Opened for writing too (a lock file, the search log), it never blocks.
+        let err =
+            open_regular(&fifo, fs::OpenOptions::new().append(true), Links::Follow).unwrap_err();
+        assert!(matches!(err, StateFileError::NotAFile { .. }), "{err}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(1));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_is_refused_where_links_are() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("elsewhere");
+        fs::write(&target, "x").unwrap();
+        let link = dir.path().join("searches.jsonl");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let mut append = fs::OpenOptions::new();
+        append.append(true);
+        let err = open_regular(&link, &mut append, Links::Refuse).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                StateFileError::NotAFile {
+                    kind: "a symbolic link",
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        assert!(open_regular(&link, &mut append, Links::Follow).is_ok());
     }
 }

@@ -96,7 +96,7 @@ pub async fn read_bounded(
 }
 
 /// The host of `url` without a leading `www.` ("" when it has none): the domain shown
-/// for a source and counted when sources must agree.
+/// for a source. (Sources are counted by [`site_of_host`].)
 pub fn host_of(url: &str) -> String {
     Url::parse(url)
         .ok()
@@ -104,6 +104,47 @@ pub fn host_of(url: &str) -> String {
             u.host_str()
                 .map(|h| h.trim_start_matches("www.").to_string())
         })
+        .unwrap_or_default()
+}
+
+/// The site a host belongs to, for counting independent sources: its registrable
+/// domain (the public suffix plus one label, from the Public Suffix List compiled into
+/// the `psl` crate: `news.example.co.uk` and `www.example.co.uk` are both
+/// `example.co.uk`, while `alice.github.io` and `bob.github.io` are two sites).
+/// Every name and address of this machine (`localhost`, `*.localhost`, 127.0.0.0/8,
+/// `::1`, the unspecified address) is one site, `localhost`. Other IP addresses are
+/// their own site; a name without a known suffix is itself.
+pub fn site_of_host(host: &str) -> String {
+    let host = host.trim().trim_end_matches('.').to_ascii_lowercase();
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    if let Ok(ip) = bare.parse::<std::net::IpAddr>() {
+        let ip = match ip {
+            std::net::IpAddr::V6(v6) => v6
+                .to_ipv4_mapped()
+                .map_or(std::net::IpAddr::V6(v6), std::net::IpAddr::V4),
+            v4 => v4,
+        };
+        return if ip.is_loopback() || ip.is_unspecified() {
+            "localhost".into()
+        } else {
+            ip.to_string()
+        };
+    }
+    if host == "localhost" || host.ends_with(".localhost") {
+        return "localhost".into();
+    }
+    match psl::domain_str(&host) {
+        Some(domain) => domain.to_string(),
+        None => host.trim_start_matches("www.").to_string(),
+    }
+}
+
+/// [`site_of_host`] of `url`'s host ("" when it has none); the tests' view of it.
+#[cfg(test)]
+pub fn site_of(url: &str) -> String {
+    Url::parse(url)
+        .ok()
+        .and_then(|u| u.host_str().map(site_of_host))
         .unwrap_or_default()
 }
 
@@ -116,4 +157,35 @@ pub fn display_url(url: &Url) -> String {
         let _ = url.set_password(Some("redacted"));
     }
     url.as_str().trim_end_matches('/').to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sites_are_registrable_domains_and_this_machine_is_one() {
+        // Issue 24, finding 16: 127.0.0.1 and localhost were two sources, and so were
+        // two subdomains of one site.
+        for (url, site) in [
+            ("http://127.0.0.1:8080/a", "localhost"),
+            ("http://localhost:8080/b", "localhost"),
+            ("http://LOCALHOST./b", "localhost"),
+            ("http://api.localhost/c", "localhost"),
+            ("http://127.1.2.3/", "localhost"),
+            ("http://[::1]:9/", "localhost"),
+            ("http://[::ffff:127.0.0.1]/", "localhost"),
+            ("http://0.0.0.0/", "localhost"),
+            ("https://www.example.org/x", "example.org"),
+            ("https://news.example.org/y", "example.org"),
+            ("https://a.b.example.co.uk/", "example.co.uk"),
+            ("https://alice.github.io/", "alice.github.io"),
+            ("https://bob.github.io/", "bob.github.io"),
+            ("http://93.184.216.34/", "93.184.216.34"),
+            ("http://intranet/", "intranet"),
+            ("not a url", ""),
+        ] {
+            assert_eq!(site_of(url), site, "{url}");
+        }
+    }
 }

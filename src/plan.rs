@@ -288,7 +288,7 @@ fn clean_phrases(phrases: Vec<String>, count: usize) -> Vec<String> {
     out
 }
 
-/// How many distinct hosts must hold each must-have phrase before searching stops:
+/// How many distinct sites must hold each must-have phrase before searching stops:
 /// the largest number (2-5) in a stop condition that speaks of sources or agreeing
 /// ("2 reputable sources agree", "two sites confirm"), else 1.
 pub fn agree_count(stop_conditions: &[String]) -> usize {
@@ -315,14 +315,18 @@ pub fn agree_count(stop_conditions: &[String]) -> usize {
     n
 }
 
-/// One must-have phrase after a search round: which hosts hold it.
+/// One must-have phrase after a search round: which sites hold it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Evidence {
     /// The phrase, as planned.
     pub phrase: String,
     /// Whether some page read or snippet holds it.
     pub found: bool,
-    /// The distinct hosts whose pages or snippets hold it, in the order met.
+    /// The hosts whose pages or snippets hold it, in the order met, one per site:
+    /// a site is a registrable domain, and this machine's names and addresses are one
+    /// (see [`crate::http::site_of_host`]). Two subdomains of one site, or one server
+    /// under two names, are one source, not two that agree: the first host met
+    /// stands for its site.
     pub hosts: Vec<String>,
 }
 
@@ -373,14 +377,21 @@ pub fn holds(phrase: &str, text: &str) -> bool {
 }
 
 /// Checks each must-have phrase against `texts` (host, text): pages read and search
-/// snippets. Deterministic: no model call.
+/// snippets, each counted for its site ([`crate::http::site_of_host`]).
+/// Deterministic: no model call.
 pub fn check_evidence(phrases: &[String], texts: &[(String, &str)]) -> Vec<Evidence> {
+    let sites: Vec<String> = texts
+        .iter()
+        .map(|(host, _)| crate::http::site_of_host(host))
+        .collect();
     phrases
         .iter()
         .map(|phrase| {
             let mut hosts: Vec<String> = Vec::new();
-            for (host, text) in texts {
-                if !hosts.contains(host) && holds(phrase, text) {
+            let mut seen: Vec<&str> = Vec::new();
+            for ((host, text), site) in texts.iter().zip(&sites) {
+                if !seen.contains(&site.as_str()) && holds(phrase, text) {
+                    seen.push(site);
                     hosts.push(host.clone());
                 }
             }
@@ -446,7 +457,7 @@ impl Default for PlanRun {
     }
 }
 
-/// Whether `evidence` meets the plan: every phrase found, on `agree` distinct hosts
+/// Whether `evidence` meets the plan: every phrase found, on `agree` distinct sites
 /// each. An empty list is never met (there is nothing to check).
 pub fn evidence_met(evidence: &[Evidence], agree: usize) -> bool {
     !evidence.is_empty() && evidence.iter().all(|e| e.hosts.len() >= agree.max(1))
@@ -563,6 +574,28 @@ mod tests {
         assert!(evidence_met(&e[..1], 2));
         assert!(!evidence_met(&e[..1], 3));
         assert!(!evidence_met(&[], 1));
+    }
+
+    #[test]
+    fn one_server_under_two_names_or_subdomains_of_one_site_is_one_source() {
+        // Issue 24, finding 16.
+        let page = "Dried tardigrades survived ten days on the FOTON-M3 mission.";
+        let phrase = ["FOTON-M3".to_string()];
+        for hosts in [
+            ["127.0.0.1", "localhost"],
+            ["news.example.org", "example.org"],
+            ["a.example.co.uk", "b.example.co.uk"],
+        ] {
+            let texts: Vec<(String, &str)> = hosts.iter().map(|h| (h.to_string(), page)).collect();
+            let e = check_evidence(&phrase, &texts);
+            assert_eq!(e[0].hosts.len(), 1, "{hosts:?}: {:?}", e[0].hosts);
+            assert!(!evidence_met(&e, 2), "{hosts:?}");
+        }
+        let texts = vec![
+            ("example.org".to_string(), page),
+            ("example.net".to_string(), page),
+        ];
+        assert!(evidence_met(&check_evidence(&phrase, &texts), 2));
     }
 
     #[test]

@@ -35,6 +35,43 @@ pub struct Settings {
     pub cache: CacheSettings,
 }
 
+impl Settings {
+    /// Every secret these settings hold: the search and model keys, and passwords in
+    /// the configured URLs (as written, and percent-decoded).
+    pub fn secrets(&self) -> Vec<String> {
+        let keys = [&self.search.api_key, &self.llm.api_key]
+            .into_iter()
+            .flatten()
+            .map(|k| k.expose().to_string());
+        let passwords = std::iter::once(&self.search.url)
+            .chain(&self.search.fallback_urls)
+            .chain(std::iter::once(&self.llm.url))
+            .filter_map(|u| u.password())
+            .flat_map(|p| {
+                let decoded =
+                    url::form_urlencoded::parse(format!("p={}", p.replace('+', "%2B")).as_bytes())
+                        .next()
+                        .map(|(_, v)| v.into_owned());
+                std::iter::once(p.to_string()).chain(decoded)
+            });
+        let mut all: Vec<String> = keys
+            .chain(passwords)
+            .filter(|s| !s.trim().is_empty())
+            .collect();
+        all.dedup();
+        all
+    }
+
+    /// Hands [`Settings::secrets`] to the redactor ([`crate::text::remember_secret`]),
+    /// so text written where only part of the settings reaches (the search log) is
+    /// redacted of all of them. The binary calls it once the settings are resolved.
+    pub fn remember_secrets(&self) {
+        for secret in self.secrets() {
+            crate::text::remember_secret(&secret);
+        }
+    }
+}
+
 /// Settings of one run as a whole.
 #[derive(Debug, Clone)]
 pub struct RunSettings {

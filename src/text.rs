@@ -187,6 +187,40 @@ fn partial_secret_at_end(text: &str, secret: &str) -> usize {
         .unwrap_or(0)
 }
 
+/// The secrets this process was configured with ([`remember_secret`]), for the
+/// places that write text to a file the settings do not all reach (the search log).
+static KNOWN_SECRETS: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// The most secrets remembered (a process has a handful: two keys, a password or two).
+const MAX_KNOWN_SECRETS: usize = 64;
+
+/// Remembers `secret` (an API key, a password in a configured URL) for
+/// [`redact_known`]. Blank ones are ignored.
+pub fn remember_secret(secret: &str) {
+    if secret.trim().is_empty() {
+        return;
+    }
+    if let Ok(mut known) = KNOWN_SECRETS.lock()
+        && !known.iter().any(|k| k == secret)
+        && known.len() < MAX_KNOWN_SECRETS
+    {
+        known.push(secret.to_string());
+    }
+}
+
+/// [`redact`] with every remembered secret and `also`, the longest first (so a secret
+/// that holds another is replaced whole).
+pub fn redact_known(text: &str, also: &[&str]) -> String {
+    let known = KNOWN_SECRETS.lock().map(|k| k.clone()).unwrap_or_default();
+    let mut secrets: Vec<&str> = known
+        .iter()
+        .map(String::as_str)
+        .chain(also.iter().copied())
+        .collect();
+    secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    redact(text, &secrets)
+}
+
 /// [`redact`] for a raw reply body, before anything reads it: every message, error
 /// and excerpt later cut from the body is then free of the secrets, wherever the cut
 /// falls.
@@ -270,6 +304,20 @@ mod tests {
         assert!(!clean.contains('\u{202E}'));
         assert!(clean.contains('\n'));
         assert_eq!(sanitize_line("a\n\tb"), "a b");
+    }
+
+    #[test]
+    fn remembered_secrets_are_redacted_longest_first() {
+        remember_secret("model-key-1234");
+        remember_secret("  ");
+        let line = redact_known(
+            r#"{"query":"why does model-key-1234 fail, and search-key-9 too, model-key-1234-extra"}"#,
+            &["search-key-9", "model-key-1234-extra"],
+        );
+        assert_eq!(
+            line,
+            r#"{"query":"why does <redacted> fail, and <redacted> too, <redacted>"}"#
+        );
     }
 
     #[test]

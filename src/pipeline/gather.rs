@@ -256,7 +256,8 @@ impl Run<'_> {
             let mut key = SearchKey::new(&settings.search, query, settings.search.max_results);
             key.region = settings.run.region.clone();
             if let Some(found) = cache.get_search(&key) {
-                search::log::record(&settings.search, query, Ok(found.hits.len()), true);
+                // A log that cannot be written never stops a cached search.
+                let _ = search::log::record(&settings.search, query, Ok(found.hits.len()), true);
                 return (query.clone(), Ok(found), elapsed_ms(t), true);
             }
             let outcome = search::search(&settings.search, query).await;

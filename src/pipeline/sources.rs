@@ -94,7 +94,10 @@ impl Run<'_> {
         }
         // The estimate scaled to the model's own tokens when earlier runs measured them.
         let calibration = Calibration::open(&self.settings.cache, llm_settings);
-        let ratio = calibration.load();
+        let ratio = calibration.load_checked().unwrap_or_else(|problem| {
+            self.warn(format!("the token calibration was not used: {problem}"));
+            None
+        });
         let budget = calibration::source_budget(
             llm_settings.context_tokens,
             llm_settings.max_answer_tokens,

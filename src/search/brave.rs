@@ -75,16 +75,17 @@ pub async fn search(settings: &SearchSettings, query: &str) -> Result<SearchOutc
         .get(url)
         .header(reqwest::header::ACCEPT, "application/json")
         .header("X-Subscription-Token", key);
-    let (status, body) = send(settings, request).await?;
-    parse_reply(
-        status,
-        &body,
-        &display_url(settings),
-        query,
-        settings.max_results,
-    )
-    // The service may quote our key back in its error text.
-    .map_err(|e| e.redact(settings.api_key.as_ref()))
+    let reply = send(settings, request).await?;
+    reply
+        .noted(parse_reply(
+            reply.status,
+            &reply.body,
+            &display_url(settings),
+            query,
+            settings.max_results,
+        ))
+        // The service may quote our key back in its error text.
+        .map_err(|e| e.redact(settings.api_key.as_ref()))
 }
 
 /// Turns Brave's status and body into hits or the matching error.

@@ -4,6 +4,7 @@
 use serde_json::Value;
 
 use crate::error::Error;
+use crate::hits::SearchOutcome;
 use crate::settings::SearchSettings;
 use crate::text::{sanitize_line, shorten};
 
@@ -36,19 +37,47 @@ pub fn unreachable_error(settings: &SearchSettings, err: &reqwest::Error) -> Err
     }
 }
 
+/// A search service's reply, read whole.
+pub struct Reply {
+    /// The HTTP status.
+    pub status: u16,
+    /// The body, redacted of the key.
+    pub body: Vec<u8>,
+    /// A warning when the reply could not be counted against the month's quota
+    /// (the usage file could not be used).
+    pub note: Option<String>,
+}
+
+impl Reply {
+    /// Adds the reply's warning to a search outcome built from it.
+    pub fn noted(&self, outcome: Result<SearchOutcome, Error>) -> Result<SearchOutcome, Error> {
+        outcome.map(|mut found| {
+            found.warnings.extend(self.note.clone());
+            found
+        })
+    }
+}
+
 /// Sends a request and reads the whole reply (bounded by the client's timeout and
 /// by [`MAX_REPLY_BYTES`]).
 pub async fn send(
     settings: &SearchSettings,
     request: reqwest::RequestBuilder,
-) -> Result<(u16, Vec<u8>), Error> {
+) -> Result<Reply, Error> {
     let response = request
         .send()
         .await
         .map_err(|e| unreachable_error(settings, &e))?;
     let status = response.status().as_u16();
-    // Hosted APIs: count the query or credit, and read the plan's own count.
-    super::usage::record(settings, status, response.headers());
+    // Hosted APIs: count the query or credit, and read the plan's own count, under
+    // the state lock, off the async runtime (see `super::state`).
+    let counted = {
+        let (settings, headers) = (settings.clone(), response.headers().clone());
+        super::state::off_runtime(move || super::usage::record(&settings, status, &headers)).await
+    };
+    let note = counted.err().map(|problem| {
+        super::state::warning("this search was not counted in the month's usage", &problem)
+    });
     let body = crate::http::read_bounded(response, MAX_REPLY_BYTES)
         .await
         .map_err(|e| unreachable_error(settings, &e))?;
@@ -64,7 +93,11 @@ pub async fn send(
     }
     // The one redaction point for search replies: a service may quote our key back.
     let secrets: Vec<&str> = settings.api_key.iter().map(|k| k.expose()).collect();
-    Ok((status, crate::text::redact_bytes(body.bytes, &secrets)))
+    Ok(Reply {
+        status,
+        body: crate::text::redact_bytes(body.bytes, &secrets),
+        note,
+    })
 }
 
 /// Largest search reply read.

@@ -6,14 +6,17 @@
 //! (its own exit code, 8), saying in how many seconds a slot frees up; it never
 //! waits. Cached searches never get here, so they are free. A state file that is
 //! missing, corrupt or unwritable counts as "no recent searches": it never blocks one.
+//! One that cannot be used at all (its lock held elsewhere past
+//! [`super::state::LOCK_WAIT`], a FIFO or device at its name, a huge file) lets the
+//! search through unlimited and is reported as a warning; it is left as it is.
 
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::state::{locked, now_ms};
+use super::state::{StateFileError, locked, now_ms};
 use crate::error::Error;
-use crate::files::write_atomically;
+use crate::files::{read_small, write_atomically};
 use crate::settings::SearchSettings;
 
 /// The rolling window.
@@ -29,14 +32,24 @@ struct Recent {
     sent_ms: Vec<u64>,
 }
 
+/// The largest recent-searches file read (10,000 times a minute is the most allowed,
+/// about 140 KB).
+pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
+
+/// What [`acquire`] decided when it does not refuse the search: a slot was taken
+/// (or there is no limit), or the state could not be used and the search goes on
+/// without the limit.
+pub type Taken = Result<(), StateFileError>;
+
 /// Takes one slot for a search about to be sent, or fails when the last minute's
-/// searches already reached the limit.
-pub fn acquire(settings: &SearchSettings) -> Result<(), Error> {
+/// searches already reached the limit. Blocks for up to
+/// [`super::state::LOCK_WAIT`]: call it off the async runtime.
+pub fn acquire(settings: &SearchSettings) -> Result<Taken, Error> {
     let (Some(dir), limit) = (settings.state_dir.as_deref(), settings.max_per_minute) else {
-        return Ok(());
+        return Ok(Ok(()));
     };
     if limit == 0 {
-        return Ok(());
+        return Ok(Ok(()));
     }
     acquire_at(dir, limit, now_ms)
 }
@@ -44,14 +57,17 @@ pub fn acquire(settings: &SearchSettings) -> Result<(), Error> {
 /// [`acquire`] with the clock `now` (Unix milliseconds), read once the lock is held:
 /// a time taken before waiting for the lock would be older than what the process
 /// that held it just wrote.
-pub fn acquire_at(dir: &Path, limit: u32, now: impl FnOnce() -> u64) -> Result<(), Error> {
+pub fn acquire_at(dir: &Path, limit: u32, now: impl FnOnce() -> u64) -> Result<Taken, Error> {
     let path = dir.join(FILE);
     let verdict = locked(dir, || {
         let now = now();
-        let mut recent: Recent = std::fs::read(&path)
-            .ok()
-            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
-            .unwrap_or_default();
+        let mut recent: Recent = match read_small(&path, MAX_FILE_BYTES) {
+            // Not a state file: left alone, and the search goes on without it.
+            Err(problem) => return Ok(Err(problem)),
+            Ok(bytes) => bytes
+                .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+                .unwrap_or_default(),
+        };
         // Times over a minute in the future (a clock set back) are dropped like old
         // ones.
         recent
@@ -71,23 +87,23 @@ pub fn acquire_at(dir: &Path, limit: u32, now: impl FnOnce() -> u64) -> Result<(
             // A failed write never blocks a search (the state is a best effort).
             let _ = write_atomically(&path, &bytes);
         }
-        Ok(())
+        Ok(Ok(()))
     });
-    // No lock (an unwritable state dir) never blocks a search.
-    verdict.unwrap_or(Ok(()))
+    // No lock (an unwritable state dir, a lock held elsewhere) never blocks a search.
+    verdict.unwrap_or_else(|problem| Ok(Err(problem)))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn retry_after(result: Result<(), Error>) -> Option<u64> {
+    fn retry_after(result: Result<Taken, Error>) -> Option<u64> {
         match result {
             Err(Error::SearchRateLimitedLocally {
                 retry_after_secs, ..
             }) => Some(retry_after_secs),
             Err(other) => panic!("unexpected error {other}"),
-            Ok(()) => None,
+            Ok(_) => None,
         }
     }
 
@@ -133,5 +149,17 @@ mod tests {
         for t in 0..5 {
             assert_eq!(retry_after(acquire_at(&file, 1, || t)), None);
         }
+    }
+
+    #[test]
+    fn a_state_file_that_is_no_file_is_reported_and_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join(FILE)).unwrap();
+        let taken = acquire_at(dir.path(), 1, || 5_000).unwrap();
+        assert!(
+            matches!(taken, Err(StateFileError::NotAFile { .. })),
+            "{taken:?}"
+        );
+        assert!(dir.path().join(FILE).is_dir());
     }
 }

@@ -4,14 +4,22 @@
 //!
 //! A line holds the time (UTC), the service, the query, the number of results (or
 //! the error's kind) and whether it came from the cache. Never an API key, a
-//! password or the service's address. Deleting the file deletes the log.
+//! password or the service's address: the line passes the one redactor
+//! ([`crate::text::redact_known`]) with every secret the settings hold (the search
+//! key, the model key, passwords in the configured URLs), since a question can carry
+//! any of them pasted in. Deleting the file deletes the log.
+//!
+//! The file is the user's alone: created with mode 0600 (an older one is narrowed to
+//! it), opened with `O_NOFOLLOW` so a symbolic link planted at its name is not
+//! followed to append to some other file, and never opened when it is not a regular
+//! file (a FIFO would hold the run; see [`crate::files::open_regular`]).
 
 use std::io::Write as _;
 use std::path::PathBuf;
 
 use serde_json::json;
 
-use super::state::{now_ms, rfc3339};
+use super::state::{StateFileError, now_ms, rfc3339};
 use crate::settings::SearchSettings;
 
 /// The file's name in the state dir.
@@ -23,13 +31,19 @@ pub fn path(settings: &SearchSettings) -> Option<PathBuf> {
 }
 
 /// Appends one line for a search of `query` (when the log is on): `results` is the
-/// hit count, or the error kind when it failed. Failures to write are ignored.
-pub fn record(settings: &SearchSettings, query: &str, results: Result<usize, &str>, cached: bool) {
+/// hit count, or the error kind when it failed. `Err`: the line could not be written
+/// (the search goes on; the caller may warn).
+pub fn record(
+    settings: &SearchSettings,
+    query: &str,
+    results: Result<usize, &str>,
+    cached: bool,
+) -> Result<(), StateFileError> {
     if !settings.log_searches {
-        return;
+        return Ok(());
     }
     let Some(path) = path(settings) else {
-        return;
+        return Ok(());
     };
     let mut line = json!({
         "time": rfc3339(now_ms()),
@@ -41,21 +55,44 @@ pub fn record(settings: &SearchSettings, query: &str, results: Result<usize, &st
         Ok(count) => line["results"] = json!(count),
         Err(kind) => line["error"] = json!(kind),
     }
-    let mut text = line.to_string();
-    // The one redaction point: a query pasted with a key in it stays out of the log.
-    if let Some(key) = &settings.api_key {
-        text = crate::text::redact(&text, &[key.expose()]);
-    }
+    // The one redaction point: a query pasted with a key or password in it stays out
+    // of the log, whichever of the settings' secrets it is.
+    let search_secrets: Vec<&str> = settings
+        .api_key
+        .iter()
+        .map(|k| k.expose())
+        .chain(
+            std::iter::once(&settings.url)
+                .chain(&settings.fallback_urls)
+                .filter_map(|u| u.password()),
+        )
+        .collect();
+    let mut text = crate::text::redact_known(&line.to_string(), &search_secrets);
     text.push('\n');
+    let io = |source| StateFileError::Io {
+        path: path.clone(),
+        source,
+    };
     if let Some(dir) = path.parent() {
-        let _ = std::fs::create_dir_all(dir);
+        std::fs::create_dir_all(dir).map_err(io)?;
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.create(true).append(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let file = crate::files::open_regular(&path, &mut options, crate::files::Links::Refuse)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = file.metadata().map_err(io)?.permissions().mode();
+        if mode & 0o077 != 0 {
+            file.set_permissions(std::fs::Permissions::from_mode(0o600))
+                .map_err(io)?;
+        }
     }
     // One write of a short line in append mode: lines of concurrent runs do not mix.
-    if let Ok(mut file) = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-    {
-        let _ = file.write_all(text.as_bytes());
-    }
+    (&file).write_all(text.as_bytes()).map_err(io)
 }

@@ -8,7 +8,10 @@
 //! Every search sent goes through [`search`], which first takes a slot of the shared
 //! rate limit ([`limit`]) and checks the month's quota of a hosted API ([`usage`]),
 //! and writes the opt-in search log ([`log`]) after. Cached searches never reach it
-//! (the callers look in the cache first) and cost nothing.
+//! (the callers look in the cache first) and cost nothing. The state files behind
+//! these are shared with other processes and are read off the async runtime within a
+//! bounded wait ([`state`]); one that cannot be used lets the search through with a
+//! warning.
 
 pub mod brave;
 pub(crate) mod client;
@@ -28,21 +31,54 @@ use crate::settings::{SearchBackend, SearchSettings};
 /// month's quota (both checked before anything is sent), and logs it when the search
 /// log is on.
 pub async fn search(settings: &SearchSettings, query: &str) -> Result<SearchOutcome, Error> {
-    let outcome = match limit::acquire(settings).and_then(|()| usage::check(settings)) {
+    let allowed = {
+        let settings = settings.clone();
+        state::off_runtime(move || {
+            let mut notes = Vec::new();
+            if let Err(problem) = limit::acquire(&settings)? {
+                notes.push(state::warning(
+                    "the search rate limit was not applied",
+                    &problem,
+                ));
+            }
+            if let Err(problem) = usage::check(&settings)? {
+                notes.push(state::warning(
+                    "the month's search quota was not checked",
+                    &problem,
+                ));
+            }
+            Ok::<_, Error>(notes)
+        })
+        .await
+    };
+    let outcome = match allowed {
         Err(refused) => Err(refused),
-        Ok(()) => match settings.backend {
+        Ok(notes) => match settings.backend {
             SearchBackend::Searxng => searxng::search(settings, query).await,
             SearchBackend::Brave => brave::search(settings, query).await,
             SearchBackend::Tavily => tavily::search(settings, query).await,
-        },
+        }
+        .map(|mut found| {
+            found.warnings.splice(0..0, notes);
+            found
+        }),
     };
-    log::record(
+    let logged = log::record(
         settings,
         query,
         outcome.as_ref().map(|o| o.hits.len()).map_err(Error::kind),
         false,
     );
-    outcome
+    match (outcome, logged) {
+        (Ok(mut found), Err(problem)) => {
+            found.warnings.push(state::warning(
+                "this search was not written to the search log",
+                &problem,
+            ));
+            Ok(found)
+        }
+        (outcome, _) => outcome,
+    }
 }
 
 /// Why a search found nothing: its engines failed (a search failure, naming them),

@@ -57,16 +57,17 @@ pub async fn search(settings: &SearchSettings, query: &str) -> Result<SearchOutc
     }
     let key = settings.api_key.as_ref().map(|k| k.expose()).unwrap_or("");
     let request = client.post(url).bearer_auth(key).json(&body);
-    let (status, reply) = send(settings, request).await?;
-    parse_reply(
-        status,
-        &reply,
-        &display_url(settings),
-        query,
-        settings.max_results,
-    )
-    // The service may quote our key back in its error text.
-    .map_err(|e| e.redact(settings.api_key.as_ref()))
+    let reply = send(settings, request).await?;
+    reply
+        .noted(parse_reply(
+            reply.status,
+            &reply.body,
+            &display_url(settings),
+            query,
+            settings.max_results,
+        ))
+        // The service may quote our key back in its error text.
+        .map_err(|e| e.redact(settings.api_key.as_ref()))
 }
 
 /// Turns Tavily's status and body into hits or the matching error.

@@ -3,23 +3,30 @@
 //! (see [`super::state`]).
 //!
 //! Before a request is sent, [`check`] fails with [`Error::SearchQuotaSpent`] when the
-//! month's quota (`[search] monthly_quota`, by default the free tier: Brave 2,000
-//! queries, Tavily 1,000 credits; 0 = none) is used up; [`warning`] speaks from 80 %.
-//! A successful reply counts one query (Brave) or one credit (Tavily, basic depth);
-//! when Brave's reply carries its rate-limit headers (`X-RateLimit-Limit`,
-//! `X-RateLimit-Remaining`, `X-RateLimit-Policy`: comma-separated lists, one entry
-//! per window, the monthly one the longest), the count becomes the plan's own:
-//! limit minus remaining. SearXNG is the user's own and not counted. A usage file
-//! that is missing, corrupt or unwritable never stops a search.
+//! month's quota is used up; [`warning`] speaks from 80 %. The quota in force
+//! ([`quota_for`]) is `[search] monthly_quota` when set (0 = none), else the plan's own
+//! monthly limit as the service last reported it, else the free tier (Brave 2,000
+//! queries, Tavily 1,000 credits). A successful reply counts one query (Brave) or one
+//! credit (Tavily, basic depth).
+//!
+//! Brave's replies carry rate-limit headers for two windows at once, as
+//! comma-separated lists with one entry per window: `X-RateLimit-Limit: 20, 20000`,
+//! `X-RateLimit-Remaining: 19, 15000`, `X-RateLimit-Policy: 20;w=1, 20000;w=2592000`
+//! (the per-second window, then the monthly one). They are read per window
+//! ([`RateLimits`]); only the monthly window speaks about the quota, and the count
+//! becomes the plan's own: its limit minus what remains. The per-second window is
+//! the service's own business (its 429 says when it is passed). SearXNG is the user's
+//! own and not counted. A usage file that is missing, corrupt or unwritable never
+//! stops a search; one that cannot be used (see [`super::state`]) is reported.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::state::{locked, month_of, now_ms};
+use super::state::{StateFileError, locked, month_of, now_ms};
 use crate::error::Error;
-use crate::files::write_atomically;
+use crate::files::{read_small, write_atomically};
 /// This month's counts, as plain data the faces read (they live with the search results).
 pub use crate::hits::{MonthUsage, ServiceUsage, UsageReport};
 use crate::settings::{SearchBackend, SearchSettings};
@@ -59,45 +66,73 @@ pub fn unit(backend: SearchBackend) -> &'static str {
     }
 }
 
-/// The monthly quota in force for `backend`: the configured one, else the free tier;
-/// `None` when there is none (SearXNG, or `monthly_quota = 0`).
-pub fn quota(settings: &SearchSettings, backend: SearchBackend) -> Option<u64> {
-    backend.free_tier()?;
-    settings
-        .monthly_quota
-        .or(backend.free_tier())
-        .filter(|&q| q > 0)
+/// The monthly quota in force for `backend` given this month's `count`: the
+/// configured one, else the plan's own monthly limit (from its headers), else the
+/// free tier; `None` when there is none (SearXNG, or `monthly_quota = 0`).
+pub fn quota_for(settings: &SearchSettings, backend: SearchBackend, count: &Count) -> Option<u64> {
+    let free_tier = backend.free_tier()?;
+    match settings.monthly_quota {
+        Some(0) => None,
+        Some(configured) => Some(configured),
+        None => Some(count.plan_limit.filter(|&l| l > 0).unwrap_or(free_tier)),
+    }
 }
 
-fn read(path: &Path) -> UsageFile {
-    std::fs::read(path)
-        .ok()
+/// The largest usage file read (it holds a few lines a month).
+pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
+
+/// The usage file: empty when missing or corrupt, the reason when it cannot be used.
+fn read(path: &Path) -> Result<UsageFile, StateFileError> {
+    Ok(read_small(path, MAX_FILE_BYTES)?
         .and_then(|bytes| serde_json::from_slice(&bytes).ok())
-        .unwrap_or_default()
+        .unwrap_or_default())
+}
+
+/// `backend`'s count in the month of `now_ms`: zero when nothing is known, the reason
+/// when the file cannot be used.
+pub fn try_count_at(
+    dir: &Path,
+    backend: SearchBackend,
+    now_ms: u64,
+) -> Result<Count, StateFileError> {
+    Ok(read(&dir.join(FILE))?
+        .months
+        .remove(&month_of(now_ms))
+        .and_then(|mut m| m.remove(backend.id()))
+        .unwrap_or_default())
 }
 
 /// `backend`'s count in the month of `now_ms` (zero when nothing is known).
 pub fn count_at(dir: &Path, backend: SearchBackend, now_ms: u64) -> Count {
-    read(&dir.join(FILE))
-        .months
-        .remove(&month_of(now_ms))
-        .and_then(|mut m| m.remove(backend.id()))
-        .unwrap_or_default()
+    try_count_at(dir, backend, now_ms).unwrap_or_default()
 }
 
 /// Fails when this month's quota for the configured service is spent; nothing is
-/// to be sent then.
-pub fn check(settings: &SearchSettings) -> Result<(), Error> {
+/// to be sent then. `Ok(Err(problem))`: the usage file cannot be used, so the search
+/// goes on unchecked (and the caller warns).
+pub fn check(settings: &SearchSettings) -> Result<Result<(), StateFileError>, Error> {
     check_at(settings, now_ms())
 }
 
 /// [`check`] at the time `now` (Unix milliseconds).
-pub fn check_at(settings: &SearchSettings, now: u64) -> Result<(), Error> {
+pub fn check_at(settings: &SearchSettings, now: u64) -> Result<Result<(), StateFileError>, Error> {
     let backend = settings.backend;
-    let (Some(dir), Some(quota)) = (&settings.state_dir, quota(settings, backend)) else {
+    let (Some(dir), Some(_)) = (&settings.state_dir, backend.free_tier()) else {
+        return Ok(Ok(()));
+    };
+    match try_count_at(dir, backend, now) {
+        Ok(count) => judge(settings, &count, now).map(Ok),
+        Err(problem) => Ok(Err(problem)),
+    }
+}
+
+/// Fails when `count` has used up the quota in force.
+fn judge(settings: &SearchSettings, count: &Count, now: u64) -> Result<(), Error> {
+    let backend = settings.backend;
+    let Some(quota) = quota_for(settings, backend, count) else {
         return Ok(());
     };
-    let used = count_at(dir, backend, now).used;
+    let used = count.used;
     if used >= quota {
         return Err(Error::SearchQuotaSpent {
             backend,
@@ -119,8 +154,10 @@ pub fn warning(settings: &SearchSettings) -> Option<String> {
 /// [`warning`] at the time `now` (Unix milliseconds).
 pub fn warning_at(settings: &SearchSettings, now: u64) -> Option<String> {
     let backend = settings.backend;
-    let quota = quota(settings, backend)?;
-    let used = count_at(settings.state_dir.as_deref()?, backend, now).used;
+    backend.free_tier()?;
+    let count = count_at(settings.state_dir.as_deref()?, backend, now);
+    let quota = quota_for(settings, backend, &count)?;
+    let used = count.used;
     (used as f64 >= quota as f64 * WARN_AT).then(|| {
         format!(
             "{backend}: {used} of {quota} {} used this month ({} %); `ground usage` shows the counts, [search] monthly_quota sets the quota",
@@ -131,9 +168,15 @@ pub fn warning_at(settings: &SearchSettings, now: u64) -> Option<String> {
 }
 
 /// Counts one reply of a hosted search API: a 2xx adds one query or credit; Brave's
-/// rate-limit headers, when present, set the count to the plan's own.
-pub fn record(settings: &SearchSettings, status: u16, headers: &reqwest::header::HeaderMap) {
-    record_at(settings, status, headers, now_ms());
+/// monthly rate-limit window, when its headers carry one, sets the count to the
+/// plan's own. Blocks for up to [`super::state::LOCK_WAIT`]: call it off the async
+/// runtime. `Err`: the usage file could not be used, so the reply was not counted.
+pub fn record(
+    settings: &SearchSettings,
+    status: u16,
+    headers: &reqwest::header::HeaderMap,
+) -> Result<(), StateFileError> {
+    record_at(settings, status, headers, now_ms())
 }
 
 /// [`record`] at the time `now` (Unix milliseconds).
@@ -142,21 +185,24 @@ pub fn record_at(
     status: u16,
     headers: &reqwest::header::HeaderMap,
     now: u64,
-) {
+) -> Result<(), StateFileError> {
     let backend = settings.backend;
     let Some(dir) = settings.state_dir.as_deref() else {
-        return;
+        return Ok(());
     };
     if backend.free_tier().is_none() {
-        return;
+        return Ok(());
     }
-    let plan = monthly_limit_and_remaining(headers);
+    let plan = RateLimits::from_headers(headers)
+        .monthly
+        .map(|w| (w.limit, w.remaining));
     if !(200..300).contains(&status) && plan.is_none() {
-        return;
+        return Ok(());
     }
     let path = dir.join(FILE);
     locked(dir, || {
-        let mut file = read(&path);
+        // Not a state file: left alone, and this reply goes uncounted.
+        let mut file = read(&path)?;
         let count = file
             .months
             .entry(month_of(now))
@@ -175,37 +221,91 @@ pub fn record_at(
             // A failed write never blocks a search (the state is a best effort).
             let _ = write_atomically(&path, &bytes);
         }
-    });
+        Ok(())
+    })?
 }
 
-/// The monthly window's (limit, remaining) from Brave's headers: `X-RateLimit-Limit:
-/// 1, 15000` and `X-RateLimit-Remaining: 1, 1000` list one entry per window, and
-/// `X-RateLimit-Policy: 1;w=1, 15000;w=2592000` names the windows in seconds; the
-/// longest window is the month (without a policy, the last entry).
-pub fn monthly_limit_and_remaining(headers: &reqwest::header::HeaderMap) -> Option<(u64, u64)> {
-    let list = |name: &str| -> Option<Vec<String>> {
-        let value = headers.get(name)?.to_str().ok()?;
-        Some(value.split(',').map(|s| s.trim().to_string()).collect())
-    };
-    let numbers =
-        |name: &str| -> Option<Vec<u64>> { list(name)?.iter().map(|s| s.parse().ok()).collect() };
-    let limits = numbers("x-ratelimit-limit")?;
-    let remaining = numbers("x-ratelimit-remaining")?;
-    let windows: Option<Vec<u64>> = list("x-ratelimit-policy").and_then(|policies| {
-        policies
-            .iter()
-            .map(|p| {
-                p.split(';')
-                    .find_map(|part| part.trim().strip_prefix("w="))
-                    .and_then(|w| w.trim().parse().ok())
+/// One rate-limit window of Brave's headers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Window {
+    /// Requests the window allows.
+    pub limit: u64,
+    /// Requests left in it.
+    pub remaining: u64,
+    /// Its length in seconds, when `X-RateLimit-Policy` says (`w=`).
+    pub seconds: Option<u64>,
+}
+
+/// Brave's rate-limit headers read per window: `X-RateLimit-Limit: 20, 20000`,
+/// `X-RateLimit-Remaining: 19, 15000` and `X-RateLimit-Policy: 20;w=1,
+/// 20000;w=2592000` list one entry per window, in the same order.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RateLimits {
+    /// The shortest window (per second on every plan).
+    pub per_second: Option<Window>,
+    /// The longest window: the month, the one the quota is judged on.
+    pub monthly: Option<Window>,
+}
+
+/// The longest window with a policy that Brave calls monthly could be (its plans
+/// say 30 days); without a policy, a list of two or more entries ends with the month.
+const MIN_MONTH_SECS: u64 = 28 * 86_400;
+
+impl RateLimits {
+    /// Reads the headers. Lists whose lengths differ, or entries that are not
+    /// numbers, give nothing; so does a single entry without a policy (it could be
+    /// either window).
+    pub fn from_headers(headers: &reqwest::header::HeaderMap) -> RateLimits {
+        Self::read(headers).unwrap_or_default()
+    }
+
+    fn read(headers: &reqwest::header::HeaderMap) -> Option<RateLimits> {
+        let list = |name: &str| -> Option<Vec<String>> {
+            let value = headers.get(name)?.to_str().ok()?;
+            Some(value.split(',').map(|s| s.trim().to_string()).collect())
+        };
+        let numbers = |name: &str| -> Option<Vec<u64>> {
+            list(name)?.iter().map(|s| s.parse().ok()).collect()
+        };
+        let limits = numbers("x-ratelimit-limit")?;
+        let remaining = numbers("x-ratelimit-remaining")?;
+        if limits.len() != remaining.len() || limits.is_empty() {
+            return None;
+        }
+        let seconds: Option<Vec<u64>> = list("x-ratelimit-policy")
+            .and_then(|policies| {
+                policies
+                    .iter()
+                    .map(|p| {
+                        p.split(';')
+                            .find_map(|part| part.trim().strip_prefix("w="))
+                            .and_then(|w| w.trim().parse().ok())
+                    })
+                    .collect()
             })
-            .collect()
-    });
-    let index = match windows {
-        Some(w) if w.len() == limits.len() => (0..w.len()).max_by_key(|&i| w[i])?,
-        _ => limits.len().checked_sub(1)?,
-    };
-    Some((*limits.get(index)?, *remaining.get(index)?))
+            .filter(|w: &Vec<u64>| w.len() == limits.len());
+        let window = |i: usize| Window {
+            limit: limits[i],
+            remaining: remaining[i],
+            seconds: seconds.as_ref().map(|w| w[i]),
+        };
+        let last = limits.len() - 1;
+        Some(match &seconds {
+            Some(w) => {
+                let shortest = (0..w.len()).min_by_key(|&i| w[i])?;
+                let longest = (0..w.len()).max_by_key(|&i| w[i])?;
+                RateLimits {
+                    per_second: (w[shortest] <= 1).then(|| window(shortest)),
+                    monthly: (w[longest] >= MIN_MONTH_SECS).then(|| window(longest)),
+                }
+            }
+            None if last == 0 => RateLimits::default(),
+            None => RateLimits {
+                per_second: Some(window(0)),
+                monthly: Some(window(last)),
+            },
+        })
+    }
 }
 
 /// This month's usage of Brave and Tavily; `None` without a state dir.
@@ -220,7 +320,7 @@ pub fn this_month(settings: &SearchSettings) -> Option<MonthUsage> {
                 service: backend.id(),
                 name: backend.to_string(),
                 used: count.used,
-                quota: quota(settings, backend),
+                quota: quota_for(settings, backend, &count),
                 unit: unit(backend),
                 plan_limit: count.plan_limit,
             }
@@ -277,10 +377,10 @@ mod tests {
         for i in 0..10 {
             assert!(check_at(&s, now).is_ok(), "search {i} is allowed");
             assert_eq!(warning_at(&s, now).is_some(), i >= 8, "after {i} searches");
-            record_at(&s, 200, &none, now);
+            record_at(&s, 200, &none, now).unwrap();
         }
         // Failed replies are not billed.
-        record_at(&s, 500, &none, now);
+        record_at(&s, 500, &none, now).unwrap();
         assert_eq!(count_at(dir.path(), SearchBackend::Tavily, now).used, 10);
         let err = check_at(&s, now).unwrap_err();
         assert!(matches!(
@@ -312,7 +412,7 @@ mod tests {
             HeaderValue::from_static("1;w=1, 2000;w=2592000"),
         );
         let now = 1_795_449_909_000;
-        record_at(&s, 200, &headers, now);
+        record_at(&s, 200, &headers, now).unwrap();
         let count = count_at(dir.path(), SearchBackend::Brave, now);
         assert_eq!((count.used, count.plan_limit), (1650, Some(2000)));
         assert!(
@@ -322,21 +422,93 @@ mod tests {
         );
         // A 429 with headers still updates the count.
         headers.insert("X-RateLimit-Remaining", HeaderValue::from_static("0, 0"));
-        record_at(&s, 429, &headers, now);
+        record_at(&s, 429, &headers, now).unwrap();
         assert!(check_at(&s, now).is_err());
     }
 
     #[test]
-    fn header_lists_without_a_policy_take_the_last_window_and_junk_is_ignored() {
+    fn header_lists_are_read_per_window_and_junk_is_ignored() {
+        let window = |limit, remaining, seconds| {
+            Some(Window {
+                limit,
+                remaining,
+                seconds,
+            })
+        };
         let mut headers = HeaderMap::new();
         headers.insert("x-ratelimit-limit", HeaderValue::from_static("20, 20000"));
         headers.insert(
             "x-ratelimit-remaining",
             HeaderValue::from_static("19, 19990"),
         );
-        assert_eq!(monthly_limit_and_remaining(&headers), Some((20000, 19990)));
+        let read = RateLimits::from_headers(&headers);
+        assert_eq!(read.per_second, window(20, 19, None));
+        assert_eq!(read.monthly, window(20000, 19990, None));
+        // The policy names the windows, in any order.
+        headers.insert(
+            "x-ratelimit-policy",
+            HeaderValue::from_static("20000;w=2592000, 20;w=1"),
+        );
+        headers.insert("x-ratelimit-limit", HeaderValue::from_static("20000, 20"));
+        headers.insert(
+            "x-ratelimit-remaining",
+            HeaderValue::from_static("19990, 19"),
+        );
+        let read = RateLimits::from_headers(&headers);
+        assert_eq!(read.per_second, window(20, 19, Some(1)));
+        assert_eq!(read.monthly, window(20000, 19990, Some(2_592_000)));
+        // One entry without a policy could be either window; lists of different
+        // lengths and words are nothing.
+        headers.remove("x-ratelimit-policy");
+        headers.insert("x-ratelimit-limit", HeaderValue::from_static("20"));
+        headers.insert("x-ratelimit-remaining", HeaderValue::from_static("0"));
+        assert_eq!(RateLimits::from_headers(&headers), RateLimits::default());
+        headers.insert("x-ratelimit-remaining", HeaderValue::from_static("0, 0"));
+        assert_eq!(RateLimits::from_headers(&headers), RateLimits::default());
         headers.insert("x-ratelimit-remaining", HeaderValue::from_static("many"));
-        assert_eq!(monthly_limit_and_remaining(&headers), None);
+        assert_eq!(RateLimits::from_headers(&headers), RateLimits::default());
+    }
+
+    #[test]
+    fn the_quota_is_judged_on_the_plans_monthly_window() {
+        // Issue 24, finding 13: a paid plan of 20,000 a month with 15,000 left was read
+        // as "5000 of 2000 queries" (the free tier's quota) and the next search refused.
+        let dir = tempfile::tempdir().unwrap();
+        let s = settings(dir.path(), SearchBackend::Brave, None);
+        let mut headers = HeaderMap::new();
+        headers.insert("X-RateLimit-Limit", HeaderValue::from_static("20, 20000"));
+        headers.insert(
+            "X-RateLimit-Remaining",
+            HeaderValue::from_static("19, 15000"),
+        );
+        let now = 1_795_449_909_000;
+        record_at(&s, 200, &headers, now).unwrap();
+        let count = count_at(dir.path(), SearchBackend::Brave, now);
+        assert_eq!((count.used, count.plan_limit), (5000, Some(20000)));
+        assert!(check_at(&s, now).unwrap().is_ok());
+        assert_eq!(warning_at(&s, now), None, "25 % of the plan is no warning");
+        assert_eq!(
+            this_month(&s).unwrap().services[0].quota,
+            Some(20000),
+            "the plan's own limit is the quota shown"
+        );
+        // The per-second window running out says nothing about the month.
+        headers.insert(
+            "X-RateLimit-Remaining",
+            HeaderValue::from_static("0, 14990"),
+        );
+        record_at(&s, 200, &headers, now).unwrap();
+        assert!(check_at(&s, now).unwrap().is_ok());
+        // The month running out does.
+        headers.insert("X-RateLimit-Remaining", HeaderValue::from_static("5, 0"));
+        record_at(&s, 200, &headers, now).unwrap();
+        let err = check_at(&s, now).unwrap_err();
+        assert!(err.to_string().contains("20000 of 20000 queries"), "{err}");
+        // A quota the user set still rules over the plan's.
+        let own = settings(dir.path(), SearchBackend::Brave, Some(30000));
+        assert!(check_at(&own, now).unwrap().is_ok());
+        let none = settings(dir.path(), SearchBackend::Brave, Some(0));
+        assert!(check_at(&none, now).unwrap().is_ok());
     }
 
     #[test]
@@ -345,7 +517,7 @@ mod tests {
         std::fs::write(dir.path().join(FILE), "[1, 2").unwrap();
         let s = settings(dir.path(), SearchBackend::Brave, Some(1));
         assert!(check_at(&s, 0).is_ok());
-        record_at(&s, 200, &HeaderMap::new(), 0);
+        record_at(&s, 200, &HeaderMap::new(), 0).unwrap();
         assert!(check_at(&s, 0).is_err());
     }
 }

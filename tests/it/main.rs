@@ -34,5 +34,6 @@ mod search;
 mod searxng;
 mod secrets;
 mod setup_files;
+mod state_files;
 mod streaming;
 mod usage_errors;

@@ -466,3 +466,64 @@ async fn concurrent_mode_runs_every_query_at_once() {
         ]
     );
 }
+
+// --- finding 16: independent sources ---------------------------------------------------
+
+#[tokio::test]
+async fn one_server_under_two_names_is_not_two_sources_that_agree() {
+    use wiremock::matchers::body_string_contains;
+    let world = World::new().await;
+    let plan = json!({"queries": ["tardigrades space survival", "FOTON-M3 tardigrades"],
+        "must_have_evidence": ["FOTON-M3 mission"], "stop_conditions": ["2 independent sources agree"]});
+    Mock::given(method("POST"))
+        .and(path("/api/chat"))
+        .and(body_string_contains(
+            "You turn a question into web search queries",
+        ))
+        .respond_with(
+            ResponseTemplate::new(200).set_body_json(ollama_reply(&plan.to_string(), "stop")),
+        )
+        .mount(&world.ollama)
+        .await;
+    world.model_replies(&good_answer()).await;
+    world.serve_fixture_pages().await;
+    // The same page of the same server, once as 127.0.0.1 and once as localhost.
+    let by_ip = format!("{}/pages/tardigrades-space.html", world.pages.uri());
+    let by_name = by_ip.replace("127.0.0.1", "localhost");
+    let reply = json!({"query": "q", "results": [
+        {"url": by_ip, "title": "Tardigrades in space", "content": "Tardigrades on the FOTON-M3 mission.", "engine": "x", "engines": ["x"]},
+        {"url": by_name, "title": "Tardigrades in space (mirror)", "content": "Tardigrades on the FOTON-M3 mission.", "engine": "x", "engines": ["x"]}
+    ], "answers": [], "corrections": [], "infoboxes": [], "suggestions": [], "unresponsive_engines": []});
+    for (query, expect) in [
+        ("tardigrades space survival", 1),
+        ("FOTON-M3 tardigrades", 1),
+    ] {
+        Mock::given(method("GET"))
+            .and(path("/search"))
+            .and(query_param("q", query))
+            .respond_with(ResponseTemplate::new(200).set_body_json(reply.clone()))
+            .expect(expect)
+            .mount(&world.searx)
+            .await;
+    }
+    let mut cmd = world.ground();
+    cmd.args([
+        "answer",
+        "--json",
+        "--queries",
+        "2",
+        "do tardigrades survive in space",
+    ]);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v = json_stdout(&out);
+    // Before: "sources_agree" after one search, with 127.0.0.1 and localhost as the
+    // two sources.
+    assert_eq!(
+        v["plan"]["evidence"][0]["hosts"],
+        json!(["127.0.0.1"]),
+        "{v}"
+    );
+    assert_eq!(v["plan"]["stopped_because"], "queries_exhausted", "{v}");
+    assert_eq!(v["plan"]["rounds"], 2, "{v}");
+}

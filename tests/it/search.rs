@@ -371,3 +371,55 @@ async fn a_hosted_service_without_a_key_is_a_config_error() {
     );
     assert!(world.searx.received_requests().await.unwrap().is_empty());
 }
+
+// --- finding 13: Brave's rate-limit windows -------------------------------------------
+
+#[tokio::test]
+async fn a_paid_brave_plan_is_judged_on_its_monthly_window() {
+    let world = World::new().await;
+    let reply = json!({"type": "search", "web": {"type": "search", "results": [
+        {"title": "Water bears", "url": "https://example.com/water-bears", "description": "Tardigrades are microscopic."}
+    ]}});
+    Mock::given(method("GET"))
+        .and(path("/res/v1/web/search"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_json(reply)
+                .insert_header("X-RateLimit-Limit", "20, 20000")
+                .insert_header("X-RateLimit-Remaining", "19, 15000")
+                .insert_header("X-RateLimit-Reset", "1, 1419704"),
+        )
+        .mount(&world.searx)
+        .await;
+    let config = world.config_file(&format!(
+        "[search]\nbackend = \"brave\"\nurl = \"{}\"\n",
+        world.searx.uri()
+    ));
+    for round in 0..2 {
+        let mut cmd = world.ground();
+        cmd.env("GROUND_BRAVE_API_KEY", "BSA-test-key")
+            .args(["search", "tardigrades", "--config"])
+            .arg(&config);
+        let out = run(cmd).await;
+        // Before: the second search was refused, "quota spent: 5000 of 2000".
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "round {round}: {}",
+            stderr(&out)
+        );
+        assert!(!stderr(&out).contains("of 2000"), "{}", stderr(&out));
+    }
+    let mut cmd = world.ground();
+    cmd.env("GROUND_BRAVE_API_KEY", "BSA-test-key")
+        .args(["usage", "--json", "--config"])
+        .arg(&config);
+    let usage = json_stdout(&run(cmd).await);
+    let brave = &usage["usage"]["services"][0];
+    assert_eq!(brave["service"], "brave", "{usage}");
+    assert_eq!(
+        (brave["used"].as_u64(), brave["quota"].as_u64()),
+        (Some(5000), Some(20000)),
+        "{usage}"
+    );
+}

@@ -539,3 +539,105 @@ async fn doctor_checks_each_instance() {
     assert_eq!(reachable[1]["status"], "fail");
     assert!(reachable[1]["detail"].as_str().unwrap().contains(&down));
 }
+
+// --- finding 6 and 11: SearXNG's HTML results page ------------------------------------
+
+/// `depth` `div.result`s nested in each other, each with a link and a snippet.
+fn nested_results_page(depth: usize) -> String {
+    let mut page = String::from("<html><body><div id=urls>");
+    for i in 0..depth {
+        page.push_str(&format!(
+            "<div class=\"result\"><h3><a href=\"https://example.org/{i}\">Result {i}</a></h3><p class=\"content\">snippet {i}</p>"
+        ));
+    }
+    page.push_str(&"</div>".repeat(depth));
+    page.push_str("</div></body></html>");
+    page
+}
+
+/// Makes `server` answer like a SearXNG with JSON off whose HTML results page is
+/// `html`.
+async fn json_off_with_page(server: &MockServer, html: String) {
+    Mock::given(method("GET"))
+        .and(path("/search"))
+        .and(query_param("format", "json"))
+        .respond_with(ResponseTemplate::new(403).set_body_raw(
+            fixture("searxng/searxng/noformat-json.body.html"),
+            "text/html; charset=utf-8",
+        ))
+        .mount(server)
+        .await;
+    Mock::given(method("GET"))
+        .and(path("/search"))
+        .and(query_param_is_missing("format"))
+        .respond_with(ResponseTemplate::new(200).set_body_raw(html, "text/html; charset=utf-8"))
+        .mount(server)
+        .await;
+}
+
+#[tokio::test]
+async fn a_results_page_nested_thousands_deep_is_read_in_linear_time() {
+    let world = World::new().await;
+    let page = nested_results_page(13_000);
+    assert!(page.len() > 1_500_000);
+    json_off_with_page(&world.searx, page).await;
+    let started = Instant::now();
+    let mut cmd = world.ground();
+    cmd.args(["search", "--json", "tardigrades"]);
+    let out = run_within(cmd, Duration::from_secs(60)).await;
+    let took = started.elapsed();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // Before: 68.8 s for this page, on the async runtime.
+    assert!(took < Duration::from_secs(5), "{took:?}");
+    let v = json_stdout(&out);
+    assert_eq!(v["results"][0]["url"], "https://example.org/0", "{v}");
+    assert!(stderr(&out).contains("formats: [html, json]"));
+}
+
+#[tokio::test]
+async fn an_unreadable_html_page_tries_the_next_instance_and_keeps_the_advice() {
+    let world = World::new().await;
+    let first = MockServer::start().await;
+    json_off_with_page(
+        &first,
+        "<html><head><title>Sign in</title></head><body><form action=/login><input name=user></form></body></html>".into(),
+    )
+    .await;
+    world
+        .search_replies_with_capture("searxng/normal.body.json")
+        .await;
+    let mut cmd = world.ground();
+    cmd.args([
+        "search",
+        "--json",
+        "--searxng-url",
+        &first.uri(),
+        "--searxng-url",
+        &world.searx.uri(),
+        "tardigrades",
+    ]);
+    let out = run(cmd).await;
+    let err = stderr(&out);
+    // Before: exit 4, "no results", "rephrase", and the second instance never asked.
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(!json_stdout(&out)["results"].as_array().unwrap().is_empty());
+    assert_eq!(world.searx.received_requests().await.unwrap().len(), 1);
+    assert!(
+        err.contains(&format!("SearXNG at {} failed", first.uri()))
+            && err.contains("its HTML results page could not be read")
+            && err.contains("`formats: [html, json]`")
+            && err.contains("trying the next instance"),
+        "{err}"
+    );
+
+    // Alone, such an instance is a search failure that names the fix, not "no results".
+    let mut cmd = world.ground();
+    cmd.args(["search", "--searxng-url", &first.uri(), "tardigrades"]);
+    let out = run(cmd).await;
+    assert_error_report(
+        &out,
+        3,
+        &["refused the JSON format"],
+        "formats: [html, json]",
+    );
+}

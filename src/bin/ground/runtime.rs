@@ -6,9 +6,10 @@ use ground::config::{self, Overrides};
 use ground::error::Error;
 use ground::settings::Settings;
 
-/// Resolves settings from flags, the real environment and the config file.
+/// Resolves settings from flags, the real environment and the config file, and hands
+/// their secrets to the redactor.
 pub fn settings(overrides: &Overrides) -> Result<Settings, Error> {
-    config::resolve(overrides, &|name| std::env::var(name).ok())
+    config::resolve(overrides, &|name| std::env::var(name).ok()).inspect(Settings::remember_secrets)
 }
 
 /// Runs `work` on a fresh runtime, ending early with [`Error::Interrupted`] on Ctrl-C
