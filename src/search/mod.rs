@@ -18,6 +18,7 @@ pub(crate) mod client;
 pub(crate) mod limit;
 pub(crate) mod log;
 pub mod searxng;
+pub(crate) mod searxng_html;
 pub(crate) mod state;
 pub mod tavily;
 pub mod usage;
@@ -91,7 +92,7 @@ pub fn no_hits_error(query: &str, unresponsive: &[(String, String)]) -> Error {
         }
     } else {
         Error::SearchEnginesFailed {
-            engines: searxng::describe_unresponsive(unresponsive),
+            engines: crate::hits::describe_unresponsive(unresponsive),
         }
     }
 }
