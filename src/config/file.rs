@@ -96,8 +96,12 @@ pub(crate) struct FileCache {
 pub(crate) struct FileSearch {
     /// `backend`: `searxng`, `brave` or `tavily`.
     pub backend: Option<String>,
-    /// `api_key`: the hosted search backend's key.
+    /// `api_key`: the key of the backend this section names (`backend`).
     pub api_key: Option<String>,
+    /// `brave_api_key`: Brave's key, whichever backend is named.
+    pub brave_api_key: Option<String>,
+    /// `tavily_api_key`: Tavily's key, whichever backend is named.
+    pub tavily_api_key: Option<String>,
     /// `url`: the service's base URL.
     pub url: Option<String>,
     /// `urls`: further SearXNG instances, tried in order.

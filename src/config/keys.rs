@@ -40,6 +40,35 @@ fn env_vars(name: KeyName) -> &'static [&'static str] {
     }
 }
 
+/// A search service's key in the config file, with the setting it is under: its own
+/// `brave_api_key` / `tavily_api_key`, else `api_key` when the section's `backend`
+/// names that service (or names none and `running`, the backend this run uses, is
+/// that service). A key belongs to one service: `api_key` under `backend = "brave"`
+/// is never sent to Tavily.
+fn file_key(
+    file: &FileSearch,
+    name: KeyName,
+    running: Option<SearchBackend>,
+) -> Option<(&str, &'static str)> {
+    fn set(value: &Option<String>) -> Option<&str> {
+        value.as_deref().filter(|k| !k.trim().is_empty())
+    }
+    let own = match name {
+        KeyName::Brave => set(&file.brave_api_key).map(|k| (k, "[search] brave_api_key")),
+        KeyName::Tavily => set(&file.tavily_api_key).map(|k| (k, "[search] tavily_api_key")),
+        KeyName::Llm => None,
+    };
+    let owner = match file.backend.as_deref() {
+        Some(named) => SearchBackend::parse(named),
+        None => running,
+    };
+    own.or_else(|| {
+        set(&file.api_key)
+            .filter(|_| owner.and_then(key_name) == Some(name))
+            .map(|k| (k, "[search] api_key"))
+    })
+}
+
 /// The keyring name of a search backend's key; `None` for SearXNG, which needs none.
 fn key_name(backend: SearchBackend) -> Option<KeyName> {
     match backend {
@@ -65,7 +94,7 @@ pub(super) fn search_key(
     let key = env_vars(name)
         .iter()
         .find_map(|var| env(var))
-        .or_else(|| file.api_key.clone())
+        .or_else(|| file_key(file, name, Some(backend)).map(|(key, _)| key.to_string()))
         .filter(|k| !k.trim().is_empty());
     if let Some(key) = key {
         return Ok(Some(Secret::new(&key)));
@@ -125,7 +154,9 @@ fn is_local(url: &Url) -> bool {
 
 /// Where each key would come from, in the order flag > env > config > keyring,
 /// without the key itself. The config file's `[search] api_key` belongs to the
-/// search backend chosen by `--search`, `GROUND_SEARCH` or `[search] backend`.
+/// backend its `[search] backend` names, or when it names none to the one chosen by
+/// `--search` or `GROUND_SEARCH` ([`file_key`]); `brave_api_key` and `tavily_api_key`
+/// to their services.
 pub fn key_sources(
     flags: &Overrides,
     env: &dyn Fn(&str) -> Option<String>,
@@ -134,21 +165,14 @@ pub fn key_sources(
     let file = load_chosen(flags.config_path.as_deref(), env)?;
     let env = |name: &str| env(name).filter(|v| !v.trim().is_empty());
     let set = |v: &Option<String>| v.as_deref().is_some_and(|k| !k.trim().is_empty());
-    let backend = flags
+    let running = flags
         .search_backend
-        .or_else(|| env("GROUND_SEARCH").and_then(|b| SearchBackend::parse(&b)))
-        .or_else(|| {
-            file.search
-                .backend
-                .as_deref()
-                .and_then(SearchBackend::parse)
-        });
+        .or_else(|| env("GROUND_SEARCH").and_then(|b| SearchBackend::parse(&b)));
     let mut out = Vec::new();
     for name in KeyName::ALL {
         let in_file = match name {
             KeyName::Llm => set(&file.llm.api_key).then_some("[llm] api_key"),
-            _ => (set(&file.search.api_key) && backend.and_then(key_name) == Some(name))
-                .then_some("[search] api_key"),
+            _ => file_key(&file.search, name, running).map(|(_, setting)| setting),
         };
         let source = if let Some(var) = env_vars(name).iter().find(|v| env(v).is_some()) {
             KeySource::Env(var)

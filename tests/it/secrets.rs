@@ -299,3 +299,58 @@ async fn keys_echoed_by_failing_servers_are_not_shown() {
         check_output(&format!("model 500: ground {}", args.join(" ")), &out);
     }
 }
+
+/// A key belongs to one service: `[search] api_key` under `backend = "brave"` is
+/// Brave's, so `--search tavily` sends it nowhere and says Tavily has no key, and
+/// `ground key status` names the setting each key comes from.
+#[tokio::test]
+async fn a_key_configured_for_brave_is_never_sent_to_tavily() {
+    let world = World::new().await;
+    let tavily = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({"results": []})))
+        .mount(&tavily)
+        .await;
+    let config = world.config_file(&format!(
+        "[search]\nbackend = \"brave\"\napi_key = \"BSAbraveOnlyKey123\"\nurl = \"{}\"\n",
+        tavily.uri()
+    ));
+    let mut cmd = world.ground();
+    cmd.args(["search", "--search", "tavily", "--config"])
+        .arg(&config)
+        .arg("tardigrades");
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("Tavily"), "{}", stderr(&out));
+    assert!(
+        tavily.received_requests().await.unwrap().is_empty(),
+        "the Brave key went to Tavily"
+    );
+
+    let mut status = world.ground();
+    status.args(["key", "status", "--config"]).arg(&config);
+    let out = run(status).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("brave   set by [search] api_key in the config file"),
+        "{text}"
+    );
+    assert!(
+        text.lines().any(|l| l.starts_with("tavily  not set")),
+        "{text}"
+    );
+
+    // Its own setting gives Tavily a key of its own.
+    let config = world.config_file(&format!(
+        "[search]\nbackend = \"brave\"\napi_key = \"BSAbraveOnlyKey123\"\ntavily_api_key = \"tvly-own-key\"\nurl = \"{}\"\n",
+        tavily.uri()
+    ));
+    let mut status = world.ground();
+    status.args(["key", "status", "--config"]).arg(&config);
+    let text = stdout(&run(status).await);
+    assert!(
+        text.contains("tavily  set by [search] tavily_api_key in the config file"),
+        "{text}"
+    );
+}
