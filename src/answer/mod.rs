@@ -193,7 +193,8 @@ pub fn parse_answer(content: &str) -> Result<ModelAnswer, String> {
     let raw: RawAnswer = serde_json::from_str(json).map_err(|e| format!("invalid JSON ({e})"))?;
     let mut over_bounds = 0usize;
     // Small models repeat themselves: a statement said twice is said once, with the
-    // citations of both.
+    // citations of its first saying. That is what a reader saw when the statement was
+    // printed as it streamed, so streamed and whole output stay the same.
     let mut statements: Vec<ModelStatement> = Vec::new();
     let mut seen: HashMap<String, usize> = HashMap::new();
     for raw_statement in raw.statements {
@@ -203,7 +204,7 @@ pub fn parse_answer(content: &str) -> Result<ModelAnswer, String> {
         }
         let key = normalise(&text);
         let index = match seen.get(&key) {
-            Some(&i) => i,
+            Some(_) => continue,
             None if statements.len() < MAX_STATEMENTS => {
                 seen.insert(key, statements.len());
                 statements.push(ModelStatement {
@@ -391,7 +392,8 @@ mod tests {
             {"text": "It is held  in September. ", "citations": [{"source": 1, "quote": "third Saturday of September"}, {"source": 2, "quote": "in the autumn"}]}
         ], "unknowns": ["It is held in September.", "Who started it", "who started it"]}"#).unwrap();
         assert_eq!(a.statements.len(), 1);
-        assert_eq!(a.statements[0].citations.len(), 2);
+        // The first saying's citations: what was printed as the reply streamed.
+        assert_eq!(a.statements[0].citations.len(), 1);
         assert_eq!(a.unknowns, vec!["Who started it".to_string()]);
     }
 

@@ -82,7 +82,7 @@ pub async fn ask_streaming(
                     continue;
                 };
                 if !seen.insert(normalise(&statement.text)) {
-                    continue; // said twice: the whole-reply parse merges it into the first
+                    continue; // said twice: the whole-reply parse keeps the first saying too
                 }
                 watch(AskEvent::Statement {
                     attempt,

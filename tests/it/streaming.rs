@@ -404,3 +404,46 @@ async fn ctrl_c_mid_stream_exits_130_keeping_what_was_printed() {
         "{err}"
     );
 }
+
+#[tokio::test]
+async fn a_statement_said_twice_prints_once_streamed_or_not() {
+    // The model repeats its first statement citing another source: streamed output
+    // shows it once with its first citation, exactly as a whole reply prints.
+    let twice = json!({"answerable": true, "statements": [
+        {"text": "Dried tardigrades survived ten days of exposure to open space on the FOTON-M3 mission in 2007.",
+         "citations": [{"source": 1, "quote": "dried tardigrades were exposed to open space for ten days on the FOTON-M3 mission"}]},
+        {"text": "Dried tardigrades survived ten days of exposure to open space on the FOTON-M3 mission in 2007.",
+         "citations": [{"source": 2, "quote": "tardigrades enter a dormant tun state called anhydrobiosis"}]}
+    ], "unknowns": []})
+    .to_string();
+    let world = world_with_pages().await;
+    stream_replies(
+        &world,
+        ollama_stream(&twice, Some("stop"), 4),
+        "application/x-ndjson",
+        false,
+    )
+    .await;
+    let streamed = run(answer_cmd(&world)).await;
+    assert_eq!(streamed.status.code(), Some(0), "{}", stderr(&streamed));
+    let text = stdout(&streamed);
+    assert!(!text.contains("differs"), "{text}");
+    assert_eq!(
+        text.matches("Dried tardigrades survived").count(),
+        1,
+        "{text}"
+    );
+
+    let whole = world_with_pages().await;
+    Mock::given(method("POST"))
+        .and(path("/api/chat"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(ollama_reply(&twice, "stop")))
+        .mount(&whole.ollama)
+        .await;
+    let out = run(answer_cmd(&whole)).await;
+    assert_eq!(
+        whole.scrub(&stdout(&out)),
+        world.scrub(&text),
+        "streamed output ends up as without streaming"
+    );
+}
