@@ -21,8 +21,12 @@ echo 0 >"$peak_file"
 (
     peak=0
     while :; do
-        now=$(du -sb "$CARGO_TARGET_DIR" 2>/dev/null | cut -f1 || echo 0)
-        [ "${now:-0}" -gt "$peak" ] && peak=$now && echo "$peak" >"$peak_file"
+        # du may race with files cargo removes: take its first number, or skip.
+        now=$( (du -sb "$CARGO_TARGET_DIR" 2>/dev/null || true) | head -n 1 | cut -f1)
+        if [ -n "$now" ] && [ "$now" -gt "$peak" ]; then
+            peak=$now
+            echo "$peak" >"$peak_file"
+        fi
         sleep 1
     done
 ) &
