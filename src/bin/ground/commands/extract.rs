@@ -2,8 +2,8 @@
 //!
 //! Three ways in, one engine ([`ground::extract`]):
 //! - `ground extract FILE...` prints the main text of each file (a blank line between
-//!   files); a PDF (by its `%PDF-` start) is read with [`ground::pdf`], bounded like a
-//!   fetched one;
+//!   files); a PDF (by its `%PDF-` start) is read with [`ground::pdf`], in a sandboxed
+//!   worker process like a fetched one;
 //! - `ground extract` with no file reads one page from stdin;
 //! - `ground extract --input-dir D --output-dir O` writes `O/<stem>.txt` for every
 //!   `D/*.html` (the shape of trafilatura's batch CLI, which is what the extraction
@@ -38,8 +38,12 @@ pub enum ExtractCommandError {
     ReadDir { path: PathBuf, source: io::Error },
     #[error("cannot write {}: {source}; check that --output-dir is writable", path.display())]
     WriteOutput { path: PathBuf, source: io::Error },
-    #[error("cannot read {} as a PDF: {reason}; check that the file is complete", path.display())]
-    Pdf { path: PathBuf, reason: String },
+    #[error("cannot read {} as a PDF: {reason}{}", path.display(), hint.map(|h| format!("; {h}")).unwrap_or_default())]
+    Pdf {
+        path: PathBuf,
+        reason: String,
+        hint: Option<&'static str>,
+    },
     #[error("cannot write to stdout: {0}")]
     WriteStdout(io::Error),
     #[error("--input-dir needs --output-dir (and the other way round); give both folders")]
@@ -248,8 +252,9 @@ fn print_pages(files: &[PathBuf], base_url: Option<&url::Url>) -> Result<(), Ext
     out.flush().map_err(ExtractCommandError::WriteStdout)
 }
 
-/// The main text of one file: a PDF through [`ground::pdf`] (off this thread, with its
-/// deadline; no text is said on stderr), anything else through [`extract_bytes`].
+/// The main text of one file: a PDF through [`ground::pdf`] (in a sandboxed worker,
+/// with its deadline; no text is said on stderr), anything else through
+/// [`extract_bytes`].
 fn extract_file(
     bytes: Vec<u8>,
     path: &Path,
@@ -265,14 +270,16 @@ fn extract_file(
                 "it is larger than {} MiB, the most read",
                 ground::pdf::MAX_PDF_BYTES / 1024 / 1024
             ),
+            hint: None,
         });
     }
-    let doc = ground::pdf::extract_within(bytes, ground::pdf::EXTRACT_TIMEOUT).map_err(|e| {
-        ExtractCommandError::Pdf {
+    let doc = ground::pdf::Sandbox::from_env()
+        .read_blocking(bytes)
+        .map_err(|e| ExtractCommandError::Pdf {
             path: path.to_path_buf(),
             reason: e.to_string(),
-        }
-    })?;
+            hint: e.hint(),
+        })?;
     if doc.text.is_empty() {
         eprintln!(
             "warning: {} has no text layer ({} pages, no text: a scan or images only)",
