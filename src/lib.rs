@@ -10,9 +10,10 @@
 //!   [`settings`] (resolved settings as data), [`hits`]
 //!   (search results), [`answer`] (the model's answer and its parsing), [`answer_stream`]
 //!   (statements found in a reply still arriving), [`events`], [`extract`] (HTML to
-//!   main text), [`pdf`] (PDF to text, bounded), [`language`] (the answer's
-//!   language), [`context`] (passages that fit the window), [`robots`] (robots.txt
-//!   rules), [`keystore`] (API keys in the OS keyring, format checks, bounded lookups).
+//!   main text), [`pdf`] (PDF to text in a sandboxed worker process), [`language`]
+//!   (the answer's language), [`context`] (passages that fit the window), [`robots`]
+//!   (robots.txt rules), [`keystore`] (API keys in the OS keyring, format checks,
+//!   bounded lookups).
 //! - **Errors and configuration**: [`error`] (every failure, its hint and exit
 //!   code), [`config`] (flags over environment over file over keyring over defaults).
 //! - **Stages**: [`search`], [`fetch`], [`page`] (fetch + extract + cache for one
