@@ -23,11 +23,11 @@
 //! - an empty environment and `/` as its working directory.
 //!
 //! And from here: the PDF goes in over stdin, at most
-//! [`protocol::MAX_REPLY_BYTES`] come back over stdout and 8 KiB of stderr are
+//! [`super::protocol::MAX_REPLY_BYTES`] come back over stdout and 8 KiB of stderr are
 //! kept (the rest is drained), and the worker is killed at the page's deadline
 //! ([`Sandbox::deadline`]) or when the caller stops waiting (the child is killed on
 //! drop; tokio reaps it), so no worker outlives its page. At most one worker per core
-//! runs at once ([`WORKERS`]); waiting for one counts against the deadline.
+//! runs at once (`WORKERS`); waiting for one counts against the deadline.
 
 use std::path::PathBuf;
 use std::sync::{Arc, LazyLock};

@@ -1,7 +1,7 @@
 //! The worker: the child side of the PDF sandbox, run as `ground pdf-worker` (a
 //! hidden command) by [`super::sandbox`].
 //!
-//! It reads one request from stdin, reads the PDF ([`super::parse`]) and writes one
+//! It reads one request from stdin, reads the PDF (`parse`) and writes one
 //! reply to stdout ([`super::protocol`]), then exits. It runs under the limits its
 //! parent set before it started (memory, CPU time, no core file, no file writes);
 //! it adds the one that would have stopped it from starting: once running, it
