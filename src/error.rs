@@ -32,8 +32,9 @@ pub mod exit {
     /// not grounded.
     pub const OFFLINE: i32 = 7;
     /// The local search rate limit (`[search] max_per_minute`, shared by every `ground`
-    /// process of the user) is reached: nothing was sent; retry after the time the
-    /// message names.
+    /// process of the user) is reached and its next free slot is past the run's
+    /// deadline (within it, a search waits for the slot): nothing was sent; retry
+    /// after the time the message names, or give the run a longer `--timeout`.
     pub const RATE_LIMITED: i32 = 8;
     /// Interrupted by Ctrl-C (SIGINT).
     pub const INTERRUPTED: i32 = 130;
@@ -84,7 +85,7 @@ pub const EXIT_CODE_TABLE: &[(i32, &str)] = &[
     ),
     (
         exit::RATE_LIMITED,
-        "local search rate limit reached ([search] max_per_minute): nothing sent; retry later",
+        "local search rate limit ([search] max_per_minute): its next free slot is past the deadline (--timeout); nothing sent",
     ),
     (exit::INTERRUPTED, "interrupted (Ctrl-C)"),
 ];
@@ -223,15 +224,46 @@ pub enum Error {
         message: String,
     },
 
-    /// This machine's own search rate limit is reached; nothing was sent.
+    /// This machine's own search rate limit is reached, and its next free slot is
+    /// past the run's deadline (a search waits for a slot that comes within it);
+    /// nothing was sent.
     #[error(
-        "the search rate limit ({limit} per minute) is reached; a search can be sent again in {retry_after_secs} s"
+        "the search rate limit ({}) is reached and its next free slot, in {retry_after_secs} s, is past this run's deadline ({left_secs} s left)",
+        crate::search::limit::describe_rate(*limit, std::time::Duration::from_millis(*window_ms))
     )]
     SearchRateLimitedLocally {
-        /// Searches per rolling minute allowed.
+        /// Searches per rolling window allowed.
         limit: u32,
-        /// Seconds until the oldest search of the last minute ages out.
+        /// The window, in milliseconds (a minute but in tests).
+        window_ms: u64,
+        /// Seconds until the oldest search of the window ages out.
         retry_after_secs: u64,
+        /// Seconds the run had left before its deadline.
+        left_secs: u64,
+    },
+
+    /// DuckDuckGo answered with its challenge page ("bots use DuckDuckGo too") or an
+    /// HTTP 202 instead of results: it takes the client for a bot.
+    #[error(
+        "{backend} answered the search for {query:?} with a challenge page instead of results: it takes ground for a bot"
+    )]
+    SearchChallenged {
+        /// Which search service.
+        backend: SearchBackend,
+        /// The query sent.
+        query: String,
+    },
+
+    /// The service refused the search with an error of its own (MediaWiki's
+    /// `{"error": {"code", "info"}}`, which comes with HTTP 200).
+    #[error("{backend} refused the search for {query:?}: {message}")]
+    SearchRefused {
+        /// Which search service.
+        backend: SearchBackend,
+        /// The query sent.
+        query: String,
+        /// The service's code and message, one line.
+        message: String,
     },
 
     /// The monthly quota set for a hosted search API is used up; nothing was sent.
@@ -472,6 +504,8 @@ impl Error {
             | SearchQuota { .. }
             | SearchQuotaSpent { .. }
             | SearchApiRateLimited { .. }
+            | SearchChallenged { .. }
+            | SearchRefused { .. }
             | SearchEnginesFailed { .. } => exit::SEARCH,
             SearchRateLimitedLocally { .. } => exit::RATE_LIMITED,
             NoResults { .. } | NoUsableSources { .. } => exit::NO_SOURCES,
@@ -521,6 +555,8 @@ impl Error {
             SearchQuotaSpent { .. } => "search_quota_spent",
             SearchRateLimitedLocally { .. } => "search_rate_limit_local",
             SearchApiRateLimited { .. } => "search_rate_limited",
+            SearchChallenged { .. } => "search_challenged",
+            SearchRefused { .. } => "search_refused",
             SearchEnginesFailed { .. } => "search_engines_failed",
             NoResults { .. } => "no_results",
             NoUsableSources { .. } => "no_usable_sources",
@@ -555,20 +591,29 @@ impl Error {
             MissingKey { backend, .. } => format!("store it with `ground key set {}` (OS keyring), or set {} (or [search] api_key in the config file), or use your SearXNG with --search searxng", if *backend == SearchBackend::Tavily { "tavily" } else { "brave" }, backend.key_env()),
             Internal { .. } => "this is a bug, or the machine is out of threads or memory: close something and retry, and report it if it stays".into(),
             SearchUnreachable { backend: SearchBackend::Searxng, .. } => "start SearXNG, or point ground at it with --searxng-url / GROUND_SEARXNG_URL / [search] url in the config file".into(),
+            SearchUnreachable { backend: SearchBackend::Wikipedia, .. } => "check this machine's network connection to Wikipedia, or [search] wikipedia_url in the config file".into(),
+            SearchUnreachable { backend: SearchBackend::DuckDuckGo, .. } => "check this machine's network connection to DuckDuckGo, or [search] duckduckgo_url in the config file".into(),
             SearchUnreachable { backend, .. } => format!("check this machine's network connection to {backend}, or the [search] url in the config file"),
             SearchJsonDisabled { .. } => "enable JSON in SearXNG's settings.yml: under `search:` set `formats: [html, json]`, then restart SearXNG".into(),
             SearchRateLimited { .. } => "SearXNG's limiter blocked ground: in limiter.toml add this machine's address to `[botdetection.ip_lists] pass_ip`, or set `server.limiter: false` in settings.yml".into(),
             SearchBadRequest { .. } => "check --language, --categories, --engines, --time-range and --safesearch against what your SearXNG offers".into(),
             SearchHttp { backend: SearchBackend::Searxng, status, .. } if *status >= 500 => "SearXNG itself failed: look at its logs, then try again".into(),
             SearchHttp { backend: SearchBackend::Searxng, .. } => "check that --searxng-url points at SearXNG's base URL (the page with the search box)".into(),
+            SearchHttp { backend: SearchBackend::Wikipedia, status: 403, .. } => "Wikimedia refuses clients it cannot identify: set [search] contact (or GROUND_CONTACT) to your e-mail address or web page, which ground sends in its User-Agent as Wikimedia's policy asks".into(),
+            SearchHttp { backend: SearchBackend::DuckDuckGo, .. } => "DuckDuckGo's HTML page is made for people and changes or blocks clients without notice: try again later, or use --search wikipedia, a Brave key or your own SearXNG (README, \"Search backends\")".into(),
             SearchHttp { backend, status, .. } if *status >= 500 => format!("{backend} is having trouble: try again later"),
             SearchHttp { .. } => "check the [search] settings (url, language, time range) against the service's documentation".into(),
             SearchInvalidReply { backend: SearchBackend::Searxng, .. } => "check that --searxng-url points at SearXNG itself, not a proxy or login page".into(),
+            SearchInvalidReply { backend: SearchBackend::Wikipedia, .. } => "check [search] wikipedia_url: it must be a MediaWiki's base URL (the one before /w/api.php), with {lang} for the language".into(),
+            SearchInvalidReply { backend: SearchBackend::DuckDuckGo, .. } => "DuckDuckGo's HTML page is made for people and may have changed: use --search wikipedia, a Brave key or your own SearXNG (README, \"Search backends\")".into(),
             SearchInvalidReply { .. } => "check the [search] url in the config file: it must be the service's API address".into(),
             SearchAuth { backend, .. } => format!("set a valid key in {} (or [search] api_key in the config file)", backend.key_env()),
             SearchQuota { backend, .. } => format!("check your {backend} plan's usage, wait for it to reset, or switch to SearXNG with --search searxng"),
             SearchQuotaSpent { backend, .. } => format!("wait for next month, raise [search] monthly_quota in the config file if your {backend} plan allows more (0 = no quota), or use your SearXNG with --search searxng; `ground usage` shows the counts"),
-            SearchRateLimitedLocally { retry_after_secs, .. } => format!("retry in {retry_after_secs} s, or raise the limit with --max-per-minute / [search] max_per_minute (0 = none); cached searches do not count"),
+            SearchRateLimitedLocally { retry_after_secs, .. } => format!("give the run a longer --timeout (or [run] timeout_secs) so it can wait for the slot, retry in {retry_after_secs} s, or raise the limit with --max-per-minute / [search] max_per_minute (0 = none); cached searches do not count"),
+            SearchChallenged { .. } => "DuckDuckGo's HTML page is made for people and blocks clients it takes for bots, sometimes for an hour: search less often, or use --search wikipedia, a Brave key or your own SearXNG (README, \"Search backends\")".into(),
+            SearchRefused { backend: SearchBackend::Wikipedia, .. } => "check --language (it picks the wiki: de searches de.wikipedia.org) and [search] wikipedia_url".into(),
+            SearchRefused { backend, .. } => format!("check the [search] settings against what {backend} accepts"),
             SearchApiRateLimited { .. } => "wait a moment and try again; lower --pages or run fewer searches at once".into(),
             SearchEnginesFailed { .. } => "SearXNG's engines are failing (timeouts, blocks or suspensions): check its logs and engine settings, or try again later".into(),
             NoResults { .. } => "rephrase the question, or widen the search (--language, --time-range, --categories)".into(),
@@ -682,6 +727,19 @@ impl Error {
             },
             SearchEnginesFailed { engines } => SearchEnginesFailed {
                 engines: r(engines),
+            },
+            SearchChallenged { backend, query } => SearchChallenged {
+                backend,
+                query: r(query),
+            },
+            SearchRefused {
+                backend,
+                query,
+                message,
+            } => SearchRefused {
+                backend,
+                query: r(query),
+                message: r(message),
             },
             NoResults { query } => NoResults { query: r(query) },
             NoUsableSources { tried, summary } => NoUsableSources {

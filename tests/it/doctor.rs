@@ -591,7 +591,9 @@ fn ground_brave(world: &World) -> std::process::Command {
         world.searx.uri()
     ));
     let mut cmd = world.ground();
-    cmd.env("GROUND_BRAVE_API_KEY", BRAVE_KEY)
+    // The config file names the service.
+    cmd.env_remove("GROUND_SEARCH")
+        .env("GROUND_BRAVE_API_KEY", BRAVE_KEY)
         .env("GROUND_CONFIG", config);
     cmd
 }

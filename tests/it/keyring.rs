@@ -95,6 +95,7 @@ async fn a_key_goes_in_is_used_by_a_search_and_comes_out() {
     )
     .unwrap();
     let out = ground(&world)
+        .env_remove("GROUND_SEARCH") // the config file names the service
         .env("GROUND_CONFIG", &config)
         .args(["search", "--json", "water bears"])
         .output()
