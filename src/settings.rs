@@ -272,6 +272,16 @@ impl SearchBackend {
     }
 }
 
+/// A rate limit as people say it: "10 a minute", or "10 per 2000 ms" for a window
+/// the tests shortened.
+pub fn describe_rate(limit: u32, window: Duration) -> String {
+    if window == RATE_WINDOW {
+        format!("{limit} a minute")
+    } else {
+        format!("{limit} per {} ms", window.as_millis())
+    }
+}
+
 /// A hosted search API that `--search auto` may fall back to when no SearXNG answers.
 #[derive(Debug, Clone)]
 pub struct HostedService {

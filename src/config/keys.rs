@@ -271,6 +271,50 @@ mod tests {
     }
 
     #[test]
+    fn with_auto_the_hosted_keys_come_from_env_or_file_and_the_keyring_waits() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("auto.toml");
+        std::fs::write(&config, "[search]\napi_key = \"tvly-fromTHEfile0123456\"\n").unwrap();
+        let flags = Overrides {
+            config_path: Some(config),
+            ..Default::default()
+        };
+        let asked = std::cell::RefCell::new(Vec::new());
+        let keyring = keyring_of(&[(KeyName::Brave, "BSAfromTHEkeyring")], &asked);
+        let env = [("GROUND_BRAVE_API_KEY", "BSAfromTHEenvironment01")];
+        let s = resolve_with_keyring(&flags, &env_of(&env), &keyring).unwrap();
+        assert_eq!(s.search.backend, SearchBackend::Auto);
+        let hosted: Vec<(SearchBackend, Option<&str>)> = s
+            .search
+            .hosted
+            .iter()
+            .map(|h| (h.backend, h.api_key.as_ref().map(|k| k.expose())))
+            .collect();
+        assert_eq!(
+            hosted,
+            [
+                (SearchBackend::Brave, Some("BSAfromTHEenvironment01")),
+                // `api_key` is Tavily's by its form, never Brave's.
+                (SearchBackend::Tavily, Some("tvly-fromTHEfile0123456")),
+            ]
+        );
+        assert!(s.search.api_key.is_none());
+        // Asked only when SearXNG does not answer (search::auto), never here.
+        assert!(asked.borrow().is_empty(), "{:?}", asked.borrow());
+        // `ground key status` says where they come from.
+        let flags = Overrides {
+            config_path: Some(dir.path().join("auto.toml")),
+            ..Default::default()
+        };
+        let sources = key_sources(&flags, &env_of(&[]), &|_| Lookup::Absent).unwrap();
+        assert_eq!(
+            sources[1],
+            (KeyName::Tavily, KeySource::File("[search] api_key"))
+        );
+        assert_eq!(sources[0], (KeyName::Brave, KeySource::None(None)));
+    }
+
+    #[test]
     fn keys_come_from_env_then_config_then_keyring() {
         let dir = tempfile::tempdir().unwrap();
         let with_key = dir.path().join("with-key.toml");

@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 use super::state::{StateFileError, locked, now_ms, off_runtime};
 use crate::error::Error;
 use crate::files::{read_small, write_atomically};
-use crate::settings::SearchSettings;
+use crate::settings::{SearchSettings, describe_rate};
 
 /// The file's name in the state dir.
 pub const FILE: &str = "recent-searches.json";
@@ -104,15 +104,6 @@ impl std::fmt::Display for Waiting {
             self.wait.as_millis().div_ceil(1000).max(1),
             describe_rate(self.limit, self.window)
         )
-    }
-}
-
-/// "10 a minute", or "10 per 2000 ms" for a window the tests shortened.
-pub fn describe_rate(limit: u32, window: Duration) -> String {
-    if window == crate::settings::RATE_WINDOW {
-        format!("{limit} a minute")
-    } else {
-        format!("{limit} per {} ms", window.as_millis())
     }
 }
 
@@ -302,7 +293,7 @@ mod tests {
             "waiting 12 s for the search rate limit (10 a minute)"
         );
         assert_eq!(
-            describe_rate(10, Duration::from_millis(2000)),
+            crate::settings::describe_rate(10, Duration::from_millis(2000)),
             "10 per 2000 ms"
         );
     }

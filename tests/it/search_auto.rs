@@ -165,9 +165,10 @@ async fn a_key_in_the_config_file_is_found_without_a_keyring() {
     for (config, backend) in [
         ("brave_api_key = \"BSAkeyINconfig0123\"\n", "brave"),
         ("tavily_api_key = \"tvly-keyINconfig0123456\"\n", "tavily"),
-        // With auto, `api_key` is the service its form names.
-        ("api_key = \"BSAsharedKEY0123456\"\n", "brave"),
+        // With auto, `api_key` is the service's whose form it has, and no other's.
+        ("api_key = \"BSAsharedKEY0123456789\"\n", "brave"),
         ("api_key = \"tvly-sharedKEY0123456\"\n", "tavily"),
+        ("api_key = \"sk-not/a search key\"\n", "wikipedia"),
         // Brave first when both are set.
         (
             "tavily_api_key = \"tvly-keyINconfig0123456\"\nbrave_api_key = \"BSAkeyINconfig0123\"\n",
@@ -180,7 +181,7 @@ async fn a_key_in_the_config_file_is_found_without_a_keyring() {
         assert_eq!(out.status.code(), Some(0), "{config}: {}", stderr(&out));
         assert_eq!(json_stdout(&out)["backend"], backend, "{config}");
     }
-    assert_eq!(fallbacks.asked().await, [3, 2, 0, 0]);
+    assert_eq!(fallbacks.asked().await, [3, 2, 1, 0]);
 }
 
 #[tokio::test]
