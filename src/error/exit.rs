@@ -63,7 +63,7 @@ pub const EXIT_CODE_TABLE: &[(i32, &str)] = &[
     ),
     (
         RATE_LIMITED,
-        "local search rate limit ([search] max_per_minute): its next free slot is past the deadline (--timeout); nothing sent",
+        "local search rate limit ([search] max_per_minute): the next free slot is past --timeout; nothing sent",
     ),
     (INTERRUPTED, "interrupted (Ctrl-C)"),
 ];
