@@ -144,6 +144,48 @@ async fn a_wait_past_the_deadline_is_exit_8_naming_the_limit() {
 }
 
 #[tokio::test]
+async fn ctrl_c_during_the_wait_for_a_slot_is_prompt() {
+    let world = World::new().await;
+    let (wikipedia, _) = wikipedia_recording(&world).await;
+    let limited = |world: &World| {
+        let mut cmd = wikipedia_search(world, &wikipedia);
+        cmd.args(["--max-per-minute", "1"]);
+        cmd
+    };
+    assert!(run(limited(&world)).await.status.success());
+    // The next slot is a minute away, within the default 600 s deadline: it waits.
+    let mut cmd = limited(&world);
+    cmd.stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let (status, latency) = tokio::task::spawn_blocking(move || {
+        let mut child = cmd.spawn().unwrap();
+        std::thread::sleep(Duration::from_millis(800));
+        assert!(child.try_wait().unwrap().is_none(), "it waits for the slot");
+        let sent = Instant::now();
+        let killed = std::process::Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break (status, sent.elapsed());
+            }
+            if sent.elapsed() > Duration::from_secs(20) {
+                let _ = child.kill();
+                panic!("ground ignored Ctrl-C while waiting for the rate limit");
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    })
+    .await
+    .unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert!(latency < Duration::from_millis(800), "{latency:?}");
+    assert_eq!(wikipedia.received_requests().await.unwrap().len(), 1);
+}
+
+#[tokio::test]
 async fn a_searxng_on_loopback_is_not_paced_by_default() {
     // The user's own SearXNG has its own limiter: 15 searches in a row, default limit,
     // the real one-minute window, none waits.
