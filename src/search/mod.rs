@@ -21,7 +21,7 @@ pub mod auto;
 pub mod brave;
 pub(crate) mod client;
 pub mod duckduckgo;
-pub mod limit;
+pub(crate) mod limit;
 pub(crate) mod log;
 pub mod searxng;
 pub(crate) mod searxng_html;

@@ -19,7 +19,7 @@
 //! base URL is `[search] wikipedia_url` with `{lang}` in it
 //! (`https://{lang}.wikipedia.org`). Requests carry the User-Agent Wikimedia's policy
 //! asks for: our name and version and how to reach whoever runs this copy
-//! ([`crate::http::user_agent_with_contact`]).
+//! (`http::user_agent_with_contact`).
 
 use serde::Deserialize;
 use url::Url;
