@@ -553,3 +553,68 @@ impl Fallback {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn search(backend: SearchBackend, url: &str, set: Option<u32>) -> SearchSettings {
+        SearchSettings {
+            backend,
+            api_key: None,
+            url: Url::parse(url).unwrap(),
+            fallback_urls: Vec::new(),
+            language: None,
+            categories: None,
+            engines: None,
+            time_range: None,
+            safesearch: None,
+            timeout: Duration::from_secs(20),
+            max_results: 20,
+            max_per_minute: set,
+            rate_window: RATE_WINDOW,
+            monthly_quota: None,
+            state_dir: None,
+            log_searches: false,
+            hosted: Vec::new(),
+            wikipedia_url: DEFAULT_WIKIPEDIA_URL.into(),
+            duckduckgo_url: Url::parse(DEFAULT_DUCKDUCKGO_URL).unwrap(),
+            contact: None,
+        }
+    }
+
+    #[test]
+    fn the_default_limit_is_for_public_services_and_a_set_one_for_all() {
+        use SearchBackend::*;
+        // The user's own SearXNG has its own limiter.
+        assert_eq!(
+            search(Searxng, "http://localhost:8080", None).rate_limit(),
+            0
+        );
+        assert_eq!(
+            search(Searxng, "http://192.168.1.5:8888", None).rate_limit(),
+            0
+        );
+        assert_eq!(search(Auto, "http://searxng:8080", None).rate_limit(), 0);
+        // A public instance, and every other service wherever it is, get the default.
+        assert_eq!(
+            search(Searxng, "https://searx.example.org", None).rate_limit(),
+            10
+        );
+        let mut mixed = search(Searxng, "http://localhost:8080", None);
+        mixed.fallback_urls = vec![Url::parse("https://searx.example.org").unwrap()];
+        assert_eq!(mixed.rate_limit(), 10, "one public instance among them");
+        for public in [Brave, Tavily, Wikipedia, DuckDuckGo] {
+            assert_eq!(search(public, "http://127.0.0.1:9", None).rate_limit(), 10);
+        }
+        // A limit set applies to anything; 0 is none.
+        assert_eq!(
+            search(Searxng, "http://localhost:8080", Some(3)).rate_limit(),
+            3
+        );
+        assert_eq!(
+            search(Wikipedia, "https://en.wikipedia.org", Some(0)).rate_limit(),
+            0
+        );
+    }
+}
