@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Issue 16, measured on a held-out loopback site (not the tests' fixtures):
 an MCP web_fetch of a page robots.txt disallows is refused without the page being
-requested, and a burst of searches is limited to the configured rate.
+requested, and a burst of searches is limited to the configured rate (since issue 22
+over the limit a search waits for a slot; the burst here has a 2-second deadline, so
+the searches past it exit 8).
 
 Usage: scripts/measure-good-citizen.py [path/to/ground]   (default target/debug/ground)
 Starts one loopback HTTP server that is both the site and a SearXNG stand-in, logs
@@ -60,10 +62,15 @@ def main():
     print("paths the site was asked for:", ASKED)
     ok1 = refused["isError"] and "/members/private.html" not in ASKED
 
-    # 2. A burst of 15 concurrent searches with the default limit (10 a minute).
+    # 2. A burst of 15 concurrent searches limited to 10 a minute. Since issue 22 a
+    # SearXNG on loopback has no client limit by default (it has its own limiter) and
+    # a search over the limit waits for a slot within its deadline: the limit is set
+    # here, and a 2-second deadline makes the five over it exit 8 instead of waiting
+    # a minute (scripts/measure-pacing.py measures the waiting).
     ASKED.clear()
+    burst = [GROUND, "search", "otters", "--search", "searxng", "--max-per-minute", "10", "--timeout", "2"]
     with ThreadPoolExecutor(15) as pool:
-        codes = list(pool.map(lambda _: subprocess.run([GROUND, "search", "otters"], env=env, capture_output=True).returncode, range(15)))
+        codes = list(pool.map(lambda _: subprocess.run(burst, env=env, capture_output=True).returncode, range(15)))
     sent = ASKED.count("/search")
     print(f"burst of 15: exit codes {sorted(codes)}; searches that reached the server: {sent}")
     ok2 = sent == 10 and codes.count(8) == 5

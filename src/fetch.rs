@@ -28,6 +28,7 @@ use serde::Serialize;
 use url::Url;
 
 use crate::http::describe_error as describe_reqwest;
+use crate::http::is_public;
 use crate::robots::{PRODUCT_TOKEN, Robots};
 use crate::settings::FetchSettings;
 
@@ -553,64 +554,6 @@ fn check_url(url: &Url, allow_private: bool) -> Result<(), String> {
 
 fn blocked_reason(ip: IpAddr) -> String {
     format!("{ip} is not a public address")
-}
-
-/// Whether an address is on the public internet: not loopback, private, link-local
-/// (which includes cloud metadata at 169.254.169.254), shared (100.64/10),
-/// unspecified, broadcast, documentation, reserved or multicast.
-pub fn is_public(ip: IpAddr) -> bool {
-    match ip {
-        IpAddr::V4(v4) => {
-            let [a, b, ..] = v4.octets();
-            !(v4.is_loopback()
-                || v4.is_private()
-                || v4.is_link_local()
-                || v4.is_unspecified()
-                || v4.is_broadcast()
-                || v4.is_multicast()
-                || v4.is_documentation()
-                || a == 0
-                || a >= 240
-                || (a == 100 && (64..128).contains(&b)))
-        }
-        IpAddr::V6(v6) => {
-            if let Some(v4) = embedded_ipv4(v6) {
-                return is_public(IpAddr::V4(v4));
-            }
-            let first = v6.segments()[0];
-            !(v6.is_loopback()
-                || v6.is_unspecified()
-                || v6.is_multicast()
-                || (first & 0xfe00) == 0xfc00 // unique local fc00::/7
-                || (first & 0xffc0) == 0xfe80 // link-local fe80::/10
-                || first == 0x2001 && v6.segments()[1] == 0x0db8) // documentation
-        }
-    }
-}
-
-/// The IPv4 address an IPv6 address carries, for the forms that reach it: mapped
-/// (`::ffff:a.b.c.d`), compatible (`::a.b.c.d`, deprecated but still routed by some
-/// stacks), NAT64 (`64:ff9b::/96` and the local-use `64:ff9b:1::/48`), 6to4
-/// (`2002:AABB:CCDD::/16`) and Teredo (`2001:0::/32`, the client address stored
-/// inverted in the last 32 bits). Such an address is as public as its IPv4 address.
-fn embedded_ipv4(v6: std::net::Ipv6Addr) -> Option<std::net::Ipv4Addr> {
-    let from = |hi: u16, lo: u16| {
-        std::net::Ipv4Addr::new((hi >> 8) as u8, hi as u8, (lo >> 8) as u8, lo as u8)
-    };
-    if let Some(v4) = v6.to_ipv4_mapped() {
-        return Some(v4);
-    }
-    match v6.segments() {
-        // ::a.b.c.d, but not :: and ::1 (unspecified and loopback are judged as IPv6).
-        [0, 0, 0, 0, 0, 0, hi, lo] if (hi, lo) != (0, 0) && (hi, lo) != (0, 1) => {
-            Some(from(hi, lo))
-        }
-        [0x64, 0xff9b, 0, 0, 0, 0, hi, lo] => Some(from(hi, lo)),
-        [0x64, 0xff9b, 1, _, _, _, hi, lo] => Some(from(hi, lo)),
-        [0x2002, hi, lo, ..] => Some(from(hi, lo)),
-        [0x2001, 0, _, _, _, _, hi, lo] => Some(from(!hi, !lo)),
-        _ => None,
-    }
 }
 
 /// Resolves names with the system resolver and keeps only public addresses.

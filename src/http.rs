@@ -6,6 +6,7 @@
 //! [`client_builder`] and reads every body through [`read_bounded`], so no reply of
 //! any server is ever read without a size limit.
 
+use std::net::IpAddr;
 use std::time::Duration;
 
 use url::Url;
@@ -14,6 +15,25 @@ use crate::text::shorten;
 
 /// The User-Agent sent to every server: honest, with our version.
 pub const USER_AGENT: &str = concat!("ground/", env!("CARGO_PKG_VERSION"));
+
+/// The User-Agent for services whose policy asks who is calling and how to reach
+/// them (Wikimedia's: "a descriptive User-Agent with contact information"): our name
+/// and version, then in brackets the project's home page when the package names one
+/// and `contact` (`[search] contact`) when the user set it, then the HTTP library.
+/// With neither, the brackets say so rather than make one up.
+pub fn user_agent_with_contact(contact: Option<&str>) -> String {
+    let reach: Vec<&str> = [env!("CARGO_PKG_REPOSITORY"), contact.unwrap_or("")]
+        .into_iter()
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .collect();
+    let reach = if reach.is_empty() {
+        "a command-line search tool; no contact set: [search] contact".to_string()
+    } else {
+        reach.join("; ")
+    };
+    format!("{USER_AGENT} ({reach}) reqwest/0.13")
+}
 
 /// Renders a transport error as one line with its causes, e.g.
 /// "error sending request: connection refused".
@@ -58,6 +78,85 @@ pub fn client_builder(
     match timeout {
         Some(limit) => builder.timeout(limit),
         None => builder,
+    }
+}
+
+/// Whether an address is on the public internet: not loopback, private, link-local
+/// (which includes cloud metadata at 169.254.169.254), shared (100.64/10),
+/// unspecified, broadcast, documentation, reserved or multicast.
+pub fn is_public(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => {
+            let [a, b, ..] = v4.octets();
+            !(v4.is_loopback()
+                || v4.is_private()
+                || v4.is_link_local()
+                || v4.is_unspecified()
+                || v4.is_broadcast()
+                || v4.is_multicast()
+                || v4.is_documentation()
+                || a == 0
+                || a >= 240
+                || (a == 100 && (64..128).contains(&b)))
+        }
+        IpAddr::V6(v6) => {
+            if let Some(v4) = embedded_ipv4(v6) {
+                return is_public(IpAddr::V4(v4));
+            }
+            let first = v6.segments()[0];
+            !(v6.is_loopback()
+                || v6.is_unspecified()
+                || v6.is_multicast()
+                || (first & 0xfe00) == 0xfc00 // unique local fc00::/7
+                || (first & 0xffc0) == 0xfe80 // link-local fe80::/10
+                || first == 0x2001 && v6.segments()[1] == 0x0db8) // documentation
+        }
+    }
+}
+
+/// The IPv4 address an IPv6 address carries, for the forms that reach it: mapped
+/// (`::ffff:a.b.c.d`), compatible (`::a.b.c.d`, deprecated but still routed by some
+/// stacks), NAT64 (`64:ff9b::/96` and the local-use `64:ff9b:1::/48`), 6to4
+/// (`2002:AABB:CCDD::/16`) and Teredo (`2001:0::/32`, the client address stored
+/// inverted in the last 32 bits). Such an address is as public as its IPv4 address.
+fn embedded_ipv4(v6: std::net::Ipv6Addr) -> Option<std::net::Ipv4Addr> {
+    let from = |hi: u16, lo: u16| {
+        std::net::Ipv4Addr::new((hi >> 8) as u8, hi as u8, (lo >> 8) as u8, lo as u8)
+    };
+    if let Some(v4) = v6.to_ipv4_mapped() {
+        return Some(v4);
+    }
+    match v6.segments() {
+        // ::a.b.c.d, but not :: and ::1 (unspecified and loopback are judged as IPv6).
+        [0, 0, 0, 0, 0, 0, hi, lo] if (hi, lo) != (0, 0) && (hi, lo) != (0, 1) => {
+            Some(from(hi, lo))
+        }
+        [0x64, 0xff9b, 0, 0, 0, 0, hi, lo] => Some(from(hi, lo)),
+        [0x64, 0xff9b, 1, _, _, _, hi, lo] => Some(from(hi, lo)),
+        [0x2002, hi, lo, ..] => Some(from(hi, lo)),
+        [0x2001, 0, _, _, _, _, hi, lo] => Some(from(!hi, !lo)),
+        _ => None,
+    }
+}
+
+/// Whether a server is the user's own, judged from its URL alone (no name is
+/// looked up): an address that is not public ([`is_public`]: loopback, private,
+/// link-local, ...), `localhost` and `*.localhost`, a name of one label (a container
+/// or a name from /etc/hosts: `searxng`), or a name under a suffix that only local
+/// networks use (`.local`, `.lan`, `.internal`, `.home.arpa`). Everything else is
+/// taken for a public service.
+pub fn is_own_server(url: &Url) -> bool {
+    match url.host() {
+        Some(url::Host::Ipv4(ip)) => !is_public(IpAddr::V4(ip)),
+        Some(url::Host::Ipv6(ip)) => !is_public(IpAddr::V6(ip)),
+        Some(url::Host::Domain(name)) => {
+            let name = name.trim_end_matches('.').to_ascii_lowercase();
+            !name.contains('.')
+                || [".localhost", ".local", ".lan", ".internal", ".home.arpa"]
+                    .iter()
+                    .any(|suffix| name.ends_with(suffix))
+        }
+        None => false,
     }
 }
 
@@ -187,5 +286,44 @@ mod tests {
         ] {
             assert_eq!(site_of(url), site, "{url}");
         }
+    }
+
+    #[test]
+    fn own_servers_are_private_addresses_and_local_names() {
+        for own in [
+            "http://localhost:8080",
+            "http://127.0.0.1:8888/",
+            "http://[::1]:8080",
+            "http://192.168.1.20",
+            "http://10.0.0.5:8080/searx",
+            "http://searxng:8080",
+            "http://search.localhost",
+            "http://nas.local:8080",
+            "http://searx.home.arpa",
+            "http://searx.internal",
+        ] {
+            assert!(is_own_server(&Url::parse(own).unwrap()), "{own}");
+        }
+        for public in [
+            "https://searx.example.org",
+            "https://search.example.com:8443/",
+            "http://93.184.216.34/",
+            "https://en.wikipedia.org",
+        ] {
+            assert!(!is_own_server(&Url::parse(public).unwrap()), "{public}");
+        }
+    }
+
+    #[test]
+    fn the_contact_user_agent_names_how_to_reach_the_user_or_says_there_is_none() {
+        let with = user_agent_with_contact(Some(" me@example.org "));
+        assert!(with.starts_with(USER_AGENT), "{with}");
+        assert!(with.contains("me@example.org)"), "{with}");
+        let without = user_agent_with_contact(None);
+        assert!(without.starts_with(USER_AGENT), "{without}");
+        assert!(
+            without.contains('(') && without.ends_with("reqwest/0.13"),
+            "{without}"
+        );
     }
 }

@@ -17,7 +17,8 @@
 //! - **Errors and configuration**: [`error`] (every failure, its hint and exit
 //!   code), [`config`] (the file format, and one resolver per section: flags over
 //!   environment over file over keyring over defaults).
-//! - **Stages**: [`search`], `fetch`, [`page`] (fetch + extract + cache for one
+//! - **Stages**: [`search`] (SearXNG, Brave, Tavily, Wikipedia, DuckDuckGo; `auto`
+//!   picks one), `fetch`, [`page`] (fetch + extract + cache for one
 //!   page), [`extract_files`] (local files and folders), [`llm`], [`grounding`]
 //!   (quote verification), `plan`, [`cache`], `calibration` (the model's tokens per
 //!   estimated token, kept beside the cache).

@@ -13,6 +13,15 @@ use url::Url;
 
 /// SearXNG's address in its Docker image.
 pub const DEFAULT_SEARXNG_URL: &str = "http://localhost:8080";
+/// Wikipedia's address, `{lang}` standing for the wiki's language code (`en`, `de`).
+pub const DEFAULT_WIKIPEDIA_URL: &str = "https://{lang}.wikipedia.org";
+/// The address of DuckDuckGo's HTML results page (the one made for browsers without
+/// JavaScript).
+pub const DEFAULT_DUCKDUCKGO_URL: &str = "https://html.duckduckgo.com";
+/// Searches a rolling minute allows by default, for public services.
+pub const DEFAULT_MAX_PER_MINUTE: u32 = 10;
+/// The rate limit's rolling window.
+pub const RATE_WINDOW: Duration = Duration::from_secs(60);
 /// Ollama's default address.
 pub const DEFAULT_OLLAMA_URL: &str = "http://localhost:11434";
 /// A small, widely available instruct model.
@@ -42,6 +51,7 @@ impl Settings {
         let keys = [&self.search.api_key, &self.llm.api_key]
             .into_iter()
             .flatten()
+            .chain(self.search.hosted.iter().filter_map(|h| h.api_key.as_ref()))
             .map(|k| k.expose().to_string());
         let passwords = std::iter::once(&self.search.url)
             .chain(&self.search.fallback_urls)
@@ -157,31 +167,56 @@ pub struct CacheSettings {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SearchBackend {
-    /// The user's own SearXNG (the default).
+    /// Pick at run time (the default): the user's SearXNG when one answers, else a
+    /// hosted API whose key is set, else Wikipedia (see `search::auto`). Never the
+    /// backend of a search that was sent: that is always one of the others.
+    Auto,
+    /// The user's own SearXNG.
     Searxng,
     /// Brave Search API (needs a key).
     Brave,
     /// Tavily search API (needs a key).
     Tavily,
+    /// Wikipedia's own search (MediaWiki's Action API): no key, one encyclopedia.
+    Wikipedia,
+    /// DuckDuckGo's HTML results page, made for people: opt-in only.
+    #[serde(rename = "duckduckgo")]
+    DuckDuckGo,
 }
 
 impl std::fmt::Display for SearchBackend {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
+            SearchBackend::Auto => "auto",
             SearchBackend::Searxng => "SearXNG",
             SearchBackend::Brave => "Brave Search",
             SearchBackend::Tavily => "Tavily",
+            SearchBackend::Wikipedia => "Wikipedia",
+            SearchBackend::DuckDuckGo => "DuckDuckGo",
         })
     }
 }
 
 impl SearchBackend {
-    /// Parses `searxng` / `brave` / `tavily`.
+    /// Every choice, in the order help texts list them.
+    pub const ALL: [SearchBackend; 6] = [
+        Self::Auto,
+        Self::Searxng,
+        Self::Brave,
+        Self::Tavily,
+        Self::Wikipedia,
+        Self::DuckDuckGo,
+    ];
+
+    /// Parses `auto` / `searxng` / `brave` / `tavily` / `wikipedia` / `duckduckgo`.
     pub fn parse(value: &str) -> Option<Self> {
         match value.trim().to_ascii_lowercase().as_str() {
+            "auto" => Some(Self::Auto),
             "searxng" | "searx" => Some(Self::Searxng),
             "brave" => Some(Self::Brave),
             "tavily" => Some(Self::Tavily),
+            "wikipedia" => Some(Self::Wikipedia),
+            "duckduckgo" | "ddg" => Some(Self::DuckDuckGo),
             _ => None,
         }
     }
@@ -189,39 +224,74 @@ impl SearchBackend {
     /// The environment variable holding this service's API key.
     pub fn key_env(&self) -> &'static str {
         match self {
-            SearchBackend::Searxng => "(none)",
             SearchBackend::Brave => "GROUND_BRAVE_API_KEY",
             SearchBackend::Tavily => "GROUND_TAVILY_API_KEY",
+            _ => "(none)",
         }
     }
 
     /// The free tier's monthly allowance: Brave 2,000 queries, Tavily 1,000 credits;
-    /// `None` for SearXNG (the user's own, not counted).
+    /// `None` for the services that are not counted (SearXNG is the user's own;
+    /// Wikipedia and DuckDuckGo have no plans).
     pub fn free_tier(&self) -> Option<u64> {
         match self {
-            SearchBackend::Searxng => None,
             SearchBackend::Brave => Some(2_000),
             SearchBackend::Tavily => Some(1_000),
+            _ => None,
         }
     }
 
-    /// The service's name in the usage file and the search log.
+    /// The service's name in the usage file, the search log and `--json`.
     pub fn id(&self) -> &'static str {
         match self {
+            SearchBackend::Auto => "auto",
             SearchBackend::Searxng => "searxng",
             SearchBackend::Brave => "brave",
             SearchBackend::Tavily => "tavily",
+            SearchBackend::Wikipedia => "wikipedia",
+            SearchBackend::DuckDuckGo => "duckduckgo",
         }
     }
 
-    /// The service's own address, used when none is configured.
+    /// The service's own address, used when none is configured (Wikipedia's with
+    /// `{lang}` in it; `auto` starts with SearXNG).
     pub fn default_url(&self) -> &'static str {
         match self {
-            SearchBackend::Searxng => DEFAULT_SEARXNG_URL,
+            SearchBackend::Auto | SearchBackend::Searxng => DEFAULT_SEARXNG_URL,
             SearchBackend::Brave => "https://api.search.brave.com",
             SearchBackend::Tavily => "https://api.tavily.com",
+            SearchBackend::Wikipedia => DEFAULT_WIKIPEDIA_URL,
+            SearchBackend::DuckDuckGo => DEFAULT_DUCKDUCKGO_URL,
         }
     }
+
+    /// Whether the service is the user's own by nature: only SearXNG can be (when it
+    /// runs on the user's machine or network; see [`SearchSettings::rate_limit`]).
+    pub fn can_be_own(&self) -> bool {
+        matches!(self, SearchBackend::Auto | SearchBackend::Searxng)
+    }
+}
+
+/// A rate limit as people say it: "10 a minute", or "10 per 2000 ms" for a window
+/// the tests shortened.
+pub fn describe_rate(limit: u32, window: Duration) -> String {
+    if window == RATE_WINDOW {
+        format!("{limit} a minute")
+    } else {
+        format!("{limit} per {} ms", window.as_millis())
+    }
+}
+
+/// A hosted search API that `--search auto` may fall back to when no SearXNG answers.
+#[derive(Debug, Clone)]
+pub struct HostedService {
+    /// Brave or Tavily.
+    pub backend: SearchBackend,
+    /// Its key when the environment or the config file holds one; `None`: the OS
+    /// keyring is asked, only when the fallback is needed.
+    pub api_key: Option<Secret>,
+    /// Its base URL (`[search] brave_url` / `tavily_url`, else its own).
+    pub url: Url,
 }
 
 /// Where and how to search.
@@ -251,9 +321,13 @@ pub struct SearchSettings {
     pub timeout: Duration,
     /// How many results are read from the reply at most.
     pub max_results: usize,
-    /// Searches sent per rolling minute at most, shared by every `ground` process of
-    /// the user (`--max-per-minute`, `[search] max_per_minute`); 0 = no limit.
-    pub max_per_minute: u32,
+    /// Searches sent per rolling window at most, shared by every `ground` process of
+    /// the user (`--max-per-minute`, `[search] max_per_minute`); 0 = no limit; `None`:
+    /// the default, which depends on the service ([`SearchSettings::rate_limit`]).
+    pub max_per_minute: Option<u32>,
+    /// The rate limit's rolling window: a minute ([`RATE_WINDOW`]). Only the tests
+    /// shorten it (`GROUND_TEST_RATE_WINDOW_MS`), to see minutes of pacing in seconds.
+    pub rate_window: Duration,
     /// Queries (Brave) or credits (Tavily) a calendar month may use; `None` = the
     /// free tier's ([`SearchBackend::free_tier`]); 0 = no quota.
     pub monthly_quota: Option<u64>,
@@ -264,6 +338,40 @@ pub struct SearchSettings {
     /// Append one JSON line per search to `searches.jsonl` in the state dir
     /// (`[privacy] log_searches`, `--log-searches`).
     pub log_searches: bool,
+    /// `--search auto`: the hosted APIs tried, in order, when no SearXNG answers
+    /// (Brave, then Tavily); empty for every other choice.
+    pub hosted: Vec<HostedService>,
+    /// Wikipedia's base URL with `{lang}` for the wiki's language
+    /// (`[search] wikipedia_url`, `GROUND_WIKIPEDIA_URL`).
+    pub wikipedia_url: String,
+    /// DuckDuckGo's base URL (`[search] duckduckgo_url`, `GROUND_DUCKDUCKGO_URL`).
+    pub duckduckgo_url: Url,
+    /// Who runs this copy of `ground`, for the User-Agent that Wikimedia's policy asks
+    /// for (`[search] contact`, `GROUND_CONTACT`): an e-mail address or URL.
+    pub contact: Option<String>,
+}
+
+impl SearchSettings {
+    /// The searches a rolling window allows: the one set (0 = none), else the default
+    /// for the service: none for a SearXNG that is the user's own (on this machine or
+    /// a private network: it has its own limiter), [`DEFAULT_MAX_PER_MINUTE`] for
+    /// everything public (hosted APIs, Wikipedia, DuckDuckGo, SearXNG instances on
+    /// public addresses).
+    pub fn rate_limit(&self) -> u32 {
+        if let Some(set) = self.max_per_minute {
+            return set;
+        }
+        let own = self.backend.can_be_own()
+            && std::iter::once(&self.url)
+                .chain(&self.fallback_urls)
+                .all(crate::http::is_own_server);
+        if own { 0 } else { DEFAULT_MAX_PER_MINUTE }
+    }
+
+    /// Wikipedia's base URL for the wiki of `lang`.
+    pub fn wikipedia_base(&self, lang: &str) -> String {
+        self.wikipedia_url.replace("{lang}", lang)
+    }
 }
 
 /// How pages are fetched.
@@ -443,5 +551,70 @@ impl Fallback {
             "offline" => Some(Self::Offline),
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn search(backend: SearchBackend, url: &str, set: Option<u32>) -> SearchSettings {
+        SearchSettings {
+            backend,
+            api_key: None,
+            url: Url::parse(url).unwrap(),
+            fallback_urls: Vec::new(),
+            language: None,
+            categories: None,
+            engines: None,
+            time_range: None,
+            safesearch: None,
+            timeout: Duration::from_secs(20),
+            max_results: 20,
+            max_per_minute: set,
+            rate_window: RATE_WINDOW,
+            monthly_quota: None,
+            state_dir: None,
+            log_searches: false,
+            hosted: Vec::new(),
+            wikipedia_url: DEFAULT_WIKIPEDIA_URL.into(),
+            duckduckgo_url: Url::parse(DEFAULT_DUCKDUCKGO_URL).unwrap(),
+            contact: None,
+        }
+    }
+
+    #[test]
+    fn the_default_limit_is_for_public_services_and_a_set_one_for_all() {
+        use SearchBackend::*;
+        // The user's own SearXNG has its own limiter.
+        assert_eq!(
+            search(Searxng, "http://localhost:8080", None).rate_limit(),
+            0
+        );
+        assert_eq!(
+            search(Searxng, "http://192.168.1.5:8888", None).rate_limit(),
+            0
+        );
+        assert_eq!(search(Auto, "http://searxng:8080", None).rate_limit(), 0);
+        // A public instance, and every other service wherever it is, get the default.
+        assert_eq!(
+            search(Searxng, "https://searx.example.org", None).rate_limit(),
+            10
+        );
+        let mut mixed = search(Searxng, "http://localhost:8080", None);
+        mixed.fallback_urls = vec![Url::parse("https://searx.example.org").unwrap()];
+        assert_eq!(mixed.rate_limit(), 10, "one public instance among them");
+        for public in [Brave, Tavily, Wikipedia, DuckDuckGo] {
+            assert_eq!(search(public, "http://127.0.0.1:9", None).rate_limit(), 10);
+        }
+        // A limit set applies to anything; 0 is none.
+        assert_eq!(
+            search(Searxng, "http://localhost:8080", Some(3)).rate_limit(),
+            3
+        );
+        assert_eq!(
+            search(Wikipedia, "https://en.wikipedia.org", Some(0)).rate_limit(),
+            0
+        );
     }
 }

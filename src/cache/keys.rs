@@ -176,10 +176,15 @@ mod tests {
             safesearch: Some(1),
             timeout: Duration::from_secs(5),
             max_results: 20,
-            max_per_minute: 10,
+            max_per_minute: Some(10),
+            rate_window: crate::settings::RATE_WINDOW,
             monthly_quota: None,
             state_dir: None,
             log_searches: false,
+            hosted: Vec::new(),
+            wikipedia_url: crate::settings::DEFAULT_WIKIPEDIA_URL.into(),
+            duckduckgo_url: url::Url::parse(crate::settings::DEFAULT_DUCKDUCKGO_URL).unwrap(),
+            contact: None,
         };
         let key = SearchKey::new(&settings, "q", 20);
         assert_eq!(key.backend, "searxng https://searx.example.org/");

@@ -94,16 +94,27 @@ pub(crate) struct FileCache {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct FileSearch {
-    /// `backend`: `searxng`, `brave` or `tavily`.
+    /// `backend`: `auto`, `searxng`, `brave`, `tavily`, `wikipedia` or `duckduckgo`.
     pub backend: Option<String>,
-    /// `api_key`: the key of the backend this section names (`backend`).
+    /// `api_key`: the key of the backend this section names (`backend`); with `auto`
+    /// (or none named), of the service whose form it has.
     pub api_key: Option<String>,
     /// `brave_api_key`: Brave's key, whichever backend is named.
     pub brave_api_key: Option<String>,
     /// `tavily_api_key`: Tavily's key, whichever backend is named.
     pub tavily_api_key: Option<String>,
-    /// `url`: the service's base URL.
+    /// `url`: the chosen service's base URL (with `auto`: SearXNG's).
     pub url: Option<String>,
+    /// `brave_url`: Brave's base URL.
+    pub brave_url: Option<String>,
+    /// `tavily_url`: Tavily's base URL.
+    pub tavily_url: Option<String>,
+    /// `wikipedia_url`: Wikipedia's base URL, `{lang}` for the wiki's language.
+    pub wikipedia_url: Option<String>,
+    /// `duckduckgo_url`: DuckDuckGo's base URL.
+    pub duckduckgo_url: Option<String>,
+    /// `contact`: an e-mail address or URL sent in the User-Agent to Wikipedia.
+    pub contact: Option<String>,
     /// `urls`: further SearXNG instances, tried in order.
     pub urls: Option<Vec<String>>,
     /// `language`, passed to SearXNG.

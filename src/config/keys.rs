@@ -61,27 +61,70 @@ fn file_key(
     let owner = match file.backend.as_deref() {
         Some(named) => SearchBackend::parse(named),
         None => running,
-    };
+    }
+    // Nothing named is `auto`, the default.
+    .unwrap_or(SearchBackend::Auto);
     own.or_else(|| {
-        set(&file.api_key)
-            .filter(|_| owner.and_then(key_name) == Some(name))
-            .map(|k| (k, "[search] api_key"))
+        let key = set(&file.api_key)?;
+        // With `auto` the key is the service's whose form it has, and no other's.
+        let owner = match owner {
+            SearchBackend::Auto => form_of(key),
+            named => key_name(named),
+        };
+        (owner == Some(name)).then_some((key, "[search] api_key"))
     })
 }
 
-/// The keyring name of a search backend's key; `None` for SearXNG, which needs none.
-fn key_name(backend: SearchBackend) -> Option<KeyName> {
-    match backend {
-        SearchBackend::Searxng => None,
-        SearchBackend::Brave => Some(KeyName::Brave),
-        SearchBackend::Tavily => Some(KeyName::Tavily),
+/// The service whose key `key` looks like: Tavily's start with `tvly-`; Brave's are
+/// 20 to 64 letters and digits ([`crate::keystore::check_format`]); else none.
+fn form_of(key: &str) -> Option<KeyName> {
+    if key.trim().starts_with("tvly-") {
+        Some(KeyName::Tavily)
+    } else {
+        crate::keystore::check_format(KeyName::Brave, key)
+            .is_ok()
+            .then_some(KeyName::Brave)
     }
 }
 
-/// The search backend's key: its environment variables, else `[search] api_key`, else
-/// the keyring. A hosted backend without one is an error ([`Error::MissingKey`], with
-/// the keyring's reason when it could not be asked); SearXNG has none. `env` counts
-/// blank values as unset.
+/// The keyring name of a search backend's key; `None` for the services that need
+/// none (SearXNG, Wikipedia, DuckDuckGo) and for `auto`, which is none of them.
+fn key_name(backend: SearchBackend) -> Option<KeyName> {
+    match backend {
+        SearchBackend::Brave => Some(KeyName::Brave),
+        SearchBackend::Tavily => Some(KeyName::Tavily),
+        _ => None,
+    }
+}
+
+/// `--search auto`'s hosted fallbacks, in order (Brave, then Tavily), each with its
+/// key from the environment or the config file when set there. The keyring is not
+/// asked here: only when the fallback is needed (`search::auto`), so that a run
+/// whose SearXNG answers never touches it.
+pub(super) fn hosted_keys(
+    env: &dyn Fn(&str) -> Option<String>,
+    file: &FileSearch,
+) -> Vec<(SearchBackend, Option<Secret>)> {
+    [SearchBackend::Brave, SearchBackend::Tavily]
+        .into_iter()
+        .filter_map(|backend| {
+            let name = key_name(backend)?;
+            let key = env_vars(name)
+                .iter()
+                .find_map(|var| env(var))
+                .or_else(|| {
+                    file_key(file, name, Some(SearchBackend::Auto)).map(|(k, _)| k.to_string())
+                })
+                .filter(|k| !k.trim().is_empty());
+            Some((backend, key.map(|k| Secret::new(&k))))
+        })
+        .collect()
+}
+
+/// The search backend's key: its environment variables, else the config file's
+/// ([`file_key`]), else the keyring. A hosted backend without one is an error
+/// ([`Error::MissingKey`], with the keyring's reason when it could not be asked); the
+/// other services have none. `env` counts blank values as unset.
 pub(super) fn search_key(
     backend: SearchBackend,
     env: &dyn Fn(&str) -> Option<String>,
@@ -155,8 +198,8 @@ fn is_local(url: &Url) -> bool {
 /// Where each key would come from, in the order flag > env > config > keyring,
 /// without the key itself. The config file's `[search] api_key` belongs to the
 /// backend its `[search] backend` names, or when it names none to the one chosen by
-/// `--search` or `GROUND_SEARCH` ([`file_key`]); `brave_api_key` and `tavily_api_key`
-/// to their services.
+/// `--search` or `GROUND_SEARCH` ([`file_key`]; with `auto`, the default, to the one
+/// whose form it has); `brave_api_key` and `tavily_api_key` to their services.
 pub fn key_sources(
     flags: &Overrides,
     env: &dyn Fn(&str) -> Option<String>,
@@ -225,6 +268,50 @@ mod tests {
                 .find(|(n, _)| *n == name)
                 .map_or(Lookup::Absent, |(_, k)| Lookup::Found(k.clone()))
         }
+    }
+
+    #[test]
+    fn with_auto_the_hosted_keys_come_from_env_or_file_and_the_keyring_waits() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("auto.toml");
+        std::fs::write(&config, "[search]\napi_key = \"tvly-fromTHEfile0123456\"\n").unwrap();
+        let flags = Overrides {
+            config_path: Some(config),
+            ..Default::default()
+        };
+        let asked = std::cell::RefCell::new(Vec::new());
+        let keyring = keyring_of(&[(KeyName::Brave, "BSAfromTHEkeyring")], &asked);
+        let env = [("GROUND_BRAVE_API_KEY", "BSAfromTHEenvironment01")];
+        let s = resolve_with_keyring(&flags, &env_of(&env), &keyring).unwrap();
+        assert_eq!(s.search.backend, SearchBackend::Auto);
+        let hosted: Vec<(SearchBackend, Option<&str>)> = s
+            .search
+            .hosted
+            .iter()
+            .map(|h| (h.backend, h.api_key.as_ref().map(|k| k.expose())))
+            .collect();
+        assert_eq!(
+            hosted,
+            [
+                (SearchBackend::Brave, Some("BSAfromTHEenvironment01")),
+                // `api_key` is Tavily's by its form, never Brave's.
+                (SearchBackend::Tavily, Some("tvly-fromTHEfile0123456")),
+            ]
+        );
+        assert!(s.search.api_key.is_none());
+        // Asked only when SearXNG does not answer (search::auto), never here.
+        assert!(asked.borrow().is_empty(), "{:?}", asked.borrow());
+        // `ground key status` says where they come from.
+        let flags = Overrides {
+            config_path: Some(dir.path().join("auto.toml")),
+            ..Default::default()
+        };
+        let sources = key_sources(&flags, &env_of(&[]), &|_| Lookup::Absent).unwrap();
+        assert_eq!(
+            sources[1],
+            (KeyName::Tavily, KeySource::File("[search] api_key"))
+        );
+        assert_eq!(sources[0], (KeyName::Brave, KeySource::None(None)));
     }
 
     #[test]

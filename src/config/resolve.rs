@@ -21,7 +21,7 @@ use std::time::Duration;
 use url::Url;
 
 use super::file::FileConfig;
-use super::keys::{llm_key, search_key};
+use super::keys::{hosted_keys, llm_key, search_key};
 use super::overrides::Overrides;
 use crate::error::Error;
 use crate::keystore::{KeyName, Lookup};
@@ -42,15 +42,15 @@ pub(super) fn search(
             ("[search] backend", file.search.backend.clone()),
         ],
         SearchBackend::parse,
-        "not searxng, brave or tavily",
-        "use searxng (your own instance), brave or tavily (hosted, with an API key)",
+        "not auto, searxng, brave, tavily, wikipedia or duckduckgo",
+        "use auto (the default: your SearXNG when it answers, else Brave or Tavily when you have a key, else Wikipedia), searxng, brave or tavily (hosted, with an API key), wikipedia or duckduckgo",
     )?
-    .unwrap_or(SearchBackend::Searxng);
+    .unwrap_or(SearchBackend::Auto);
     let (urls, source): (Vec<String>, &str) = match backend {
-        SearchBackend::Searxng if !flags.searxng_urls.is_empty() => {
+        SearchBackend::Auto | SearchBackend::Searxng if !flags.searxng_urls.is_empty() => {
             (flags.searxng_urls.clone(), "--searxng-url")
         }
-        SearchBackend::Searxng if env("GROUND_SEARXNG_URL").is_some() => (
+        SearchBackend::Auto | SearchBackend::Searxng if env("GROUND_SEARXNG_URL").is_some() => (
             env("GROUND_SEARXNG_URL")
                 .unwrap_or_default()
                 .split(',')
@@ -59,7 +59,7 @@ pub(super) fn search(
                 .collect(),
             "GROUND_SEARXNG_URL",
         ),
-        SearchBackend::Searxng => (
+        SearchBackend::Auto | SearchBackend::Searxng => (
             file.search
                 .url
                 .iter()
@@ -68,11 +68,17 @@ pub(super) fn search(
                 .collect(),
             "[search] url / urls",
         ),
-        _ => (file.search.url.iter().cloned().collect(), "[search] url"),
+        other => {
+            let (url, origin) = service_url(other, env, file, true);
+            (vec![url], origin)
+        }
     };
     let mut parsed_urls = Vec::new();
     for url in &urls {
-        let url = parse_base_url(url, source)?;
+        let url = match backend {
+            SearchBackend::Wikipedia => parse_wikipedia_url(url, source)?.1,
+            _ => parse_base_url(url, source)?,
+        };
         if !parsed_urls.contains(&url) {
             parsed_urls.push(url);
         }
@@ -81,6 +87,31 @@ pub(super) fn search(
         parsed_urls.push(parse_base_url(backend.default_url(), "the default")?);
     }
     let url = parsed_urls.remove(0);
+    let (wikipedia_url, origin) = service_url(
+        SearchBackend::Wikipedia,
+        env,
+        file,
+        backend == SearchBackend::Wikipedia,
+    );
+    let wikipedia_url = parse_wikipedia_url(&wikipedia_url, origin)?.0;
+    let (duckduckgo_url, origin) = service_url(
+        SearchBackend::DuckDuckGo,
+        env,
+        file,
+        backend == SearchBackend::DuckDuckGo,
+    );
+    let duckduckgo_url = parse_base_url(&duckduckgo_url, origin)?;
+    let mut hosted = Vec::new();
+    if backend == SearchBackend::Auto {
+        for (service, api_key) in hosted_keys(env, &file.search) {
+            let (url, origin) = service_url(service, env, file, false);
+            hosted.push(HostedService {
+                backend: service,
+                api_key,
+                url: parse_base_url(&url, origin)?,
+            });
+        }
+    }
     let api_key = search_key(backend, env, &file.search, keyring)?;
 
     let time_range = choose(
@@ -106,13 +137,26 @@ pub(super) fn search(
         env("GROUND_MAX_PER_MINUTE"),
         "GROUND_MAX_PER_MINUTE",
         file.search.max_per_minute,
-    )?
-    .unwrap_or(10);
+    )?;
     check_range(
         "--max-per-minute / [search] max_per_minute",
-        u64::from(max_per_minute),
+        u64::from(max_per_minute.unwrap_or(0)),
         0,
         10_000,
+    )?;
+    // Only the tests shorten the window, to see minutes of pacing in seconds.
+    let rate_window = pick_number(
+        None,
+        env("GROUND_TEST_RATE_WINDOW_MS"),
+        "GROUND_TEST_RATE_WINDOW_MS",
+        None,
+    )?
+    .map_or(RATE_WINDOW, Duration::from_millis);
+    check_range(
+        "GROUND_TEST_RATE_WINDOW_MS",
+        rate_window.as_millis() as u64,
+        1,
+        3_600_000,
     )?;
     Ok(SearchSettings {
         backend,
@@ -127,10 +171,62 @@ pub(super) fn search(
         timeout: secs(file.search.timeout_secs, 20, "[search] timeout_secs")?,
         max_results: file.search.max_results.unwrap_or(20).clamp(1, 100),
         max_per_minute,
+        rate_window,
         monthly_quota: file.search.monthly_quota,
         state_dir,
         log_searches: flags.log_searches || file.privacy.log_searches.unwrap_or(false),
+        hosted,
+        wikipedia_url,
+        duckduckgo_url,
+        contact: env("GROUND_CONTACT").or(file.search.contact.clone()),
     })
+}
+
+/// The base URL of `backend` (not SearXNG's) and where it came from: its environment
+/// variable (Wikipedia's and DuckDuckGo's), else `[search] url` when the backend is
+/// the one chosen (`chosen`), else its own key (`[search] brave_url`, ...), else its
+/// own address.
+fn service_url(
+    backend: SearchBackend,
+    env: &dyn Fn(&str) -> Option<String>,
+    file: &FileConfig,
+    chosen: bool,
+) -> (String, &'static str) {
+    let search = &file.search;
+    let (env_name, own, key) = match backend {
+        SearchBackend::Brave => (None, &search.brave_url, "[search] brave_url"),
+        SearchBackend::Tavily => (None, &search.tavily_url, "[search] tavily_url"),
+        SearchBackend::Wikipedia => (
+            Some("GROUND_WIKIPEDIA_URL"),
+            &search.wikipedia_url,
+            "[search] wikipedia_url",
+        ),
+        SearchBackend::DuckDuckGo => (
+            Some("GROUND_DUCKDUCKGO_URL"),
+            &search.duckduckgo_url,
+            "[search] duckduckgo_url",
+        ),
+        SearchBackend::Auto | SearchBackend::Searxng => (None, &search.url, "[search] url"),
+    };
+    if let Some(name) = env_name
+        && let Some(value) = env(name)
+    {
+        return (value, name);
+    }
+    match (&search.url, own) {
+        (Some(url), _) if chosen => (url.clone(), "[search] url"),
+        (_, Some(url)) => (url.clone(), key),
+        _ => (backend.default_url().to_string(), "the default"),
+    }
+}
+
+/// Wikipedia's base URL: `{lang}` stands for the wiki's language code (in the host,
+/// `https://{lang}.wikipedia.org`, or the path of a stand-in); with `en` in its place
+/// it must be an http(s) URL with a host. Returns the pattern and the URL for `en`.
+fn parse_wikipedia_url(value: &str, origin: &str) -> Result<(String, Url), Error> {
+    let pattern = value.trim().trim_end_matches('/').to_string();
+    let english = parse_base_url(&pattern.replace("{lang}", "en"), origin)?;
+    Ok((pattern, english))
 }
 
 /// `[llm]`: the backend, the server's URL and key, the window and the answer reserve

@@ -15,13 +15,29 @@ use crate::error::Error;
 use crate::settings::{SearchBackend, SearchSettings};
 use crate::text::sanitize_line;
 
-/// The search checks: for SearXNG, every configured instance in turn (each through
-/// its JSON API alone: the HTML fallback does not make a JSON-off instance pass).
+/// The search checks: with `--search auto`, first what it would use now
+/// (`search.auto`), then the checks of that service; for SearXNG, every configured
+/// instance in turn (each through its JSON API alone: the HTML fallback does not make
+/// a JSON-off instance pass).
 pub(super) async fn search_checks(settings: &SearchSettings) -> Vec<Check> {
-    if settings.backend != SearchBackend::Searxng || settings.fallback_urls.is_empty() {
-        return instance_checks(settings).await;
-    }
     let mut checks = Vec::new();
+    let chosen = crate::search::auto::choose(settings).await;
+    if settings.backend == SearchBackend::Auto {
+        checks.push(match chosen.settings.backend {
+            SearchBackend::Wikipedia => Check::warn(
+                "search.auto",
+                Area::Search,
+                chosen.summary(),
+                "to search the whole web, set up SearXNG (README, \"Search backends\") or add a Brave key (`ground key set brave`)".into(),
+            ),
+            _ => Check::ok("search.auto", Area::Search, chosen.summary()),
+        });
+    }
+    let settings = &chosen.settings;
+    if settings.backend != SearchBackend::Searxng || settings.fallback_urls.is_empty() {
+        checks.extend(instance_checks(settings).await);
+        return checks;
+    }
     for url in std::iter::once(&settings.url).chain(settings.fallback_urls.iter()) {
         let mut one = settings.clone();
         one.url = url.clone();
@@ -41,7 +57,7 @@ async fn instance_checks(settings: &SearchSettings) -> Vec<Check> {
     let search = Area::Search;
 
     let mut checks = Vec::new();
-    if backend != SearchBackend::Searxng {
+    if backend.free_tier().is_some() {
         checks.push(Check::ok(
             "search.api_key",
             search,
@@ -53,7 +69,9 @@ async fn instance_checks(settings: &SearchSettings) -> Vec<Check> {
         if backend == SearchBackend::Searxng {
             crate::search::searxng::search_json(&settings, TEST_QUERY).await
         } else {
-            crate::search::search(&settings, TEST_QUERY).await
+            // Over the rate limit the check waits for a slot, within its own limit.
+            let pace = crate::search::Pace::until(tokio::time::Instant::now() + CHECK_TIMEOUT);
+            crate::search::search(&settings, TEST_QUERY, &pace).await
         }
     })
     .await
@@ -124,7 +142,7 @@ async fn instance_checks(settings: &SearchSettings) -> Vec<Check> {
             ));
         }
         Err(e @ (Error::SearchAuth { .. } | Error::SearchQuota { .. }))
-            if backend != SearchBackend::Searxng =>
+            if backend.free_tier().is_some() =>
         {
             checks.retain(|c| c.name != "search.api_key");
             checks.push(reachable);

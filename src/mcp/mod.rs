@@ -107,10 +107,14 @@ pub struct GroundServer {
 
 /// Serves MCP on stdin/stdout until the client closes the connection.
 pub async fn serve(settings: Settings) -> Result<(), Error> {
+    let search = match settings.search.backend {
+        crate::settings::SearchBackend::Auto => "auto, SearXNG first".to_string(),
+        named => named.to_string(),
+    };
     eprintln!(
         "ground mcp: serving web_search, web_fetch and grounded_answer on stdio \
          (search: {} at {}, model: {} at {})",
-        settings.search.backend,
+        search,
         crate::http::display_url(&settings.search.url),
         settings.llm.model,
         crate::http::display_url(&settings.llm.url),
@@ -216,17 +220,29 @@ impl GroundServer {
         }
         let mut search = self.settings.search.clone();
         search.max_results = search.max_results.max(limit);
+        // Over the rate limit the search waits for its slot, within the run's deadline
+        // ([run] timeout_secs) as grounded_answer's searches do.
+        let deadline = tokio::time::Instant::now() + self.settings.run.timeout;
         let outcome = {
-            let (search, query) = (search.clone(), query.clone());
-            isolated(async move { crate::search::search(&search, &query).await }).await
+            let query = query.clone();
+            isolated(async move {
+                let chosen = crate::search::auto::choose(&search).await;
+                let log_wait =
+                    |waiting: &crate::search::Waiting| eprintln!("ground mcp: {waiting}");
+                let pace = crate::search::Pace::until(deadline).telling(&log_wait);
+                let mut found = crate::search::search(&chosen.settings, &query, &pace).await?;
+                found.warnings.splice(0..0, chosen.note);
+                Ok((found, chosen.settings))
+            })
+            .await
         };
         match outcome {
-            Ok(outcome) if outcome.hits.is_empty() => {
+            Ok((outcome, _)) if outcome.hits.is_empty() => {
                 let error = crate::search::no_hits_error(&query, &outcome.unresponsive_engines);
                 failure("web_search", "query", &query, error.into())
             }
-            Ok(outcome) => CallToolResult::structured(crate::render::results::json(
-                &outcome, &query, &search, limit,
+            Ok((outcome, service)) => CallToolResult::structured(crate::render::results::json(
+                &outcome, &query, &service, limit,
             )),
             Err(problem) => failure("web_search", "query", &query, problem),
         }

@@ -18,7 +18,8 @@ use crate::hits::{SearchHit, normalise_url};
 use crate::page::{PageAttempt, fetch_and_extract};
 use crate::plan::{self, PlanRun, StopReason};
 use crate::report::SearchRun;
-use crate::search;
+use crate::search::{self, Pace, Waiting};
+use crate::settings::{SearchBackend, SearchSettings};
 
 /// What searching and reading produced.
 pub(super) struct Gathered {
@@ -46,17 +47,36 @@ struct Searched {
 type Merged = (Vec<SearchHit>, Vec<SearchRun>, Vec<String>);
 
 impl Run<'_> {
-    /// Searches the planned queries (at once or in rounds) and reads their pages.
-    pub(super) async fn search_and_read(&mut self, planned: &Planned) -> Result<Gathered, Error> {
+    /// Searches the planned queries (at once or in rounds) and reads their pages. With
+    /// `--search auto` the service is picked first (and a fallback told once), so
+    /// every query of the run, and its cache entry, is the same service's; Wikipedia
+    /// searches the wiki of the question's language.
+    pub(super) async fn search_and_read(
+        &mut self,
+        question: &str,
+        planned: &Planned,
+    ) -> Result<Gathered, Error> {
+        let chosen = search::auto::choose(&self.settings.search).await;
+        let mut service = chosen.settings;
+        if service.backend == SearchBackend::Wikipedia && service.language.is_none() {
+            service.language = crate::language::detect(question).map(|l| l.code);
+        }
+        if self.settings.search.backend == SearchBackend::Auto {
+            self.events.emit(
+                "search_chosen",
+                json!({"backend": service.backend, "note": chosen.note}),
+            );
+        }
+        self.so_far.warnings.extend(chosen.note);
         let Searched {
             hits,
             searches,
             pages,
             plan: mut plan_run,
         } = if planned.rounds {
-            self.search_in_rounds(planned).await?
+            self.search_in_rounds(&service, planned).await?
         } else {
-            self.search_at_once(&planned.queries).await?
+            self.search_at_once(&service, &planned.queries).await?
         };
         plan_run
             .queries_not_run
@@ -69,7 +89,7 @@ impl Run<'_> {
             plan_run.stopped_because = Some(StopReason::SearchBudget);
         }
         if searches.iter().any(|s| !s.cached) {
-            let quota = search::usage::warning(&self.settings.search);
+            let quota = search::usage::warning(&service);
             self.so_far.warnings.extend(quota);
         }
         // Only the queries that ran are the run's queries.
@@ -89,13 +109,15 @@ impl Run<'_> {
     }
 
     /// Every query at once ([`Run::search_all`]), then the pages ([`Run::fetch_pages`]).
-    async fn search_at_once(&mut self, queries: &[String]) -> Result<Searched, Error> {
-        self.events.stage(
-            Stage::Searching,
-            &format!("searching {}", self.settings.search.backend),
-        );
+    async fn search_at_once(
+        &mut self,
+        service: &SearchSettings,
+        queries: &[String],
+    ) -> Result<Searched, Error> {
+        self.events
+            .stage(Stage::Searching, &format!("searching {}", service.backend));
         let t = Instant::now();
-        let searched = self.search_all(queries).await;
+        let searched = self.search_all(service, queries).await;
         self.so_far.timings.search = elapsed_ms(t);
         let (hits, searches, warnings) = match searched {
             Ok(found) => found,
@@ -121,7 +143,11 @@ impl Run<'_> {
     /// and every snippet so far; the next query runs only while the evidence is
     /// missing. A round whose search fails or finds nothing new is recorded and the
     /// next one runs; the run fails only when every round's search failed.
-    async fn search_in_rounds(&mut self, planned: &Planned) -> Result<Searched, Error> {
+    async fn search_in_rounds(
+        &mut self,
+        service: &SearchSettings,
+        planned: &Planned,
+    ) -> Result<Searched, Error> {
         let queries = &planned.queries;
         let agree = planned.agree;
         let mut hits: Vec<SearchHit> = Vec::new();
@@ -135,13 +161,13 @@ impl Run<'_> {
                 Stage::Searching,
                 &format!(
                     "searching {} (round {} of {})",
-                    self.settings.search.backend,
+                    service.backend,
                     round + 1,
                     queries.len()
                 ),
             );
             let t = Instant::now();
-            let searched = self.search_all(std::slice::from_ref(query)).await;
+            let searched = self.search_all(service, std::slice::from_ref(query)).await;
             self.so_far.timings.search += elapsed_ms(t);
             outcome.rounds += 1;
             let fresh: Vec<SearchHit> = match searched {
@@ -245,22 +271,37 @@ impl Run<'_> {
         pages
     }
 
-    /// Runs every query concurrently and merges the results by normalised URL, ranked
-    /// by their best position in any query (ties: the earlier query). Fails only when
-    /// every query failed or nothing was found.
-    async fn search_all(&self, queries: &[String]) -> Result<Merged, (Error, Vec<SearchRun>)> {
+    /// Runs every query concurrently on `service` and merges the results by normalised
+    /// URL, ranked by their best position in any query (ties: the earlier query).
+    /// Fails only when every query failed or nothing was found. Over the rate limit a
+    /// query waits for its slot within the run's deadline, and says so.
+    async fn search_all(
+        &self,
+        service: &SearchSettings,
+        queries: &[String],
+    ) -> Result<Merged, (Error, Vec<SearchRun>)> {
         let settings = self.settings;
         let cache = &self.cache;
+        let events = self.events;
+        let deadline = tokio::time::Instant::from_std(self.started + settings.run.timeout);
+        let on_wait = move |waiting: &Waiting| {
+            events.stage(Stage::Searching, &waiting.to_string());
+            events.emit(
+                "search_paced",
+                json!({"wait_ms": waiting.wait.as_millis() as u64, "limit": waiting.limit, "window_ms": waiting.window.as_millis() as u64}),
+            );
+        };
+        let pace = Pace::until(deadline).telling(&on_wait);
         let calls = queries.iter().map(|query| async move {
             let t = Instant::now();
-            let mut key = SearchKey::new(&settings.search, query, settings.search.max_results);
+            let mut key = SearchKey::new(service, query, service.max_results);
             key.region = settings.run.region.clone();
             if let Some(found) = cache.get_search(&key) {
                 // A log that cannot be written never stops a cached search.
-                let _ = search::log::record(&settings.search, query, Ok(found.hits.len()), true);
+                let _ = search::log::record(service, query, Ok(found.hits.len()), true);
                 return (query.clone(), Ok(found), elapsed_ms(t), true);
             }
-            let outcome = search::search(&settings.search, query).await;
+            let outcome = search::search(service, query, &pace).await;
             // Only complete answers are kept: not failures, not results with engines down.
             let complete = outcome
                 .as_ref()
@@ -297,7 +338,7 @@ impl Run<'_> {
                     }
                     SearchRun {
                         query,
-                        backend: settings.search.backend,
+                        backend: service.backend,
                         results: count,
                         cached,
                         ms,
@@ -307,7 +348,7 @@ impl Run<'_> {
                 Err(error) => {
                     let run = SearchRun {
                         query,
-                        backend: settings.search.backend,
+                        backend: service.backend,
                         results: 0,
                         cached: false,
                         ms,

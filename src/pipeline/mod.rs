@@ -146,7 +146,7 @@ impl<'a> Run<'a> {
         // 1. Plan the queries.
         let planned = self.plan(question, decision.as_ref()).await?;
         // 2 + 3. Search, then fetch and extract the pages (at once, or in rounds).
-        let gathered = match self.search_and_read(&planned).await {
+        let gathered = match self.search_and_read(question, &planned).await {
             Ok(gathered) => gathered,
             Err(error) if self.may_answer_offline(&error) => {
                 let reason = error.to_string();

@@ -47,7 +47,8 @@ pub fn person(outcome: &SearchOutcome, limit: usize) -> String {
     out
 }
 
-/// The results as one JSON object for scripts.
+/// The results as one JSON object for scripts: `backend` is the service that
+/// answered (`settings` are the ones the search ran with, never `auto`).
 pub fn json(
     outcome: &SearchOutcome,
     query: &str,
@@ -73,11 +74,17 @@ pub fn json(
         .iter()
         .map(|(engine, reason)| json!({"engine": engine, "reason": reason}))
         .collect();
-    json!({
+    let mut value = json!({
         "version": crate::render::json::JSON_VERSION,
         "query": query,
         "backend": settings.backend,
         "results": results,
         "unresponsive_engines": unresponsive,
-    })
+    });
+    // What the user should know about how the results were got (a fallback of
+    // `--search auto`, an instance that failed over); absent when there is nothing.
+    if !outcome.warnings.is_empty() {
+        value["warnings"] = json!(outcome.warnings);
+    }
+    value
 }

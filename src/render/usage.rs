@@ -58,11 +58,21 @@ pub fn service_line(s: &ServiceUsage) -> String {
     }
 }
 
-/// "10 searches a minute, shared by all ground runs" or "none".
+/// "10 searches a minute, shared by all ground runs" or "none", with the rule for
+/// the default (public services only).
 pub fn rate_line(settings: &SearchSettings) -> String {
-    match settings.max_per_minute {
-        0 => "none ([search] max_per_minute = 0)".into(),
-        n => format!("{n} searches a minute, shared by all ground runs (cached searches are free)"),
+    let shared = "shared by all ground runs; over it a search waits for a free slot (cached searches are free)";
+    match (settings.max_per_minute, settings.rate_limit()) {
+        (Some(0), _) => "none ([search] max_per_minute = 0)".into(),
+        (Some(n), _) => format!("{n} searches a minute, {shared}"),
+        (None, 0) => format!(
+            "none for your own SearXNG at {} (it has its own limiter); {} a minute for public services, {shared}",
+            crate::http::display_url(&settings.url),
+            crate::settings::DEFAULT_MAX_PER_MINUTE
+        ),
+        (None, n) => format!(
+            "{n} searches a minute for public services (none for a SearXNG of your own), {shared}"
+        ),
     }
 }
 
@@ -70,7 +80,7 @@ pub fn rate_line(settings: &SearchSettings) -> String {
 pub fn json(settings: &SearchSettings, report: &UsageReport) -> Value {
     json!({
         "usage": report.month,
-        "max_per_minute": settings.max_per_minute,
+        "max_per_minute": settings.rate_limit(),
         "state_dir": settings.state_dir,
         "search_log": {"enabled": settings.log_searches, "path": report.log_path},
     })

@@ -1,20 +1,26 @@
 //! The search stage: a query in, ranked [`SearchHit`]s out.
 //!
-//! Three services are spoken: the user's own SearXNG ([`searxng`], the default), and
-//! the hosted Brave Search ([`brave`]) and Tavily ([`tavily`]) APIs. Each maps its own
-//! error replies to [`Error`]s with hints; the types here are all the rest of the
-//! pipeline sees.
+//! Five services are spoken, one file each: the user's own SearXNG ([`searxng`]),
+//! the hosted Brave Search ([`brave`]) and Tavily ([`tavily`]) APIs, Wikipedia's own
+//! search through MediaWiki's Action API ([`wikipedia`]) and DuckDuckGo's HTML
+//! results page ([`duckduckgo`], opt-in only). `--search auto`, the default, picks
+//! one at run time ([`auto`]): SearXNG when one answers, else a hosted API whose key
+//! is set, else Wikipedia, saying so once. Each service maps its own error replies to
+//! [`Error`]s with hints; the types here are all the rest of the pipeline sees.
 //!
-//! Every search sent goes through [`search`], which first takes a slot of the shared
-//! rate limit ([`limit`]) and checks the month's quota of a hosted API ([`usage`]),
-//! and writes the opt-in search log ([`log`]) after. Cached searches never reach it
-//! (the callers look in the cache first) and cost nothing. The state files behind
-//! these are shared with other processes and are read off the async runtime within a
-//! bounded wait ([`state`]); one that cannot be used lets the search through with a
-//! warning.
+//! Every search sent goes through [`search`], which first waits for a slot of the
+//! shared rate limit ([`limit`]: over the limit it paces, within the run's deadline)
+//! and checks the month's quota of a hosted API ([`usage`]), and writes the opt-in
+//! search log ([`log`]) after. Cached searches never reach it (the callers look in the
+//! cache first, under the key of the service [`auto::choose`] picked) and cost
+//! nothing. The state files behind these are shared with other processes and are read
+//! off the async runtime within a bounded wait ([`state`]); one that cannot be used
+//! lets the search through with a warning.
 
+pub mod auto;
 pub mod brave;
 pub(crate) mod client;
+pub mod duckduckgo;
 pub(crate) mod limit;
 pub(crate) mod log;
 pub mod searxng;
@@ -23,42 +29,50 @@ pub(crate) mod searxng_result;
 pub(crate) mod state;
 pub mod tavily;
 pub mod usage;
+pub mod wikipedia;
 
 pub use crate::hits::{SearchHit, SearchOutcome};
+pub use limit::{Pace, Waiting};
 
 use crate::error::Error;
 use crate::settings::{SearchBackend, SearchSettings};
 
-/// Runs `query` on the configured search service, within the rate limit and the
-/// month's quota (both checked before anything is sent), and logs it when the search
-/// log is on.
-pub async fn search(settings: &SearchSettings, query: &str) -> Result<SearchOutcome, Error> {
-    let allowed = {
-        let settings = settings.clone();
-        state::off_runtime(move || {
-            let mut notes = Vec::new();
-            if let Err(problem) = limit::acquire(&settings)? {
-                notes.push(state::warning(
-                    "the search rate limit was not applied",
-                    &problem,
-                ));
-            }
-            if let Err(problem) = usage::check(&settings)? {
-                notes.push(state::warning(
-                    "the month's search quota was not checked",
-                    &problem,
-                ));
-            }
-            Ok::<_, Error>(notes)
-        })
+/// Runs `query` on the configured search service (with `auto`, the one
+/// [`auto::choose`] picks, its note among the outcome's warnings), within the rate
+/// limit (waiting for a slot as `pace` allows) and the month's quota (both settled
+/// before anything is sent), and logs it when the search log is on.
+pub async fn search(
+    settings: &SearchSettings,
+    query: &str,
+    pace: &Pace<'_>,
+) -> Result<SearchOutcome, Error> {
+    if settings.backend != SearchBackend::Auto {
+        return search_on(settings, query, pace).await;
+    }
+    let chosen = auto::choose(settings).await;
+    search_on(&chosen.settings, query, pace)
         .await
-    };
+        .map(|mut found| {
+            found.warnings.splice(0..0, chosen.note);
+            found
+        })
+}
+
+/// [`search`] on a service already chosen.
+async fn search_on(
+    settings: &SearchSettings,
+    query: &str,
+    pace: &Pace<'_>,
+) -> Result<SearchOutcome, Error> {
+    let allowed = allow(settings, pace).await;
     let outcome = match allowed {
         Err(refused) => Err(refused),
         Ok(notes) => match settings.backend {
-            SearchBackend::Searxng => searxng::search(settings, query).await,
+            SearchBackend::Searxng | SearchBackend::Auto => searxng::search(settings, query).await,
             SearchBackend::Brave => brave::search(settings, query).await,
             SearchBackend::Tavily => tavily::search(settings, query).await,
+            SearchBackend::Wikipedia => wikipedia::search(settings, query).await,
+            SearchBackend::DuckDuckGo => duckduckgo::search(settings, query).await,
         }
         .map(|mut found| {
             found.warnings.splice(0..0, notes);
@@ -81,6 +95,30 @@ pub async fn search(settings: &SearchSettings, query: &str) -> Result<SearchOutc
         }
         (outcome, _) => outcome,
     }
+}
+
+/// Settles whether a search may be sent: the month's quota of a hosted API first
+/// (a spent one needs no wait), then a slot of the rate limit, waited for as `pace`
+/// allows. The warnings are about state files that could not be used.
+async fn allow(settings: &SearchSettings, pace: &Pace<'_>) -> Result<Vec<String>, Error> {
+    let mut notes = Vec::new();
+    let quota = {
+        let settings = settings.clone();
+        state::off_runtime(move || usage::check(&settings)).await?
+    };
+    if let Err(problem) = quota {
+        notes.push(state::warning(
+            "the month's search quota was not checked",
+            &problem,
+        ));
+    }
+    if let Some(problem) = limit::pace(settings, pace).await? {
+        notes.insert(
+            0,
+            state::warning("the search rate limit was not applied", &problem),
+        );
+    }
+    Ok(notes)
 }
 
 /// Why a search found nothing: its engines failed (a search failure, naming them),

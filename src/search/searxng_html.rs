@@ -23,7 +23,7 @@ pub enum HtmlPageError {
 
 /// The most text kept of one field of a result (title, snippet, engine name): far
 /// more than any real one, and what bounds the memory a hostile page can make us use.
-const MAX_FIELD_CHARS: usize = 4096;
+pub(super) const MAX_FIELD_CHARS: usize = 4096;
 
 /// Parses a SearXNG HTML results page: each `article.result` with its link in `h3 a`,
 /// snippet in `p.content` and engines in `div.engines span`. Debian's searx 1.1
@@ -120,22 +120,26 @@ struct Fields {
     published: Option<Option<String>>,
 }
 
-/// Text being collected from one element until it closes.
+/// Text being collected from one element until it closes (at most
+/// [`MAX_FIELD_CHARS`]): the one-walk readers of results pages (this one and
+/// DuckDuckGo's) fill one per field.
 #[derive(Default)]
-struct Capture {
+pub(super) struct Capture {
     open: Option<ego_tree::NodeId>,
     done: bool,
     text: String,
 }
 
 impl Capture {
-    fn start(&mut self, id: ego_tree::NodeId) {
+    /// Starts collecting the text inside the element `id` (unless done or busy).
+    pub(super) fn start(&mut self, id: ego_tree::NodeId) {
         if !self.done && self.open.is_none() {
             self.open = Some(id);
         }
     }
 
-    fn push(&mut self, text: &str) {
+    /// Adds `text` when collecting.
+    pub(super) fn push(&mut self, text: &str) {
         if self.open.is_some() && self.text.len() < MAX_FIELD_CHARS {
             let room = MAX_FIELD_CHARS - self.text.len();
             let mut end = text.len().min(room);
@@ -147,7 +151,7 @@ impl Capture {
     }
 
     /// Ends the capture when `id` is its element; returns whether it did.
-    fn close(&mut self, id: ego_tree::NodeId) -> bool {
+    pub(super) fn close(&mut self, id: ego_tree::NodeId) -> bool {
         if self.open == Some(id) {
             self.open = None;
             self.done = true;
@@ -156,7 +160,18 @@ impl Capture {
         false
     }
 
-    fn collapsed(&self) -> String {
+    /// Whether the element was seen and closed.
+    pub(super) fn done(&self) -> bool {
+        self.done
+    }
+
+    /// Whether the element is open now.
+    pub(super) fn is_open(&self) -> bool {
+        self.open.is_some()
+    }
+
+    /// The text with whitespace collapsed to single spaces.
+    pub(super) fn collapsed(&self) -> String {
         self.text.split_whitespace().collect::<Vec<_>>().join(" ")
     }
 }

@@ -361,10 +361,15 @@ mod tests {
             safesearch: None,
             timeout: std::time::Duration::from_secs(1),
             max_results: 20,
-            max_per_minute: 10,
+            max_per_minute: Some(10),
+            rate_window: crate::settings::RATE_WINDOW,
             monthly_quota: quota,
             state_dir: Some(dir.to_path_buf()),
             log_searches: false,
+            hosted: Vec::new(),
+            wikipedia_url: crate::settings::DEFAULT_WIKIPEDIA_URL.into(),
+            duckduckgo_url: url::Url::parse(crate::settings::DEFAULT_DUCKDUCKGO_URL).unwrap(),
+            contact: None,
         }
     }
 

@@ -47,6 +47,10 @@ impl World {
     /// from each other's cache; a test about the cache sets XDG_CACHE_HOME or GROUND_CACHE_DIR itself.
     /// The search rate limit is off (GROUND_MAX_PER_MINUTE=0: tests send bursts of
     /// searches); tests about it set or remove the variable. There is no OS keyring.
+    /// The search service is pinned to SearXNG (GROUND_SEARCH=searxng), as it was
+    /// before `auto` became the default, so a stand-in that is down stays an error;
+    /// tests of `auto` use [`World::ground_auto`] (or remove the variable). Wikipedia
+    /// and DuckDuckGo point at a closed port on loopback: no test can reach them.
     pub fn ground(&self) -> std::process::Command {
         static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let run = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -63,6 +67,9 @@ impl World {
             .env("GROUND_ALLOW_PRIVATE_ADDRESSES", "true")
             .env("GROUND_MODEL", "llama3.2")
             .env("GROUND_MAX_PER_MINUTE", "0")
+            .env("GROUND_SEARCH", "searxng")
+            .env("GROUND_WIKIPEDIA_URL", closed_port_url())
+            .env("GROUND_DUCKDUCKGO_URL", closed_port_url())
             // No session bus, so no OS keyring: no test reads or writes the keys of
             // the person running it (the keyring module sets a real bus itself).
             .env(
@@ -70,6 +77,13 @@ impl World {
                 format!("unix:path={}", self.home.path().join("no-bus").display()),
             )
             .stdin(std::process::Stdio::null());
+        cmd
+    }
+
+    /// [`World::ground`] with the search service left to its default, `auto`.
+    pub fn ground_auto(&self) -> std::process::Command {
+        let mut cmd = self.ground();
+        cmd.env_remove("GROUND_SEARCH");
         cmd
     }
 

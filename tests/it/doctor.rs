@@ -591,7 +591,9 @@ fn ground_brave(world: &World) -> std::process::Command {
         world.searx.uri()
     ));
     let mut cmd = world.ground();
-    cmd.env("GROUND_BRAVE_API_KEY", BRAVE_KEY)
+    // The config file names the service.
+    cmd.env_remove("GROUND_SEARCH")
+        .env("GROUND_BRAVE_API_KEY", BRAVE_KEY)
         .env("GROUND_CONFIG", config);
     cmd
 }
@@ -661,4 +663,61 @@ async fn brave_refusing_the_key_fails_the_key_check() {
     );
     assert!(!text.contains("API key is set"), "{text}");
     assert!(!text.contains(BRAVE_KEY), "{text}");
+}
+
+#[tokio::test]
+async fn with_auto_doctor_says_what_it_would_use() {
+    let world = World::new().await;
+    ollama_healthy(&world).await;
+    // SearXNG answers: auto uses it, and its checks follow.
+    world
+        .search_replies_with_capture("searxng/normal.body.json")
+        .await;
+    let out = doctor(world.ground_auto(), &[]).await;
+    assert_eq!(out.status.code(), Some(0), "stdout: {}", stdout(&out));
+    let text = scrubbed(&world, &out);
+    assert_lines(
+        &text,
+        &[
+            "ok    search: --search auto uses SearXNG at http://searx.test (it answers)",
+            "ok    search: SearXNG at http://searx.test answers",
+        ],
+    );
+}
+
+#[tokio::test]
+async fn with_auto_and_no_searxng_doctor_warns_it_would_search_wikipedia_only() {
+    // No SearXNG and no key: Wikipedia only, a warning naming what would search the
+    // web, then Wikipedia's own checks.
+    let world = World::new().await;
+    ollama_healthy(&world).await;
+    let wikipedia = wiremock::MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(path("/en/w/api.php"))
+        .respond_with(ResponseTemplate::new(200).set_body_raw(
+            fixture("wikipedia/search-tardigrade.json"),
+            "application/json",
+        ))
+        .mount(&wikipedia)
+        .await;
+    let down = closed_port_url();
+    let mut cmd = world.ground_auto();
+    cmd.env("GROUND_SEARXNG_URL", &down).env(
+        "GROUND_WIKIPEDIA_URL",
+        format!("{}/{{lang}}", wikipedia.uri()),
+    );
+    let out = doctor(cmd, &[]).await;
+    assert_eq!(out.status.code(), Some(0), "stdout: {}", stdout(&out));
+    let text = stdout(&out)
+        .replace(&down, "http://down.test")
+        .replace(&wikipedia.uri(), "http://wikipedia.test");
+    assert_lines(
+        &text,
+        &[
+            "warn  search: --search auto uses Wikipedia only: no SearXNG answers at http://down.test and no Brave or Tavily key is set",
+            "      fix: to search the whole web, set up SearXNG (README, \"Search backends\") or add a Brave key (`ground key set brave`)",
+            "ok    search: Wikipedia at http://wikipedia.test/en answers",
+            "ok    search: test query \"wikipedia\" returned 3 results",
+        ],
+    );
 }

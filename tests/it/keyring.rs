@@ -95,6 +95,7 @@ async fn a_key_goes_in_is_used_by_a_search_and_comes_out() {
     )
     .unwrap();
     let out = ground(&world)
+        .env_remove("GROUND_SEARCH") // the config file names the service
         .env("GROUND_CONFIG", &config)
         .args(["search", "--json", "water bears"])
         .output()
@@ -117,6 +118,7 @@ async fn a_key_goes_in_is_used_by_a_search_and_comes_out() {
     assert!(out.status.success(), "delete: {}", stderr(&out));
     assert_eq!(status_of(&world, "brave"), "brave   not set");
     let out = ground(&world)
+        .env_remove("GROUND_SEARCH") // the config file names the service
         .env("GROUND_CONFIG", &config)
         .args(["search", "water bears"])
         .output()
@@ -132,6 +134,55 @@ async fn a_key_goes_in_is_used_by_a_search_and_comes_out() {
     let out = key(&world, &["delete", "brave"], "");
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("no brave key is stored"));
+}
+
+#[tokio::test]
+#[ignore = "needs a Secret Service: .ci/run starts one"]
+async fn a_keyring_key_makes_brave_the_fallback_of_auto() {
+    let world = World::new().await;
+    let _ = key(&world, &["delete", "brave"], "");
+    let out = key(&world, &["set", "brave"], &format!("{BRAVE_KEY}\n"));
+    assert!(out.status.success(), "set: {}", stderr(&out));
+    Mock::given(method("GET"))
+        .and(path("/res/v1/web/search"))
+        .and(header("x-subscription-token", BRAVE_KEY))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "web": {"results": [{"url": "https://example.org/water-bears", "title": "Water bears", "description": "Tardigrades."}]}
+        })))
+        .expect(1)
+        .mount(&world.searx)
+        .await;
+    // No SearXNG, no key in the environment or the config file: the keyring's.
+    let config = world.home.path().join("auto.toml");
+    std::fs::write(
+        &config,
+        format!("[search]\nbrave_url = \"{}\"\n", world.searx.uri()),
+    )
+    .unwrap();
+    let down = closed_port_url();
+    let out = ground(&world)
+        .env_remove("GROUND_SEARCH")
+        .env("GROUND_SEARXNG_URL", &down)
+        .env("GROUND_CONFIG", &config)
+        .args(["search", "--json", "water bears"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "search: {}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!(
+            "warning: no SearXNG at {down}: searching Brave Search with your API key instead"
+        )),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        stdout(&out).contains("\"backend\":\"brave\""),
+        "{}",
+        stdout(&out)
+    );
+    assert!(!stdout(&out).contains(BRAVE_KEY) && !stderr(&out).contains(BRAVE_KEY));
+    let out = key(&world, &["delete", "brave"], "");
+    assert!(out.status.success());
 }
 
 #[tokio::test]

@@ -463,8 +463,8 @@ async fn a_bad_configuration_stops_before_serving() {
     assert!(out.stdout.is_empty(), "stdout is the protocol");
     assert_eq!(
         stderr(&out),
-        "error: invalid configuration: GROUND_SEARCH is \"bing\", not searxng, brave or tavily\n\
-         hint: use searxng (your own instance), brave or tavily (hosted, with an API key)\n"
+        "error: invalid configuration: GROUND_SEARCH is \"bing\", not auto, searxng, brave, tavily, wikipedia or duckduckgo\n\
+         hint: use auto (the default: your SearXNG when it answers, else Brave or Tavily when you have a key, else Wikipedia), searxng, brave or tavily (hosted, with an API key), wikipedia or duckduckgo\n"
     );
 }
 
@@ -615,11 +615,44 @@ async fn web_fetch_reads_a_pdf() {
 }
 
 #[tokio::test]
-async fn over_the_search_rate_limit_a_tool_error_says_when_to_retry() {
+async fn over_the_search_rate_limit_web_search_waits_and_past_its_deadline_says_when_to_retry() {
     let world = World::new().await;
     world.healthy(&good_answer()).await;
+    // Within the deadline: the third search waits for its slot (the minute is 1.5 s
+    // here) and gets through.
     let mut cmd = world.ground();
-    cmd.env("GROUND_MAX_PER_MINUTE", "2");
+    cmd.env("GROUND_MAX_PER_MINUTE", "2")
+        .env("GROUND_TEST_RATE_WINDOW_MS", "1500")
+        .env("GROUND_STATE_DIR", world.home.path().join("state-paced"));
+    let (mut mcp, _) = Session::start(cmd, &[]).await;
+    let started = std::time::Instant::now();
+    for _ in 0..3 {
+        structured(
+            &mcp.call("web_search", json!({"query": "tardigrades"}))
+                .await,
+        );
+    }
+    assert!(
+        started.elapsed() >= std::time::Duration::from_millis(1200),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(world.searx.received_requests().await.unwrap().len(), 3);
+    let (code, log) = mcp.close().await;
+    assert_eq!(code, Some(0));
+    assert!(
+        log.contains("ground mcp: waiting ")
+            && log.contains(" s for the search rate limit (2 per 1500 ms)"),
+        "{log}"
+    );
+
+    // Past the deadline ([run] timeout_secs = 3, the slot a minute away): a tool error
+    // naming the limit, and nothing sent.
+    let config = world.config_file("[run]\ntimeout_secs = 3\n");
+    let mut cmd = world.ground();
+    cmd.env("GROUND_MAX_PER_MINUTE", "2")
+        .env("GROUND_STATE_DIR", world.home.path().join("state-deadline"))
+        .env("GROUND_CONFIG", &config);
     let (mut mcp, _) = Session::start(cmd, &[]).await;
     for _ in 0..2 {
         structured(
@@ -633,16 +666,65 @@ async fn over_the_search_rate_limit_a_tool_error_says_when_to_retry() {
     let text = error_text(&result);
     assert!(
         text.starts_with(
-            "error: the search rate limit (2 per minute) is reached; a search can be sent again in "
+            "error: the search rate limit (2 a minute) is reached and its next free slot, in "
         ),
         "{text}"
     );
-    assert!(text.contains("hint: retry in "), "{text}");
+    assert!(
+        text.contains("hint: give the run a longer --timeout"),
+        "{text}"
+    );
     assert_eq!(
         result["structuredContent"]["error"]["kind"],
         "search_rate_limit_local"
     );
-    assert_eq!(world.searx.received_requests().await.unwrap().len(), 2);
+    assert_eq!(world.searx.received_requests().await.unwrap().len(), 5);
+    let (code, _) = mcp.close().await;
+    assert_eq!(code, Some(0));
+}
+
+#[tokio::test]
+async fn with_auto_and_no_searxng_web_search_names_the_service_that_answered() {
+    let world = World::new().await;
+    let wikipedia = wiremock::MockServer::start().await;
+    {
+        use wiremock::matchers::{method, path};
+        use wiremock::{Mock, ResponseTemplate};
+        Mock::given(method("GET"))
+            .and(path("/en/w/api.php"))
+            .respond_with(ResponseTemplate::new(200).set_body_raw(
+                fixture("wikipedia/search-tardigrade.json"),
+                "application/json",
+            ))
+            .mount(&wikipedia)
+            .await;
+    }
+    let down = closed_port_url();
+    let mut cmd = world.ground_auto();
+    cmd.env("GROUND_SEARXNG_URL", &down).env(
+        "GROUND_WIKIPEDIA_URL",
+        format!("{}/{{lang}}", wikipedia.uri()),
+    );
+    let (mut mcp, _) = Session::start(cmd, &[]).await;
+    let first = structured(
+        &mcp.call("web_search", json!({"query": "tardigrades", "limit": 2}))
+            .await,
+    );
+    assert_eq!(first["backend"], "wikipedia");
+    assert_eq!(first["results"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        first["warnings"],
+        json!([format!(
+            "no SearXNG at {down}: searching Wikipedia only; see README to set up SearXNG or add a Brave key"
+        )])
+    );
+    // Told once in the session.
+    let second = structured(
+        &mcp.call("web_search", json!({"query": "water bears"}))
+            .await,
+    );
+    assert_eq!(second["backend"], "wikipedia");
+    assert!(second.get("warnings").is_none(), "{second}");
     let (code, _) = mcp.close().await;
     assert_eq!(code, Some(0));
 }

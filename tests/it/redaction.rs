@@ -67,7 +67,8 @@ async fn a_key_straddling_the_cut_of_an_error_message_leaks_no_prefix() {
         world.searx.uri()
     ));
     let mut cmd = world.ground();
-    cmd.env("GROUND_CONFIG", &config)
+    cmd.env_remove("GROUND_SEARCH") // the config file names the service
+        .env("GROUND_CONFIG", &config)
         .env("GROUND_BRAVE_API_KEY", BRAVE_KEY)
         .args(["search", "--json", "tardigrades"]);
     let out = run(cmd).await;

@@ -136,7 +136,9 @@ fn ground_brave(world: &World) -> std::process::Command {
     )
     .unwrap();
     let mut cmd = world.ground();
-    cmd.env("GROUND_BRAVE_API_KEY", BRAVE_KEY)
+    // The config file names the service.
+    cmd.env_remove("GROUND_SEARCH")
+        .env("GROUND_BRAVE_API_KEY", BRAVE_KEY)
         .env("GROUND_CONFIG", &dir);
     cmd
 }
@@ -269,7 +271,9 @@ fn ground_tavily(world: &World) -> std::process::Command {
     )
     .unwrap();
     let mut cmd = world.ground();
-    cmd.env("TAVILY_API_KEY", TAVILY_KEY)
+    // The config file names the service.
+    cmd.env_remove("GROUND_SEARCH")
+        .env("TAVILY_API_KEY", TAVILY_KEY)
         .env("GROUND_CONFIG", &dir);
     cmd
 }
@@ -397,7 +401,8 @@ async fn a_paid_brave_plan_is_judged_on_its_monthly_window() {
     ));
     for round in 0..2 {
         let mut cmd = world.ground();
-        cmd.env("GROUND_BRAVE_API_KEY", "BSA-test-key")
+        cmd.env_remove("GROUND_SEARCH") // the config file names the service
+            .env("GROUND_BRAVE_API_KEY", "BSA-test-key")
             .args(["search", "tardigrades", "--config"])
             .arg(&config);
         let out = run(cmd).await;

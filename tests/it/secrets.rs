@@ -47,7 +47,8 @@ fn ground_with_keys(world: &World, search: &str) -> std::process::Command {
     )
     .unwrap();
     let mut cmd = world.ground();
-    cmd.env("GROUND_CONFIG", &config)
+    cmd.env_remove("GROUND_SEARCH") // the config file names the service
+        .env("GROUND_CONFIG", &config)
         .env("GROUND_LLM_API_KEY", LLM_KEY)
         .env("GROUND_BRAVE_API_KEY", BRAVE_KEY)
         .env("GROUND_TAVILY_API_KEY", TAVILY_KEY)

@@ -1,10 +1,11 @@
-//! The SearXNG, Brave and Tavily reply parsers on arbitrary bytes, arbitrary JSON and
-//! mutated real captures: a clean search error (exit 3, one `error:` and one `hint:`
-//! line) or unique http(s) hits within the limit, never a panic.
+//! The SearXNG, Brave, Tavily and Wikipedia reply parsers and DuckDuckGo's page reader
+//! on arbitrary bytes, arbitrary JSON and mutated real captures (and hand-written
+//! fixtures): a clean search error (exit 3, one `error:` and one `hint:` line) or
+//! unique http(s) hits within the limit, never a panic.
 
 use std::sync::OnceLock;
 
-use ground::search::{SearchOutcome, brave, searxng, tavily};
+use ground::search::{SearchOutcome, brave, duckduckgo, searxng, tavily, wikipedia};
 use proptest::prelude::*;
 use proptest::sample::Index;
 use serde_json::{Value, json};
@@ -271,6 +272,73 @@ proptest! {
                 }
                 Err(e) => assert_search_error(&e)?,
             }
+        }
+    }
+}
+
+/// The fixtures of a folder under fixtures/, as seeds.
+fn fixture_seeds(folder: &str) -> Vec<Vec<u8>> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(folder);
+    let mut seeds: Vec<Vec<u8>> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json" || x == "html"))
+        .map(|p| std::fs::read(p).unwrap())
+        .collect();
+    seeds.sort();
+    seeds
+}
+
+proptest! {
+    #![proptest_config(config(128))]
+
+    #[test]
+    fn the_wikipedia_parser_takes_arbitrary_and_mutated_replies(
+        seed in any::<Index>(),
+        mutations in prop::collection::vec(mutation(), 0..4),
+        raw in prop::collection::vec(any::<u8>(), 0..200),
+        use_raw in prop::bool::weighted(0.2),
+        status in status(),
+        max in 0usize..12,
+    ) {
+        let seeds = fixture_seeds("wikipedia");
+        let body = if use_raw {
+            raw
+        } else {
+            apply(seeds[seed.index(seeds.len())].clone(), &mutations)
+        };
+        match wikipedia::parse_reply(status, &body, "https://en.wikipedia.test", "the query", max) {
+            Ok(out) => {
+                prop_assert_eq!(status, 200);
+                assert_search_outcome(&out, max)?;
+                for hit in &out.hits {
+                    prop_assert!(hit.snippet.chars().count() <= wikipedia::MAX_SNIPPET_CHARS + 1);
+                }
+            }
+            Err(e) => assert_search_error(&e)?,
+        }
+    }
+
+    #[test]
+    fn the_duckduckgo_page_reader_takes_arbitrary_and_mutated_pages(
+        seed in any::<Index>(),
+        mutations in prop::collection::vec(mutation(), 0..6),
+        raw in prop::collection::vec(any::<u8>(), 0..300),
+        use_raw in prop::bool::weighted(0.2),
+        max in 0usize..12,
+    ) {
+        let seeds = fixture_seeds("duckduckgo");
+        let body = if use_raw {
+            raw
+        } else {
+            apply(seeds[seed.index(seeds.len())].clone(), &mutations)
+        };
+        // A challenge or no results page is the caller's error to report; here only:
+        // no panic, and hits that are unique http(s) links within the limit.
+        if let Ok(out) = duckduckgo::parse_page(&String::from_utf8_lossy(&body), "q", max) {
+            assert_search_outcome(&out, max)?;
         }
     }
 }

@@ -24,8 +24,8 @@ const DOCTOR_EXIT_CODES: &[(i32, &str)] = &[
 
 /// Answer questions from live web search, with citations you can check.
 ///
-/// Uses your own SearXNG for search and your own model (Ollama, or any
-/// OpenAI-compatible server) for the answer.
+/// Searches your own SearXNG when it answers (else Brave or Tavily with your key, else
+/// Wikipedia) and asks your own model (Ollama, or any OpenAI-compatible server).
 #[derive(Debug, Parser)]
 #[command(name = "ground", version, about, max_term_width = 100)]
 pub struct Cli {
@@ -100,20 +100,31 @@ impl From<TimeRange> for settings::TimeRange {
 /// `--search`: which search service.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum SearchService {
+    /// Your SearXNG when it answers, else Brave or Tavily when a key is set, else
+    /// Wikipedia (the default).
+    Auto,
     /// Your own SearXNG instance.
     Searxng,
     /// The hosted Brave Search API (needs a key).
     Brave,
     /// The hosted Tavily API (needs a key).
     Tavily,
+    /// Wikipedia's own search: no key, one encyclopedia, not the web.
+    Wikipedia,
+    /// DuckDuckGo's HTML page: no key, but a page made for people that may block
+    /// ground or change at any time.
+    Duckduckgo,
 }
 
 impl From<SearchService> for settings::SearchBackend {
     fn from(service: SearchService) -> Self {
         match service {
+            SearchService::Auto => settings::SearchBackend::Auto,
             SearchService::Searxng => settings::SearchBackend::Searxng,
             SearchService::Brave => settings::SearchBackend::Brave,
             SearchService::Tavily => settings::SearchBackend::Tavily,
+            SearchService::Wikipedia => settings::SearchBackend::Wikipedia,
+            SearchService::Duckduckgo => settings::SearchBackend::DuckDuckGo,
         }
     }
 }
@@ -192,8 +203,11 @@ pub struct ConfigOpts {
 /// Where and how to search.
 #[derive(Debug, Clone, Default, Args)]
 pub struct SearchOpts {
-    /// Search service: your own `searxng`, or the hosted `brave` or `tavily` APIs
-    /// (key in GROUND_BRAVE_API_KEY / GROUND_TAVILY_API_KEY) [default: searxng; env: GROUND_SEARCH].
+    /// Search service: `auto` (your SearXNG when it answers, else Brave or Tavily when
+    /// a key is set, else Wikipedia; says so once), your own `searxng`, the hosted
+    /// `brave` or `tavily` APIs (key in GROUND_BRAVE_API_KEY / GROUND_TAVILY_API_KEY or
+    /// the keyring), `wikipedia` (no key; one encyclopedia) or `duckduckgo` (no key; a
+    /// page made for people, may stop working) [default: auto; env: GROUND_SEARCH].
     #[arg(long, value_name = "SERVICE", value_enum)]
     pub search: Option<SearchService>,
 
@@ -223,9 +237,11 @@ pub struct SearchOpts {
     #[arg(long, value_parser = clap::value_parser!(u8).range(0..=2))]
     pub safesearch: Option<u8>,
 
-    /// Searches sent per rolling minute at most, shared by all your `ground` runs;
-    /// over it a search fails with exit 8 (cached searches are free; 0 = no limit)
-    /// [default: 10; env: GROUND_MAX_PER_MINUTE].
+    /// Searches sent per rolling minute at most, shared by all your `ground` runs; over
+    /// it a search waits for a free slot, and fails with exit 8 only when that slot is
+    /// past --timeout (cached searches are free; 0 = no limit) [default: 10 for public
+    /// services, none for a SearXNG on this machine or a private network; env:
+    /// GROUND_MAX_PER_MINUTE].
     #[arg(long, value_name = "N")]
     pub max_per_minute: Option<u32>,
 
@@ -380,6 +396,11 @@ pub struct SearchArgs {
     /// Print one JSON object on stdout (errors too, as {"error", "query"}).
     #[arg(long)]
     pub json: bool,
+
+    /// Deadline in seconds: the longest the search may wait for a free slot of the
+    /// rate limit [default: 600, [run] timeout_secs].
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<u64>,
 
     #[command(flatten)]
     #[allow(missing_docs)]

@@ -1,6 +1,6 @@
 //! `ground search`: the search stage alone, for people and scripts.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 use ground::error::Error;
@@ -20,15 +20,34 @@ pub fn run(args: SearchArgs) -> ExitCode {
     if query.is_empty() {
         return fail(args.json, "query", &query, &Error::EmptyQuestion);
     }
-    let overrides = cli::overrides(&args.config, Some(&args.search), None, None, None);
+    let mut overrides = cli::overrides(&args.config, Some(&args.search), None, None, None);
+    overrides.timeout_secs = args.timeout;
     let settings = match settings(&overrides) {
         Ok(s) => s,
         Err(e) => return fail(args.json, "query", &query, &e),
     };
     let limit = usize::from(args.limit);
-    let mut search_settings = settings.search.clone();
-    search_settings.max_results = search_settings.max_results.max(limit);
-    let outcome = match block_on(ground::search::search(&search_settings, &query)) {
+    let mut wanted = settings.search.clone();
+    wanted.max_results = wanted.max_results.max(limit);
+    // Over the rate limit the search waits for a free slot, within --timeout.
+    let deadline = std::time::Duration::from_secs(settings.run.timeout.as_secs());
+    let tell = std::io::stderr().is_terminal();
+    let searched = block_on(async {
+        let deadline = tokio::time::Instant::now() + deadline;
+        let chosen = ground::search::auto::choose(&wanted).await;
+        if let Some(note) = &chosen.note {
+            eprintln!("warning: {}", ground::text::sanitize_line(note));
+        }
+        let on_wait = |waiting: &ground::search::Waiting| {
+            if tell {
+                eprintln!("ground: {waiting}");
+            }
+        };
+        let pace = ground::search::Pace::until(deadline).telling(&on_wait);
+        let found = ground::search::search(&chosen.settings, &query, &pace).await?;
+        Ok((found, chosen.settings, chosen.note))
+    });
+    let (mut outcome, search_settings, note) = match searched {
         Ok(o) => o,
         Err(e) => return fail(args.json, "query", &query, &e),
     };
@@ -42,6 +61,8 @@ pub fn run(args: SearchArgs) -> ExitCode {
         let error = ground::search::no_hits_error(&query, &outcome.unresponsive_engines);
         return fail(args.json, "query", &query, &error);
     }
+    // Told on stderr already; `--json` carries it too.
+    outcome.warnings.splice(0..0, note);
     let _ = if args.json {
         print_json(&results::json(&outcome, &query, &search_settings, limit))
     } else {

@@ -2,7 +2,8 @@
 //! to do next.
 //!
 //! Exit codes are a contract for CI smoke checks (README, "Exit codes"); they are
-//! defined once here and nowhere else.
+//! defined once, in [`exit`], with the table `--help` and the README are written
+//! from; this file maps each error to one of them.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -11,33 +12,9 @@ use crate::events::Stage;
 use crate::settings::{LlmBackend, SearchBackend};
 use crate::text::{redact, sanitize_line};
 
-/// The process exit codes `ground` uses. Stable: scripts depend on them.
-pub mod exit {
-    /// The answer was produced (and, with `--strict`, is fully grounded).
-    pub const SUCCESS: i32 = 0;
-    /// An unexpected internal error (a bug: please report it).
-    pub const INTERNAL: i32 = 1;
-    /// Bad command line, bad configuration file or value.
-    pub const USAGE: i32 = 2;
-    /// The search backend failed (unreachable, refused, rate-limited, engines down).
-    pub const SEARCH: i32 = 3;
-    /// Search worked but no page could be used (no results, every fetch failed).
-    pub const NO_SOURCES: i32 = 4;
-    /// The model server failed or its replies could not be used.
-    pub const MODEL: i32 = 5;
-    /// The answer is not grounded: no verified citation at all, or with `--strict`
-    /// any unsupported statement or a "the sources do not answer" reply.
-    pub const NOT_GROUNDED: i32 = 6;
-    /// `--fallback offline`: search failed, so the answer is the model's alone and
-    /// not grounded.
-    pub const OFFLINE: i32 = 7;
-    /// The local search rate limit (`[search] max_per_minute`, shared by every `ground`
-    /// process of the user) is reached: nothing was sent; retry after the time the
-    /// message names.
-    pub const RATE_LIMITED: i32 = 8;
-    /// Interrupted by Ctrl-C (SIGINT).
-    pub const INTERRUPTED: i32 = 130;
-}
+pub mod exit;
+
+pub use exit::{EXIT_CODE_TABLE, exit_codes_help};
 
 /// Why a model reply was unusable; each has its own hint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,55 +25,6 @@ pub enum ReplyProblem {
     CutOff,
     /// Far larger than any answer: probably not a model server at all.
     TooLarge,
-}
-
-/// Every exit code with what it means: the one table that `--help` and the README
-/// are written from.
-pub const EXIT_CODE_TABLE: &[(i32, &str)] = &[
-    (
-        exit::SUCCESS,
-        "success (with --strict: every statement has a verified citation)",
-    ),
-    (
-        exit::INTERNAL,
-        "internal error (a bug, or a machine out of threads or memory)",
-    ),
-    (exit::USAGE, "usage or configuration error"),
-    (
-        exit::SEARCH,
-        "search backend failure (unreachable, 403, 429, 400, 5xx, bad key, quota, engines failing)",
-    ),
-    (
-        exit::NO_SOURCES,
-        "no usable sources (no results, or every page failed)",
-    ),
-    (
-        exit::MODEL,
-        "model failure (unreachable, model missing, invalid or cut-off reply)",
-    ),
-    (
-        exit::NOT_GROUNDED,
-        "not grounded: nothing cited (--strict: also any unsupported statement or unanswered question)",
-    ),
-    (
-        exit::OFFLINE,
-        "--fallback offline: search failed; the answer is the model's alone (not grounded)",
-    ),
-    (
-        exit::RATE_LIMITED,
-        "local search rate limit reached ([search] max_per_minute): nothing sent; retry later",
-    ),
-    (exit::INTERRUPTED, "interrupted (Ctrl-C)"),
-];
-
-/// The exit codes in `codes` as the `Exit codes:` block of `--help`, from
-/// [`EXIT_CODE_TABLE`] (or, for a command with its own meanings, from `table`).
-pub fn exit_codes_help(table: &[(i32, &str)]) -> String {
-    let mut out = String::from("Exit codes:");
-    for (code, meaning) in table {
-        let _ = write!(out, "\n  {code:<3} {meaning}");
-    }
-    out
 }
 
 /// Errors of the whole pipeline. Each variant's message says what failed; [`Error::hint`]
@@ -223,15 +151,46 @@ pub enum Error {
         message: String,
     },
 
-    /// This machine's own search rate limit is reached; nothing was sent.
+    /// This machine's own search rate limit is reached, and its next free slot is
+    /// past the run's deadline (a search waits for a slot that comes within it);
+    /// nothing was sent.
     #[error(
-        "the search rate limit ({limit} per minute) is reached; a search can be sent again in {retry_after_secs} s"
+        "the search rate limit ({}) is reached and its next free slot, in {retry_after_secs} s, is past this run's deadline ({left_secs} s left)",
+        crate::settings::describe_rate(*limit, std::time::Duration::from_millis(*window_ms))
     )]
     SearchRateLimitedLocally {
-        /// Searches per rolling minute allowed.
+        /// Searches per rolling window allowed.
         limit: u32,
-        /// Seconds until the oldest search of the last minute ages out.
+        /// The window, in milliseconds (a minute but in tests).
+        window_ms: u64,
+        /// Seconds until the oldest search of the window ages out.
         retry_after_secs: u64,
+        /// Seconds the run had left before its deadline.
+        left_secs: u64,
+    },
+
+    /// DuckDuckGo answered with its challenge page ("bots use DuckDuckGo too") or an
+    /// HTTP 202 instead of results: it takes the client for a bot.
+    #[error(
+        "{backend} answered the search for {query:?} with a challenge page instead of results: it takes ground for a bot"
+    )]
+    SearchChallenged {
+        /// Which search service.
+        backend: SearchBackend,
+        /// The query sent.
+        query: String,
+    },
+
+    /// The service refused the search with an error of its own (MediaWiki's
+    /// `{"error": {"code", "info"}}`, which comes with HTTP 200).
+    #[error("{backend} refused the search for {query:?}: {message}")]
+    SearchRefused {
+        /// Which search service.
+        backend: SearchBackend,
+        /// The query sent.
+        query: String,
+        /// The service's code and message, one line.
+        message: String,
     },
 
     /// The monthly quota set for a hosted search API is used up; nothing was sent.
@@ -472,6 +431,8 @@ impl Error {
             | SearchQuota { .. }
             | SearchQuotaSpent { .. }
             | SearchApiRateLimited { .. }
+            | SearchChallenged { .. }
+            | SearchRefused { .. }
             | SearchEnginesFailed { .. } => exit::SEARCH,
             SearchRateLimitedLocally { .. } => exit::RATE_LIMITED,
             NoResults { .. } | NoUsableSources { .. } => exit::NO_SOURCES,
@@ -521,6 +482,8 @@ impl Error {
             SearchQuotaSpent { .. } => "search_quota_spent",
             SearchRateLimitedLocally { .. } => "search_rate_limit_local",
             SearchApiRateLimited { .. } => "search_rate_limited",
+            SearchChallenged { .. } => "search_challenged",
+            SearchRefused { .. } => "search_refused",
             SearchEnginesFailed { .. } => "search_engines_failed",
             NoResults { .. } => "no_results",
             NoUsableSources { .. } => "no_usable_sources",
@@ -555,20 +518,29 @@ impl Error {
             MissingKey { backend, .. } => format!("store it with `ground key set {}` (OS keyring), or set {} (or [search] api_key in the config file), or use your SearXNG with --search searxng", if *backend == SearchBackend::Tavily { "tavily" } else { "brave" }, backend.key_env()),
             Internal { .. } => "this is a bug, or the machine is out of threads or memory: close something and retry, and report it if it stays".into(),
             SearchUnreachable { backend: SearchBackend::Searxng, .. } => "start SearXNG, or point ground at it with --searxng-url / GROUND_SEARXNG_URL / [search] url in the config file".into(),
+            SearchUnreachable { backend: SearchBackend::Wikipedia, .. } => "check this machine's network connection to Wikipedia, or [search] wikipedia_url in the config file".into(),
+            SearchUnreachable { backend: SearchBackend::DuckDuckGo, .. } => "check this machine's network connection to DuckDuckGo, or [search] duckduckgo_url in the config file".into(),
             SearchUnreachable { backend, .. } => format!("check this machine's network connection to {backend}, or the [search] url in the config file"),
             SearchJsonDisabled { .. } => "enable JSON in SearXNG's settings.yml: under `search:` set `formats: [html, json]`, then restart SearXNG".into(),
             SearchRateLimited { .. } => "SearXNG's limiter blocked ground: in limiter.toml add this machine's address to `[botdetection.ip_lists] pass_ip`, or set `server.limiter: false` in settings.yml".into(),
             SearchBadRequest { .. } => "check --language, --categories, --engines, --time-range and --safesearch against what your SearXNG offers".into(),
             SearchHttp { backend: SearchBackend::Searxng, status, .. } if *status >= 500 => "SearXNG itself failed: look at its logs, then try again".into(),
             SearchHttp { backend: SearchBackend::Searxng, .. } => "check that --searxng-url points at SearXNG's base URL (the page with the search box)".into(),
+            SearchHttp { backend: SearchBackend::Wikipedia, status: 403, .. } => "Wikimedia refuses clients it cannot identify: set [search] contact (or GROUND_CONTACT) to your e-mail address or web page, which ground sends in its User-Agent as Wikimedia's policy asks".into(),
+            SearchHttp { backend: SearchBackend::DuckDuckGo, .. } => "DuckDuckGo's HTML page is made for people and changes or blocks clients without notice: try again later, or use --search wikipedia, a Brave key or your own SearXNG (README, \"Search backends\")".into(),
             SearchHttp { backend, status, .. } if *status >= 500 => format!("{backend} is having trouble: try again later"),
             SearchHttp { .. } => "check the [search] settings (url, language, time range) against the service's documentation".into(),
             SearchInvalidReply { backend: SearchBackend::Searxng, .. } => "check that --searxng-url points at SearXNG itself, not a proxy or login page".into(),
+            SearchInvalidReply { backend: SearchBackend::Wikipedia, .. } => "check [search] wikipedia_url: it must be a MediaWiki's base URL (the one before /w/api.php), with {lang} for the language".into(),
+            SearchInvalidReply { backend: SearchBackend::DuckDuckGo, .. } => "DuckDuckGo's HTML page is made for people and may have changed: use --search wikipedia, a Brave key or your own SearXNG (README, \"Search backends\")".into(),
             SearchInvalidReply { .. } => "check the [search] url in the config file: it must be the service's API address".into(),
             SearchAuth { backend, .. } => format!("set a valid key in {} (or [search] api_key in the config file)", backend.key_env()),
             SearchQuota { backend, .. } => format!("check your {backend} plan's usage, wait for it to reset, or switch to SearXNG with --search searxng"),
             SearchQuotaSpent { backend, .. } => format!("wait for next month, raise [search] monthly_quota in the config file if your {backend} plan allows more (0 = no quota), or use your SearXNG with --search searxng; `ground usage` shows the counts"),
-            SearchRateLimitedLocally { retry_after_secs, .. } => format!("retry in {retry_after_secs} s, or raise the limit with --max-per-minute / [search] max_per_minute (0 = none); cached searches do not count"),
+            SearchRateLimitedLocally { retry_after_secs, .. } => format!("give the run a longer --timeout (or [run] timeout_secs) so it can wait for the slot, retry in {retry_after_secs} s, or raise the limit with --max-per-minute / [search] max_per_minute (0 = none); cached searches do not count"),
+            SearchChallenged { .. } => "DuckDuckGo's HTML page is made for people and blocks clients it takes for bots, sometimes for an hour: search less often, or use --search wikipedia, a Brave key or your own SearXNG (README, \"Search backends\")".into(),
+            SearchRefused { backend: SearchBackend::Wikipedia, .. } => "check --language (it picks the wiki: de searches de.wikipedia.org) and [search] wikipedia_url".into(),
+            SearchRefused { backend, .. } => format!("check the [search] settings against what {backend} accepts"),
             SearchApiRateLimited { .. } => "wait a moment and try again; lower --pages or run fewer searches at once".into(),
             SearchEnginesFailed { .. } => "SearXNG's engines are failing (timeouts, blocks or suspensions): check its logs and engine settings, or try again later".into(),
             NoResults { .. } => "rephrase the question, or widen the search (--language, --time-range, --categories)".into(),
@@ -682,6 +654,19 @@ impl Error {
             },
             SearchEnginesFailed { engines } => SearchEnginesFailed {
                 engines: r(engines),
+            },
+            SearchChallenged { backend, query } => SearchChallenged {
+                backend,
+                query: r(query),
+            },
+            SearchRefused {
+                backend,
+                query,
+                message,
+            } => SearchRefused {
+                backend,
+                query: r(query),
+                message: r(message),
             },
             NoResults { query } => NoResults { query: r(query) },
             NoUsableSources { tried, summary } => NoUsableSources {
