@@ -32,6 +32,9 @@ pub(super) struct Passage {
     pub(super) text: String,
     /// Its estimated tokens.
     pub(super) tokens: u32,
+    /// Where it lies in the text it was cut from: the byte range from its first
+    /// sentence's start to its last sentence's end (lines between included).
+    pub(super) span: std::ops::Range<usize>,
 }
 
 /// Splits extracted text (one block per line) into passages of whole sentences, in
@@ -39,31 +42,7 @@ pub(super) struct Passage {
 /// [`PASSAGE_TARGET_TOKENS`]; it takes a sentence that would carry it past
 /// [`PASSAGE_MAX_TOKENS`] only when it holds nothing yet.
 pub(super) fn split_passages(text: &str) -> Vec<Passage> {
-    // Each sentence as (byte range in `text`, line number, estimated tokens).
-    let mut sentences: Vec<(usize, usize, usize, u32)> = Vec::new();
-    for (n, line) in text.lines().enumerate() {
-        let line = line.trim();
-        let mut last = 0usize;
-        for end in sentence_ends(line) {
-            let piece = line[last..end].trim();
-            last = end;
-            if piece.is_empty() {
-                continue;
-            }
-            let tokens = estimate_tokens(piece);
-            if tokens <= SENTENCE_MAX_TOKENS {
-                let start = offset_in(text, piece);
-                sentences.push((start, start + piece.len(), n, tokens));
-            } else {
-                let mut pieces = Vec::new();
-                split_at_spaces(piece, &mut pieces);
-                for (piece, tokens) in pieces {
-                    let start = offset_in(text, piece);
-                    sentences.push((start, start + piece.len(), n, tokens));
-                }
-            }
-        }
-    }
+    let sentences = sentences(text);
 
     let mut out = Vec::new();
     let mut group: Vec<(usize, usize, usize)> = Vec::new();
@@ -90,6 +69,7 @@ pub(super) fn split_passages(text: &str) -> Vec<Passage> {
         out.push(Passage {
             tokens: estimate_tokens(&passage),
             text: passage,
+            span: group[0].0..group[group.len() - 1].1,
         });
         group.clear();
     };
@@ -107,6 +87,47 @@ pub(super) fn split_passages(text: &str) -> Vec<Passage> {
     }
     flush(&mut group, &mut out);
     out
+}
+
+/// The sentences of `text` (one block per line) in reading order, as byte ranges of
+/// `text`, trimmed: the units passages are packed from, cut where [`split_passages`]
+/// cuts. The grounding stage matches statements against these same sentences, so a
+/// "sentence" means one thing from the prompt to the check.
+pub fn sentence_spans(text: &str) -> Vec<std::ops::Range<usize>> {
+    sentences(text)
+        .into_iter()
+        .map(|(s, e, _, _)| s..e)
+        .collect()
+}
+
+/// Each sentence of `text` as (byte start, byte end, line number, estimated tokens).
+/// A "sentence" longer than [`SENTENCE_MAX_TOKENS`] is split at word boundaries.
+fn sentences(text: &str) -> Vec<(usize, usize, usize, u32)> {
+    let mut sentences = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.trim();
+        let mut last = 0usize;
+        for end in sentence_ends(line) {
+            let piece = line[last..end].trim();
+            last = end;
+            if piece.is_empty() {
+                continue;
+            }
+            let tokens = estimate_tokens(piece);
+            if tokens <= SENTENCE_MAX_TOKENS {
+                let start = offset_in(text, piece);
+                sentences.push((start, start + piece.len(), n, tokens));
+            } else {
+                let mut pieces = Vec::new();
+                split_at_spaces(piece, &mut pieces);
+                for (piece, tokens) in pieces {
+                    let start = offset_in(text, piece);
+                    sentences.push((start, start + piece.len(), n, tokens));
+                }
+            }
+        }
+    }
+    sentences
 }
 
 /// Byte offset of `part`, a slice of `text`, in `text`.
