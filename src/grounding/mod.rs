@@ -1,32 +1,52 @@
-//! The grounding stage: check every citation the model made against the text that was
-//! actually fetched, and describe the result in Gemini's `groundingMetadata` shape.
+//! The grounding stage: check every statement of the model's answer against the text
+//! the model was given, and describe the result in Gemini's `groundingMetadata` shape.
 //!
-//! A citation counts only if it names a source we gave the model and its quote occurs
-//! in that source's extracted text, allowing nothing but normalisation (case,
-//! whitespace, quote and dash styles, invisible characters) and `...` between
-//! fragments. The answer text is assembled here from the statements, so segment
-//! offsets are exact UTF-8 byte offsets by construction.
+//! A statement is supported in one of two ways, and the output says which:
+//! - **quote**: the model's own quote is in the cited source (`quotes.rs`: nothing but
+//!   normalisation and `...` between fragments allowed), and the statement says
+//!   nothing that the quote's sentence contradicts (see below);
+//! - **match**: no quote verified, but ground found a sentence, or two adjacent
+//!   sentences, of the text the model was shown that say the same thing
+//!   (`matches.rs`), as Gemini's grounding service computes its supports itself
+//!   rather than trusting the model. Small local models often write a right
+//!   statement with a garbled quote; a reader should not distrust a right answer.
+//!
+//! A verified quote is not taken on trust either: when the statement carries a
+//! number or date that the quote's sentence does not, or negates what it says (or
+//! the other way round), the statement is a **mismatch** (a real quote cited for
+//! something it does not say), which supports nothing, unless the match finds it
+//! said elsewhere in what the model was shown. `anchors.rs` reads numbers, dates,
+//! names, quoted strings and negation for both checks.
+//!
+//! The answer text is assembled here from the statements, so segment offsets are
+//! exact UTF-8 byte offsets by construction. The checker owns what it needs (behind
+//! an `Arc`), so an async caller can build it and check whole answers off the
+//! runtime; a single statement's check is bounded (see `matches.rs`) and cheap
+//! enough to run as the answer streams.
+
+mod anchors;
+mod matches;
+mod quotes;
+
+use std::sync::Arc;
 
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::answer::{ModelAnswer, SourceRef};
-use crate::context::SourceText;
+use crate::answer::{ModelAnswer, ModelStatement, SourceRef};
+use crate::context::{SourceCut, SourceText};
 use crate::text::normalise;
+use anchors::{Features, missing_anchor, negation_conflict};
+use matches::Shown;
 
-/// Confidence of a quote found exactly as written.
-pub const CONFIDENCE_EXACT: f64 = 1.0;
-/// Confidence of a quote found after normalisation.
-pub const CONFIDENCE_NORMALISED: f64 = 0.9;
-/// Confidence of a quote whose `...`-separated fragments were found in order.
-pub const CONFIDENCE_FRAGMENTS: f64 = 0.75;
-/// Quotes shorter than this (in characters, after normalisation) prove nothing.
-pub const MIN_QUOTE_CHARS: usize = 12;
-/// Fewest words in each fragment of a quote with `...` elisions.
-pub const MIN_FRAGMENT_WORDS: usize = 3;
-/// Most text (bytes of normalised page text) an elision may stand for between two
-/// fragments: a few sentences, not the distance between unrelated paragraphs.
-pub const MAX_FRAGMENT_GAP_BYTES: usize = 300;
+pub use matches::{
+    CONFIDENCE_MATCH, MAX_CANDIDATES, MAX_MATCHED_SOURCES, MAX_POSTINGS, MAX_STATEMENT_TERMS,
+    MIN_COVERAGE, MIN_SHARED_TERMS,
+};
+pub use quotes::{
+    CONFIDENCE_EXACT, CONFIDENCE_FRAGMENTS, CONFIDENCE_NORMALISED, MAX_FRAGMENT_GAP_BYTES,
+    MIN_FRAGMENT_WORDS, MIN_QUOTE_CHARS, check_quote,
+};
 
 /// How a quote matched its source.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -40,6 +60,33 @@ pub enum MatchKind {
     Fragments,
     /// Not found, or too short to prove anything.
     None,
+}
+
+/// What supports a statement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Support {
+    /// A verified quote of the model's that does not contradict the statement.
+    Quote,
+    /// Ground's own match: a window of the shown text saying the same thing.
+    Match,
+    /// Only verified quotes that the statement contradicts (another number or date,
+    /// or a negation), and no match: not supported.
+    Mismatch,
+    /// Nothing.
+    None,
+}
+
+impl Support {
+    /// The name used in `--json`: quote, match, mismatch or none.
+    pub fn name(self) -> &'static str {
+        match self {
+            Support::Quote => "quote",
+            Support::Match => "match",
+            Support::Mismatch => "mismatch",
+            Support::None => "none",
+        }
+    }
 }
 
 /// A citation that names a real source, with the verdict on its quote.
@@ -57,6 +104,23 @@ pub struct CheckedCitation {
     pub matched: MatchKind,
 }
 
+/// A window of the text the model was shown that ground found saying what a
+/// statement says.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MatchedWindow {
+    /// The source's number (1-based).
+    pub source: usize,
+    /// The window: one sentence, or two adjacent ones, exactly as in the source's
+    /// extracted text.
+    pub text: String,
+    /// UTF-8 byte offset of the window in the source's extracted text (inclusive).
+    pub start: usize,
+    /// UTF-8 byte offset where it ends (exclusive).
+    pub end: usize,
+    /// The share of the statement's content words in it, times [`CONFIDENCE_MATCH`].
+    pub confidence: f64,
+}
+
 /// A citation naming a source we never gave the model.
 #[derive(Debug, Clone, Serialize)]
 pub struct RejectedCitation {
@@ -70,7 +134,8 @@ pub struct RejectedCitation {
     pub reason: String,
 }
 
-/// One sentence of the answer, located in it, with its checked citations.
+/// One sentence of the answer, located in it, with its checked citations and what
+/// supports it.
 #[derive(Debug, Clone, Serialize)]
 pub struct Statement {
     /// The sentence.
@@ -81,16 +146,41 @@ pub struct Statement {
     pub end: usize,
     /// Citations naming real sources, in the model's order.
     pub citations: Vec<CheckedCitation>,
+    /// What supports it.
+    pub support: Support,
+    /// Ground's own matches (support `match` only), best first.
+    pub matches: Vec<MatchedWindow>,
+    /// Why its verified quotes do not support it, when they do not: "the number 2009
+    /// is not in the quoted text", ...
+    pub mismatch: Option<String>,
 }
 
 impl Statement {
-    /// Whether at least one citation is verified.
+    /// A statement with no citations and no support.
+    fn bare(text: String, start: usize, end: usize) -> Statement {
+        Statement {
+            text,
+            start,
+            end,
+            citations: Vec::new(),
+            support: Support::None,
+            matches: Vec::new(),
+            mismatch: None,
+        }
+    }
+
+    /// Whether something supports it: a verified quote or ground's match.
     pub fn supported(&self) -> bool {
-        self.citations.iter().any(|c| c.verified)
+        matches!(self.support, Support::Quote | Support::Match)
+    }
+
+    /// Whether a verified quote of the model's supports it (`--strict-quotes`).
+    pub fn quoted(&self) -> bool {
+        self.support == Support::Quote
     }
 
     /// The sources with a verified quote, each once, with its best confidence, in
-    /// the order first cited.
+    /// the order first cited (whether or not the quotes support the statement).
     pub fn verified_sources(&self) -> Vec<(usize, f64)> {
         let mut out: Vec<(usize, f64)> = Vec::new();
         for c in self.citations.iter().filter(|c| c.verified) {
@@ -100,6 +190,21 @@ impl Statement {
             }
         }
         out
+    }
+
+    /// The sources that support it, each once with its confidence: those of its
+    /// verified quotes (support `quote`) or of ground's matches (support `match`);
+    /// none otherwise. These are its `[n]` markers and its `groundingSupports`.
+    pub fn supporting_sources(&self) -> Vec<(usize, f64)> {
+        match self.support {
+            Support::Quote => self.verified_sources(),
+            Support::Match => self
+                .matches
+                .iter()
+                .map(|m| (m.source, m.confidence))
+                .collect(),
+            Support::Mismatch | Support::None => Vec::new(),
+        }
     }
 }
 
@@ -124,12 +229,7 @@ impl GroundedAnswer {
     pub fn ungrounded(text: String) -> Self {
         let text = text.trim().to_string();
         GroundedAnswer {
-            statements: vec![Statement {
-                text: text.clone(),
-                start: 0,
-                end: text.len(),
-                citations: Vec::new(),
-            }],
+            statements: vec![Statement::bare(text.clone(), 0, text.len())],
             answer: text,
             answerable: true,
             unknowns: Vec::new(),
@@ -137,11 +237,20 @@ impl GroundedAnswer {
         }
     }
 
-    /// True when the sources answered and every statement has a verified citation.
+    /// True when the sources answered and every statement is supported (by a quote
+    /// or by ground's match).
     pub fn grounded(&self) -> bool {
         self.answerable
             && !self.statements.is_empty()
             && self.statements.iter().all(Statement::supported)
+    }
+
+    /// True when the sources answered and every statement is supported by a verified
+    /// quote of the model's (`--strict-quotes`).
+    pub fn grounded_by_quotes(&self) -> bool {
+        self.answerable
+            && !self.statements.is_empty()
+            && self.statements.iter().all(Statement::quoted)
     }
 
     /// Whether any citation at all was given (valid or not).
@@ -150,31 +259,74 @@ impl GroundedAnswer {
     }
 }
 
-/// Checks the model's answer against the sources it was given.
+/// Checks the model's answer against the sources it was given, their whole texts
+/// counted as shown.
 pub fn verify(answer: &ModelAnswer, sources: &[SourceText]) -> GroundedAnswer {
     Checker::new(sources).verify(answer)
 }
 
-/// The sources with their normal forms computed once, for checking several answers
-/// (each statement as it streams in, the whole reply, the pack's buckets) without
-/// normalising every page again each time.
-pub struct Checker<'a> {
-    sources: &'a [SourceText],
-    normalised: Vec<String>,
+/// The sources prepared for checking several answers (each statement as it streams
+/// in, the whole reply, the pack's buckets) without preparing them again each time:
+/// their normal forms for the quote check, and the sentences the model was shown,
+/// indexed for the match. Cheap to clone, and `Send`, so checks can run off an async
+/// runtime.
+#[derive(Clone)]
+pub struct Checker {
+    inner: Arc<Prepared>,
 }
 
-impl<'a> Checker<'a> {
-    /// Prepares `sources` for checking.
-    pub fn new(sources: &'a [SourceText]) -> Self {
+struct Prepared {
+    sources: Vec<SourceText>,
+    normalised: Vec<String>,
+    titles: Vec<String>,
+    shown: Shown,
+}
+
+impl Checker {
+    /// Prepares `sources` for checking, with their whole texts counted as shown to
+    /// the model (for callers that sent them whole).
+    pub fn new(sources: &[SourceText]) -> Self {
+        let whole: Vec<Vec<std::ops::Range<usize>>> =
+            sources.iter().map(|s| vec![0..s.text.len()]).collect();
+        Self::prepare(sources.to_vec(), &whole)
+    }
+
+    /// Prepares `sources` for checking, with what the context stage sent of each
+    /// (`cuts`, matched by source number) as the only text the match may use. A
+    /// source with no cut counts as not shown.
+    pub fn for_context(sources: Vec<SourceText>, cuts: &[SourceCut]) -> Self {
+        let sent: Vec<Vec<std::ops::Range<usize>>> = sources
+            .iter()
+            .map(|s| {
+                cuts.iter()
+                    .find(|c| c.number == s.number)
+                    .map(|c| c.sent.clone())
+                    .unwrap_or_default()
+            })
+            .collect();
+        Self::prepare(sources, &sent)
+    }
+
+    fn prepare(sources: Vec<SourceText>, shown: &[Vec<std::ops::Range<usize>>]) -> Self {
+        let shown = Shown::new(
+            sources
+                .iter()
+                .zip(shown)
+                .map(|(s, ranges)| (s.text.as_str(), ranges.as_slice())),
+        );
         Checker {
-            sources,
-            normalised: sources.iter().map(|s| normalise(&s.text)).collect(),
+            inner: Arc::new(Prepared {
+                normalised: sources.iter().map(|s| normalise(&s.text)).collect(),
+                titles: sources.iter().map(|s| normalise(&s.title)).collect(),
+                sources,
+                shown,
+            }),
         }
     }
 
-    /// Checks `answer` against the sources; see [`verify`].
+    /// Checks `answer` against the sources: every quote, then what supports each
+    /// statement (see the module's documentation).
     pub fn verify(&self, answer: &ModelAnswer) -> GroundedAnswer {
-        let (sources, normalised) = (self.sources, &self.normalised);
         let mut text = String::new();
         let mut statements = Vec::new();
         let mut rejected = Vec::new();
@@ -186,47 +338,7 @@ impl<'a> Checker<'a> {
                 let start = text.len();
                 text.push_str(&statement.text);
                 let end = text.len();
-                let mut citations: Vec<CheckedCitation> = Vec::new();
-                for citation in &statement.citations {
-                    let number = match resolve_source(&citation.source, sources) {
-                        Ok(n) => n,
-                        Err(reason) => {
-                            rejected.push(RejectedCitation {
-                                statement: si,
-                                source: describe_ref(&citation.source),
-                                quote: citation.quote.clone(),
-                                reason,
-                            });
-                            continue;
-                        }
-                    };
-                    // The model was shown each source's title too, and the answer is
-                    // often there: a quote of the title is evidence like one of the text.
-                    let source = &sources[number - 1];
-                    let (matched, confidence) =
-                        match check_quote(&citation.quote, &source.text, &normalised[number - 1]) {
-                            (MatchKind::None, _) => check_quote(
-                                &citation.quote,
-                                &source.title,
-                                &normalise(&source.title),
-                            ),
-                            found => found,
-                        };
-                    let checked = CheckedCitation {
-                        source: number,
-                        quote: citation.quote.clone(),
-                        verified: matched != MatchKind::None,
-                        confidence,
-                        matched,
-                    };
-                    citations.push(checked);
-                }
-                statements.push(Statement {
-                    text: statement.text.clone(),
-                    start,
-                    end,
-                    citations,
-                });
+                statements.push(self.statement(si, statement, start..end, &mut rejected));
             }
         }
         GroundedAnswer {
@@ -237,6 +349,99 @@ impl<'a> Checker<'a> {
             rejected,
         }
     }
+
+    /// One statement at `at` in the answer: its quotes, then its support.
+    fn statement(
+        &self,
+        si: usize,
+        statement: &ModelStatement,
+        at: std::ops::Range<usize>,
+        rejected: &mut Vec<RejectedCitation>,
+    ) -> Statement {
+        let p = &*self.inner;
+        let mut checked = Statement::bare(statement.text.clone(), at.start, at.end);
+        // The windows of the verified quotes, for the comparison with the statement.
+        let mut windows: Vec<Features> = Vec::new();
+        for citation in &statement.citations {
+            let number = match resolve_source(&citation.source, &p.sources) {
+                Ok(n) => n,
+                Err(reason) => {
+                    rejected.push(RejectedCitation {
+                        statement: si,
+                        source: describe_ref(&citation.source),
+                        quote: citation.quote.clone(),
+                        reason,
+                    });
+                    continue;
+                }
+            };
+            // The model was shown each source's title too, and the answer is often
+            // there: a quote of the title is evidence like one of the text.
+            let i = number - 1;
+            let source = &p.sources[i];
+            let (mut matched, mut confidence) =
+                check_quote(&citation.quote, &source.text, &p.normalised[i]);
+            let window = if matched != MatchKind::None {
+                quotes::quote_window(&citation.quote, &p.normalised[i])
+            } else {
+                (matched, confidence) = check_quote(&citation.quote, &source.title, &p.titles[i]);
+                (matched != MatchKind::None).then_some(p.titles[i].as_str())
+            };
+            windows.extend(window.map(Features::of_source));
+            checked.citations.push(CheckedCitation {
+                source: number,
+                quote: citation.quote.clone(),
+                verified: matched != MatchKind::None,
+                confidence,
+                matched,
+            });
+        }
+        let features = Features::of_statement(&statement.text);
+        let verified = checked.citations.iter().any(|c| c.verified);
+        if verified {
+            checked.mismatch = disagreement(&features, &windows);
+            if checked.mismatch.is_none() {
+                checked.support = Support::Quote;
+                return checked;
+            }
+        }
+        checked.matches = p
+            .shown
+            .find(&features, |i| p.sources[i].number)
+            .into_iter()
+            .map(|w| MatchedWindow {
+                text: p.sources[w.source - 1].text[w.start..w.end].to_string(),
+                source: w.source,
+                start: w.start,
+                end: w.end,
+                confidence: w.confidence,
+            })
+            .collect();
+        checked.support = if !checked.matches.is_empty() {
+            Support::Match
+        } else if verified {
+            Support::Mismatch
+        } else {
+            Support::None
+        };
+        checked
+    }
+}
+
+/// Why the windows of a statement's verified quotes do not support it, if they do
+/// not: a number or date of the statement in none of them, or negation that
+/// disagrees. Names are not asked for: a statement may name what its quote leaves
+/// implicit ("It was first lit..." quoted for "The lighthouse was first lit...").
+fn disagreement(statement: &Features, windows: &[Features]) -> Option<String> {
+    if windows.is_empty() {
+        return None;
+    }
+    let windows: Vec<&Features> = windows.iter().collect();
+    if let Some(anchor) = missing_anchor(statement, &windows, false) {
+        return Some(format!("{anchor} is not in the quoted text"));
+    }
+    negation_conflict(statement, &windows)
+        .then(|| "the statement and the quoted text disagree on a negation".to_string())
 }
 
 fn resolve_source(source: &SourceRef, sources: &[SourceText]) -> Result<usize, String> {
@@ -271,48 +476,6 @@ fn describe_ref(source: &SourceRef) -> String {
     }
 }
 
-/// Whether one fragment of an elided quote is long enough to prove anything on its
-/// own: at least [`MIN_FRAGMENT_WORDS`] words and [`MIN_QUOTE_CHARS`] letters, so
-/// `t...a...r...d...i` or `of the ... and a` never verify.
-fn proves_something(fragment: &str) -> bool {
-    fragment.split_whitespace().count() >= MIN_FRAGMENT_WORDS
-        && fragment.chars().filter(|c| !c.is_whitespace()).count() >= MIN_QUOTE_CHARS
-}
-
-/// Decides how `quote` occurs in a source (`raw` text, `normalised` by [`normalise`]).
-pub fn check_quote(quote: &str, raw: &str, normalised: &str) -> (MatchKind, f64) {
-    let wanted = normalise(quote);
-    if wanted.chars().filter(|c| !c.is_whitespace()).count() < MIN_QUOTE_CHARS {
-        return (MatchKind::None, 0.0);
-    }
-    if !quote.trim().is_empty() && raw.contains(quote.trim()) {
-        return (MatchKind::Exact, CONFIDENCE_EXACT);
-    }
-    if normalised.contains(&wanted) {
-        return (MatchKind::Normalised, CONFIDENCE_NORMALISED);
-    }
-    let fragments: Vec<&str> = wanted
-        .split("...")
-        .map(str::trim)
-        .filter(|f| !f.is_empty())
-        .collect();
-    if fragments.len() > 1 && fragments.iter().all(|f| proves_something(f)) {
-        // Each fragment in order, each starting soon after the previous one ends: an
-        // elision leaves out a few words, not the rest of the page.
-        let mut from = 0usize;
-        for (i, fragment) in fragments.iter().enumerate() {
-            match normalised[from..].find(fragment) {
-                Some(gap) if i == 0 || gap <= MAX_FRAGMENT_GAP_BYTES => {
-                    from += gap + fragment.len();
-                }
-                _ => return (MatchKind::None, 0.0),
-            }
-        }
-        return (MatchKind::Fragments, CONFIDENCE_FRAGMENTS);
-    }
-    (MatchKind::None, 0.0)
-}
-
 /// Words that mark a sentence as a law, regulation or official policy.
 const POLICY_WORDS: [&str; 14] = [
     "law",
@@ -340,8 +503,10 @@ pub fn reads_like_policy(text: &str) -> bool {
 }
 
 /// Gemini's `groundingMetadata` (REST, camelCase): one chunk per source given to the
-/// model (chunk index = source number - 1), one support per statement that has
-/// verified citations, listing only those.
+/// model (chunk index = source number - 1), one support per supported statement,
+/// listing its supporting sources ([`Statement::supporting_sources`]). Each support
+/// also says what supports it (`"support": "quote"` or `"match"`), a key of ours that
+/// Gemini's renderers ignore; a statement whose quotes it contradicts has none.
 pub fn grounding_metadata(
     answer: &GroundedAnswer,
     sources: &[SourceText],
@@ -368,11 +533,12 @@ pub fn grounding_metadata(
         .iter()
         .filter(|s| s.supported())
         .map(|s| {
-            let verified = s.verified_sources();
+            let supporting = s.supporting_sources();
             json!({
                 "segment": {"startIndex": s.start, "endIndex": s.end, "text": s.text},
-                "groundingChunkIndices": verified.iter().map(|(n, _)| n - 1).collect::<Vec<_>>(),
-                "confidenceScores": verified.iter().map(|(_, c)| *c).collect::<Vec<_>>(),
+                "groundingChunkIndices": supporting.iter().map(|(n, _)| n - 1).collect::<Vec<_>>(),
+                "confidenceScores": supporting.iter().map(|(_, c)| *c).collect::<Vec<_>>(),
+                "support": s.support.name(),
             })
         })
         .collect();
@@ -408,73 +574,6 @@ mod tests {
                 })
                 .collect(),
         }
-    }
-
-    #[test]
-    fn quote_matching_levels() {
-        let raw = "In 2007 dried tardigrades were exposed to open space \u{2014} and some \u{201C}survived\u{201D}.";
-        let norm = normalise(raw);
-        assert_eq!(
-            check_quote("dried tardigrades were exposed", raw, &norm).0,
-            MatchKind::Exact
-        );
-        assert_eq!(
-            check_quote("DRIED   tardigrades were exposed", raw, &norm).0,
-            MatchKind::Normalised
-        );
-        assert_eq!(
-            check_quote("open space - and some \"survived\"", raw, &norm).0,
-            MatchKind::Normalised
-        );
-        assert_eq!(
-            check_quote(
-                "In 2007 dried tardigrades … and some \"survived\"",
-                raw,
-                &norm
-            )
-            .0,
-            MatchKind::Fragments
-        );
-        // Fragments too short to prove anything, out of order, or far apart.
-        assert_eq!(
-            check_quote("In 2007 dried … and some", raw, &norm).0,
-            MatchKind::None
-        );
-        assert_eq!(
-            check_quote("t...a...r...d...i...g...r...a...d", raw, &norm).0,
-            MatchKind::None
-        );
-        assert_eq!(
-            check_quote(
-                "and some \"survived\" ... In 2007 dried tardigrades",
-                raw,
-                &norm
-            )
-            .0,
-            MatchKind::None
-        );
-        let far = format!(
-            "{raw} {} The end of the page is here.",
-            "filler words ".repeat(40)
-        );
-        assert_eq!(
-            check_quote(
-                "In 2007 dried tardigrades ... The end of the page",
-                &far,
-                &normalise(&far)
-            )
-            .0,
-            MatchKind::None
-        );
-        assert_eq!(
-            check_quote("tardigrades live on the moon", raw, &norm).0,
-            MatchKind::None
-        );
-        assert_eq!(
-            check_quote("2007", raw, &norm).0,
-            MatchKind::None,
-            "too short to prove anything"
-        );
     }
 
     #[test]
@@ -558,5 +657,141 @@ mod tests {
         let checked = verify(&answer, &sources);
         assert!(checked.statements[0].citations[0].verified);
         assert_eq!(checked.statements[0].citations[0].matched, MatchKind::Exact);
+    }
+
+    const LIGHTHOUSE: &str = "The Quillfeather Lighthouse stands on the cape. \
+        The Quillfeather Lighthouse was first lit on 14 October 1911, after four years of building. \
+        Its keepers did not live in the tower.";
+
+    fn one(text: &str, quote: &str) -> Statement {
+        let answer = ModelAnswer {
+            answerable: true,
+            statements: vec![statement(text, &[(SourceRef::Number(1), quote)])],
+            unknowns: vec![],
+            over_bounds: 0,
+        };
+        verify(&answer, &[source(1, LIGHTHOUSE)])
+            .statements
+            .remove(0)
+    }
+
+    #[test]
+    fn a_true_statement_with_a_garbled_quote_is_matched() {
+        let s = one(
+            "The Quillfeather Lighthouse was first lit on October 14, 1911.",
+            "the lighthouse was lit for the first time in 1911",
+        );
+        assert!(!s.citations[0].verified);
+        assert_eq!(s.support, Support::Match);
+        assert!(s.supported() && !s.quoted());
+        assert_eq!(s.supporting_sources(), [(1, s.matches[0].confidence)]);
+        let window = &s.matches[0];
+        assert_eq!(&LIGHTHOUSE[window.start..window.end], window.text);
+        assert!(
+            window
+                .text
+                .starts_with("The Quillfeather Lighthouse was first lit on 14 October 1911")
+        );
+        assert!(window.confidence > 0.0 && window.confidence <= CONFIDENCE_MATCH);
+    }
+
+    #[test]
+    fn a_verified_quote_the_statement_contradicts_is_a_mismatch() {
+        let quote = "was first lit on 14 October 1911";
+        // Another year, another day, a negation: the quote is real, the statement wrong.
+        for (text, why) in [
+            (
+                "The Quillfeather Lighthouse was first lit in 1912.",
+                "the number 1912 is not in the quoted text",
+            ),
+            (
+                "The Quillfeather Lighthouse was first lit on 15 October 1911.",
+                "the date 15 October 1911 is not in the quoted text",
+            ),
+            (
+                "The Quillfeather Lighthouse was not lit in 1911.",
+                "the statement and the quoted text disagree on a negation",
+            ),
+        ] {
+            let s = one(text, quote);
+            assert!(s.citations[0].verified, "{text}");
+            assert_eq!(s.support, Support::Mismatch, "{text}");
+            assert_eq!(s.mismatch.as_deref(), Some(why), "{text}");
+            assert!(
+                !s.supported() && s.supporting_sources().is_empty(),
+                "{text}"
+            );
+        }
+        // The same quote for what it does say; a statement that also names what the
+        // quote leaves implicit.
+        let s = one(
+            "It was first lit in 1911, after four years of building.",
+            quote,
+        );
+        assert_eq!((s.support, s.mismatch), (Support::Quote, None));
+        let s = one(
+            "The Quillfeather Lighthouse was first lit in 1911.",
+            "was first lit on 14 October",
+        );
+        assert_eq!(s.support, Support::Quote, "{:?}", s.mismatch);
+    }
+
+    #[test]
+    fn a_mismatched_quote_is_rescued_by_a_match_elsewhere() {
+        // The quote is real but about the cape; the statement is said in the next sentence.
+        let s = one(
+            "The Quillfeather Lighthouse was first lit on 14 October 1911.",
+            "The Quillfeather Lighthouse stands on the cape",
+        );
+        assert!(s.mismatch.is_some());
+        assert_eq!(s.support, Support::Match);
+        assert_eq!(markers_of(&s), [1]);
+    }
+
+    fn markers_of(s: &Statement) -> Vec<usize> {
+        s.supporting_sources().into_iter().map(|(n, _)| n).collect()
+    }
+
+    #[test]
+    fn the_match_uses_only_what_the_context_sent() {
+        let sources = vec![source(1, LIGHTHOUSE)];
+        let lead = LIGHTHOUSE.find(" The Quillfeather Lighthouse was").unwrap();
+        let cut = SourceCut {
+            number: 1,
+            chars_extracted: LIGHTHOUSE.chars().count(),
+            chars_sent: lead,
+            truncated: true,
+            passages_total: 2,
+            passages_sent: 1,
+            sent: vec![0..lead],
+        };
+        let answer = ModelAnswer {
+            answerable: true,
+            statements: vec![statement(
+                "The Quillfeather Lighthouse was first lit on 14 October 1911.",
+                &[(SourceRef::Number(1), "an invented quote about the light")],
+            )],
+            unknowns: vec![],
+            over_bounds: 0,
+        };
+        let unseen =
+            Checker::for_context(sources.clone(), std::slice::from_ref(&cut)).verify(&answer);
+        assert_eq!(unseen.statements[0].support, Support::None);
+        let seen = Checker::for_context(
+            sources,
+            &[SourceCut {
+                sent: vec![0..LIGHTHOUSE.len()],
+                ..cut
+            }],
+        )
+        .verify(&answer);
+        assert_eq!(seen.statements[0].support, Support::Match);
+        assert!(seen.grounded() && !seen.grounded_by_quotes());
+        let meta = grounding_metadata(&seen, &[source(1, LIGHTHOUSE)], 0, &[]);
+        assert_eq!(meta["groundingSupports"][0]["support"], "match");
+        assert_eq!(
+            meta["groundingSupports"][0]["groundingChunkIndices"],
+            json!([0])
+        );
     }
 }
