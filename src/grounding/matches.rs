@@ -12,8 +12,9 @@
 //! supports a statement only when
 //! - every anchor of the statement is in it (numbers and dates by value, names,
 //!   quoted strings: see `anchors.rs`),
-//! - at least [`MIN_COVERAGE`] of the statement's content words are in it, and at
-//!   least [`MIN_SHARED_TERMS`] of them, and
+//! - at least [`MIN_COVERAGE`] of the statement's content words are in it
+//!   ([`MIN_PAIR_COVERAGE`] for two sentences; all of them for a statement of at most
+//!   [`ALL_TERMS_UP_TO`]), and at least [`MIN_SHARED_TERMS`], and
 //! - negation agrees (`anchors::negation_conflict`).
 //!
 //! A window of two sentences is tried only when no single sentence passes, and each
@@ -36,6 +37,13 @@ use crate::context::sentence_spans;
 
 /// Share of a statement's content words a window must hold.
 pub const MIN_COVERAGE: f64 = 0.6;
+/// Share a window of two sentences must hold: more than one sentence, as two
+/// sentences share more words with anything by chance.
+pub const MIN_PAIR_COVERAGE: f64 = 0.75;
+/// A statement with this many content words or fewer must find all of them: on so
+/// few words a share means nothing ("she felt she had much of a choice" is not "much
+/// ... is a choice").
+pub const ALL_TERMS_UP_TO: usize = 3;
 /// Fewest content words a statement must share with a window.
 pub const MIN_SHARED_TERMS: usize = 2;
 /// A statement's content words looked up, at most.
@@ -82,6 +90,8 @@ struct Sentence {
 pub struct Shown {
     sentences: Vec<Sentence>,
     index: HashMap<String, Vec<u32>>,
+    /// Each source's text (windows of two sentences are read again as one text).
+    texts: Vec<String>,
 }
 
 impl Shown {
@@ -89,8 +99,10 @@ impl Shown {
     /// it that the model saw.
     pub fn new<'a>(shown: impl IntoIterator<Item = (&'a str, &'a [Range<usize>])>) -> Shown {
         let mut sentences = Vec::new();
+        let mut texts = Vec::new();
         let mut block = 0u32;
-        'all: for (source, (text, ranges)) in shown.into_iter().enumerate() {
+        for (source, (text, ranges)) in shown.into_iter().enumerate() {
+            texts.push(text.to_string());
             for range in ranges {
                 let Some(part) = text.get(range.clone()) else {
                     continue;
@@ -98,7 +110,7 @@ impl Shown {
                 block += 1;
                 for span in sentence_spans(part) {
                     if sentences.len() >= MAX_SENTENCES {
-                        break 'all;
+                        break;
                     }
                     let span = span.start + range.start..span.end + range.start;
                     sentences.push(Sentence {
@@ -116,7 +128,11 @@ impl Shown {
                 index.entry(term.clone()).or_default().push(i as u32);
             }
         }
-        Shown { sentences, index }
+        Shown {
+            sentences,
+            index,
+            texts,
+        }
     }
 
     /// The windows that support `statement`: the best of each source, best first, at
@@ -184,13 +200,20 @@ impl Shown {
     /// The share of `terms` the sentences `ids` hold, if they support `statement`.
     fn supports(&self, statement: &Features, terms: &[String], ids: &[usize]) -> Option<f64> {
         let window: Vec<&Features> = ids.iter().map(|&i| &self.sentences[i].features).collect();
-        let holds = |f: &Features, t: &String| f.polarity.contains_key(t);
+        let holds = |f: &Features, t: &String| f.term_set.contains(t);
         let shared = terms
             .iter()
             .filter(|t| window.iter().any(|f| holds(f, t)))
             .count();
         let coverage = shared as f64 / terms.len() as f64;
-        if shared < MIN_SHARED_TERMS || coverage < MIN_COVERAGE {
+        let wanted = if terms.len() <= ALL_TERMS_UP_TO {
+            1.0
+        } else if window.len() > 1 {
+            MIN_PAIR_COVERAGE
+        } else {
+            MIN_COVERAGE
+        };
+        if shared < MIN_SHARED_TERMS || coverage < wanted {
             return None;
         }
         if window.len() > 1 {
@@ -200,12 +223,24 @@ impl Shown {
                 let other = window[1 - k];
                 let brings = terms
                     .iter()
-                    .any(|t| holds(f, t) && !holds(other, t) && !statement.names.contains(t));
+                    .any(|t| holds(f, t) && !holds(other, t) && !statement.name_terms.contains(t));
                 if !brings {
                     return None;
                 }
             }
         }
+        // Two sentences are read again as one text: an anchor may straddle the line
+        // between them ("announced on Sept. 30" is cut after "Sept.").
+        let joined;
+        let window = if window.len() > 1 {
+            let first = &self.sentences[ids[0]];
+            let last = &self.sentences[ids[ids.len() - 1]];
+            let text = &self.texts[first.source][first.span.start..last.span.end];
+            joined = Features::of_source(text);
+            vec![&joined]
+        } else {
+            window
+        };
         if missing_anchor(statement, &window, true).is_some()
             || negation_conflict(statement, &window)
         {

@@ -26,6 +26,7 @@
 
 mod anchors;
 mod matches;
+mod numbers;
 mod quotes;
 
 use std::sync::Arc;
@@ -40,8 +41,8 @@ use anchors::{Features, missing_anchor, negation_conflict};
 use matches::Shown;
 
 pub use matches::{
-    CONFIDENCE_MATCH, MAX_CANDIDATES, MAX_MATCHED_SOURCES, MAX_POSTINGS, MAX_STATEMENT_TERMS,
-    MIN_COVERAGE, MIN_SHARED_TERMS,
+    ALL_TERMS_UP_TO, CONFIDENCE_MATCH, MAX_CANDIDATES, MAX_MATCHED_SOURCES, MAX_POSTINGS,
+    MAX_STATEMENT_TERMS, MIN_COVERAGE, MIN_PAIR_COVERAGE, MIN_SHARED_TERMS,
 };
 pub use quotes::{
     CONFIDENCE_EXACT, CONFIDENCE_FRAGMENTS, CONFIDENCE_NORMALISED, MAX_FRAGMENT_GAP_BYTES,
