@@ -1,8 +1,9 @@
 //! Measurement helper for the grounding stage's match, driven by
 //! `scripts/measure-match.py` (not part of the product).
 //!
-//!     match_probe extract DIR   # each DIR/*.html: one JSON line {id, title, text}
-//!                               # (ground's own extraction, as `ground fetch` does it)
+//!     match_probe extract DIR   # each DIR/*.html (or .html.gz): one JSON line
+//!                               # {id, title, text} (ground's own extraction, as
+//!                               # `ground fetch` does it)
 //!     match_probe check         # stdin JSON lines {id, sources: [{title, text}],
 //!                               # statements: [{key, text}]}: one JSON line per
 //!                               # statement {id, key, support, source, start, end,
@@ -29,14 +30,27 @@ fn main() {
             let mut files: Vec<_> = std::fs::read_dir(dir)
                 .expect("read DIR")
                 .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.extension().is_some_and(|x| x == "html"))
+                .filter(|p| {
+                    let name = p.to_string_lossy();
+                    name.ends_with(".html") || name.ends_with(".html.gz")
+                })
                 .collect();
             files.sort();
             for file in files {
-                let bytes = std::fs::read(&file).expect("read page");
+                let mut bytes = std::fs::read(&file).expect("read page");
+                if file.extension().is_some_and(|x| x == "gz") {
+                    let mut plain = Vec::new();
+                    std::io::Read::read_to_end(
+                        &mut flate2::read::GzDecoder::new(&bytes[..]),
+                        &mut plain,
+                    )
+                    .expect("gunzip page");
+                    bytes = plain;
+                }
                 let html = ground::extract::decode_body(&bytes, None);
                 let page = ground::extract::extract_html(&html, None);
-                let id = file.file_stem().unwrap().to_string_lossy().into_owned();
+                let name = file.file_name().unwrap().to_string_lossy();
+                let id = name.split('.').next().unwrap_or_default().to_string();
                 let line = json!({
                     "id": id,
                     "title": page.title.unwrap_or_default(),

@@ -7,7 +7,7 @@ refuses false ones, on the extraction dev pages and the end-to-end fixture site.
 
 Statements are built deterministically (seeded by page and sentence) from source
 sentences: sentences of 8 to 40 words of each page's text (the dev pages' ground-truth
-articles; the fixture site's pages as ground extracts them), at most --per-page of
+articles, with their pages' titles; the fixture site's pages as ground extracts them), at most --per-page of
 them per page, evenly spread. Three sets:
 
   (a) true: the sentence lightly paraphrased -- a leading clause moved to the end
@@ -270,9 +270,14 @@ def flip_negation(statement):
     return None, None
 
 
-def load_dev(data):
+def load_dev(probe, data):
+    """The ground-truth articles, each with its page's title as ground extracts it."""
     truth = json.loads((Path(data) / "ground-truth.json").read_text())
-    return [{"id": k[:12], "title": "", "text": v["articleBody"]} for k, v in sorted(truth.items())]
+    out = subprocess.run([probe, "extract", str(Path(data) / "html")], check=True,
+                         capture_output=True, text=True).stdout
+    titles = {v["id"]: v["title"] for v in map(json.loads, out.splitlines())}
+    return [{"id": k[:12], "title": titles.get(k, ""), "text": v["articleBody"]}
+            for k, v in sorted(truth.items())]
 
 
 def load_site(probe, site):
@@ -327,7 +332,7 @@ def main():
     target = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
     probe = str(target / ("release" if args.release else "debug") / "examples" / "match_probe")
 
-    groups = {"dev": load_dev(args.data), "site": load_site(probe, args.site)}
+    groups = {"dev": load_dev(probe, args.data), "site": load_site(probe, args.site)}
     results, timing = {}, {}
     all_cases = {}
     for label, pages in groups.items():

@@ -26,12 +26,12 @@
 //! Western District".
 //!
 //! Negation is read per cue: not, no, never, without, none, neither, nor, cannot,
-//! nobody, nothing, nowhere, and any `n't` ("not only" is none). A cue negates the
-//! content words after it up to the end of its clause (punctuation, or a word that
-//! opens a clause: but, while, although, because, when, if, and or or before a subject
-//! such as "they"); the first of them is
-//! its *head* ("did not *find* the girl"). A cue with nothing after it ("advised not
-//! to do so", "... haven't.") negates the words of its clause before it, or of the
+//! nobody, nothing, nowhere, and any `n't` ("not only" and "no matter" are none). A
+//! cue negates the content words after it up to the end of its clause (punctuation, or
+//! a word that opens a clause: but, while, although, because, when, if, and "and" or
+//! "or" before a subject such as "they"); the first of them is its *head* ("did not
+//! *find* the girl"). A cue with nothing after it ("advised not to do so", "...
+//! haven't.") negates the words of its clause before it, or of the
 //! clause before that. A statement and a source disagree ([`negation_conflict`]) when
 //! - the statement negates something and the source negates nothing;
 //! - the statement negates words that the source holds, but negates none of them;
@@ -400,11 +400,13 @@ fn features(text: &str, statement: bool) -> Features {
             _ => continue,
         }
         if is_negation(word) {
-            let not_only = word == "not"
-                && tokens
-                    .get(k + 1)
-                    .is_some_and(|n| n.kind == Kind::Word && n.lower == "only");
-            if !not_only {
+            // "Not only" and "no matter" negate nothing.
+            let next = tokens
+                .get(k + 1)
+                .filter(|n| n.kind == Kind::Word)
+                .map(|n| n.lower.as_str());
+            let idiom = matches!((word, next), ("not", Some("only")) | ("no", Some("matter")));
+            if !idiom {
                 f.negated = true;
                 clause.cue(&mut f.cues);
             }

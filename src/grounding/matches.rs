@@ -12,9 +12,11 @@
 //! supports a statement only when
 //! - every anchor of the statement is in it (numbers and dates by value, names,
 //!   quoted strings: see `anchors.rs`),
-//! - at least [`MIN_COVERAGE`] of the statement's content words are in it
+//! - at least [`MIN_COVERAGE`] of the statement's content words are in it or in its
+//!   source's title, which the model saw and which says what the page is about
 //!   ([`MIN_PAIR_COVERAGE`] for two sentences; all of them for a statement of at most
-//!   [`ALL_TERMS_UP_TO`]), and at least [`MIN_SHARED_TERMS`], and
+//!   [`ALL_TERMS_UP_TO`]), and at least [`MIN_SHARED_TERMS`] and
+//!   [`MIN_WINDOW_COVERAGE`] of them in the window itself, and
 //! - negation agrees (`anchors::negation_conflict`).
 //!
 //! A window of two sentences is tried only when no single sentence passes, and each
@@ -29,7 +31,7 @@
 //! the [`MAX_CANDIDATES`] sentences sharing most words, and tries each alone and with
 //! each neighbour. Nothing compares every statement with every sentence.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 
 use super::anchors::{Features, missing_anchor, negation_conflict};
@@ -37,6 +39,9 @@ use crate::context::sentence_spans;
 
 /// Share of a statement's content words a window must hold.
 pub const MIN_COVERAGE: f64 = 0.6;
+/// Share of a statement's content words the window itself must hold, the title's
+/// help aside.
+pub const MIN_WINDOW_COVERAGE: f64 = 0.5;
 /// Share a window of two sentences must hold: more than one sentence, as two
 /// sentences share more words with anything by chance.
 pub const MIN_PAIR_COVERAGE: f64 = 0.75;
@@ -92,17 +97,23 @@ pub struct Shown {
     index: HashMap<String, Vec<u32>>,
     /// Each source's text (windows of two sentences are read again as one text).
     texts: Vec<String>,
+    /// Each source's title's content words: what the page is about.
+    titles: Vec<HashSet<String>>,
 }
 
 impl Shown {
     /// Indexes `shown`: per source (0-based, as given), its text and the byte ranges of
     /// it that the model saw.
-    pub fn new<'a>(shown: impl IntoIterator<Item = (&'a str, &'a [Range<usize>])>) -> Shown {
+    pub fn new<'a>(
+        shown: impl IntoIterator<Item = (&'a str, &'a str, &'a [Range<usize>])>,
+    ) -> Shown {
         let mut sentences = Vec::new();
         let mut texts = Vec::new();
         let mut block = 0u32;
-        for (source, (text, ranges)) in shown.into_iter().enumerate() {
+        let mut titles = Vec::new();
+        for (source, (text, title, ranges)) in shown.into_iter().enumerate() {
             texts.push(text.to_string());
+            titles.push(Features::of_source(title).term_set);
             for range in ranges {
                 let Some(part) = text.get(range.clone()) else {
                     continue;
@@ -132,6 +143,7 @@ impl Shown {
             sentences,
             index,
             texts,
+            titles,
         }
     }
 
@@ -201,11 +213,18 @@ impl Shown {
     fn supports(&self, statement: &Features, terms: &[String], ids: &[usize]) -> Option<f64> {
         let window: Vec<&Features> = ids.iter().map(|&i| &self.sentences[i].features).collect();
         let holds = |f: &Features, t: &String| f.term_set.contains(t);
-        let shared = terms
+        // The page's title counts towards the words (the model saw it, and "1,300
+        // species are known" on a page titled "Tardigrades" is about tardigrades), but
+        // MIN_SHARED_TERMS and MIN_WINDOW_COVERAGE must be in the window itself, and so
+        // must every anchor.
+        let title = &self.titles[self.sentences[ids[0]].source];
+        let in_window = |t: &&String| window.iter().any(|f| holds(f, t));
+        let shared = terms.iter().filter(in_window).count();
+        let with_title = terms
             .iter()
-            .filter(|t| window.iter().any(|f| holds(f, t)))
+            .filter(|t| in_window(t) || title.contains(*t))
             .count();
-        let coverage = shared as f64 / terms.len() as f64;
+        let coverage = with_title as f64 / terms.len() as f64;
         let wanted = if terms.len() <= ALL_TERMS_UP_TO {
             1.0
         } else if window.len() > 1 {
@@ -213,7 +232,8 @@ impl Shown {
         } else {
             MIN_COVERAGE
         };
-        if shared < MIN_SHARED_TERMS || coverage < wanted {
+        let own = shared as f64 / terms.len() as f64;
+        if shared < MIN_SHARED_TERMS || own < MIN_WINDOW_COVERAGE || coverage < wanted {
             return None;
         }
         if window.len() > 1 {
@@ -293,8 +313,8 @@ mod tests {
         Lindqvist also built the harbour wall. It was finished in 1909.";
 
     fn shown(text: &str) -> Shown {
-        let all = [0..text.len()];
-        Shown::new([(text, &all[..])])
+        let all: Vec<Range<usize>> = std::iter::once(0..text.len()).collect();
+        Shown::new([(text, "", &all[..])])
     }
 
     fn found(statement: &str) -> Option<String> {
@@ -378,7 +398,7 @@ mod tests {
         let wall = PAGE.find("Lindqvist also").unwrap();
         let finished = PAGE.find("It was finished").unwrap();
         let ranges = [wall..finished - 1, finished..PAGE.len()];
-        let gapped = Shown::new([(PAGE, &ranges[..])]);
+        let gapped = Shown::new([(PAGE, "", &ranges[..])]);
         let statement =
             Features::of_statement("Lindqvist built the harbour wall, which was finished in 1909.");
         assert!(gapped.find(&statement, |i| i + 1).is_empty());
@@ -387,8 +407,8 @@ mod tests {
     #[test]
     fn only_text_that_was_shown_is_searched() {
         let first = PAGE.find('\n').unwrap();
-        let ranges = [0..first];
-        let lead_only = Shown::new([(PAGE, &ranges[..])]);
+        let ranges: Vec<Range<usize>> = std::iter::once(0..first).collect();
+        let lead_only = Shown::new([(PAGE, "", &ranges[..])]);
         let statement =
             Features::of_statement("The Quillfeather Lighthouse was first lit on 14 October 1911.");
         assert!(lead_only.find(&statement, |i| i + 1).is_empty());

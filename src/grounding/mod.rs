@@ -25,6 +25,7 @@
 //! enough to run as the answer streams.
 
 mod anchors;
+mod gemini;
 mod matches;
 mod numbers;
 mod quotes;
@@ -32,7 +33,6 @@ mod quotes;
 use std::sync::Arc;
 
 use serde::Serialize;
-use serde_json::{Value, json};
 
 use crate::answer::{ModelAnswer, ModelStatement, SourceRef};
 use crate::context::{SourceCut, SourceText};
@@ -40,9 +40,10 @@ use crate::text::normalise;
 use anchors::{Features, missing_anchor, negation_conflict};
 use matches::Shown;
 
+pub use gemini::grounding_metadata;
 pub use matches::{
     ALL_TERMS_UP_TO, CONFIDENCE_MATCH, MAX_CANDIDATES, MAX_MATCHED_SOURCES, MAX_POSTINGS,
-    MAX_STATEMENT_TERMS, MIN_COVERAGE, MIN_PAIR_COVERAGE, MIN_SHARED_TERMS,
+    MAX_STATEMENT_TERMS, MIN_COVERAGE, MIN_PAIR_COVERAGE, MIN_SHARED_TERMS, MIN_WINDOW_COVERAGE,
 };
 pub use quotes::{
     CONFIDENCE_EXACT, CONFIDENCE_FRAGMENTS, CONFIDENCE_NORMALISED, MAX_FRAGMENT_GAP_BYTES,
@@ -287,8 +288,10 @@ impl Checker {
     /// Prepares `sources` for checking, with their whole texts counted as shown to
     /// the model (for callers that sent them whole).
     pub fn new(sources: &[SourceText]) -> Self {
-        let whole: Vec<Vec<std::ops::Range<usize>>> =
-            sources.iter().map(|s| vec![0..s.text.len()]).collect();
+        let whole: Vec<Vec<std::ops::Range<usize>>> = sources
+            .iter()
+            .map(|s| std::iter::once(0..s.text.len()).collect())
+            .collect();
         Self::prepare(sources.to_vec(), &whole)
     }
 
@@ -313,7 +316,7 @@ impl Checker {
             sources
                 .iter()
                 .zip(shown)
-                .map(|(s, ranges)| (s.text.as_str(), ranges.as_slice())),
+                .map(|(s, ranges)| (s.text.as_str(), s.title.as_str(), ranges.as_slice())),
         );
         Checker {
             inner: Arc::new(Prepared {
@@ -503,57 +506,11 @@ pub fn reads_like_policy(text: &str) -> bool {
         .any(|w| POLICY_WORDS.contains(&w))
 }
 
-/// Gemini's `groundingMetadata` (REST, camelCase): one chunk per source given to the
-/// model (chunk index = source number - 1), one support per supported statement,
-/// listing its supporting sources ([`Statement::supporting_sources`]). Each support
-/// also says what supports it (`"support": "quote"` or `"match"`), a key of ours that
-/// Gemini's renderers ignore; a statement whose quotes it contradicts has none.
-pub fn grounding_metadata(
-    answer: &GroundedAnswer,
-    sources: &[SourceText],
-    snippets: usize,
-    queries: &[String],
-) -> Value {
-    let first_snippet = sources.len() - snippets.min(sources.len());
-    let chunks: Vec<Value> = sources
-        .iter()
-        .enumerate()
-        .map(|(i, s)| {
-            let web =
-                json!({"uri": s.url, "title": s.title, "domain": crate::http::host_of(&s.url)});
-            if i >= first_snippet {
-                // Not Gemini's: a search-result snippet, not a page read in full.
-                json!({"web": web, "kind": "snippet"})
-            } else {
-                json!({"web": web})
-            }
-        })
-        .collect();
-    let supports: Vec<Value> = answer
-        .statements
-        .iter()
-        .filter(|s| s.supported())
-        .map(|s| {
-            let supporting = s.supporting_sources();
-            json!({
-                "segment": {"startIndex": s.start, "endIndex": s.end, "text": s.text},
-                "groundingChunkIndices": supporting.iter().map(|(n, _)| n - 1).collect::<Vec<_>>(),
-                "confidenceScores": supporting.iter().map(|(_, c)| *c).collect::<Vec<_>>(),
-                "support": s.support.name(),
-            })
-        })
-        .collect();
-    json!({
-        "webSearchQueries": queries,
-        "groundingChunks": chunks,
-        "groundingSupports": supports,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::answer::{ModelCitation, ModelStatement};
+    use crate::answer::ModelCitation;
+    use serde_json::json;
 
     fn source(number: usize, text: &str) -> SourceText {
         SourceText {
@@ -764,7 +721,7 @@ mod tests {
             truncated: true,
             passages_total: 2,
             passages_sent: 1,
-            sent: vec![0..lead],
+            sent: std::iter::once(0..lead).collect(),
         };
         let answer = ModelAnswer {
             answerable: true,
@@ -781,7 +738,7 @@ mod tests {
         let seen = Checker::for_context(
             sources,
             &[SourceCut {
-                sent: vec![0..LIGHTHOUSE.len()],
+                sent: std::iter::once(0..LIGHTHOUSE.len()).collect(),
                 ..cut
             }],
         )

@@ -262,8 +262,7 @@ fn number_at(text: &str, chars: &[(usize, char)], i: usize) -> (Option<Kind>, us
     }
     let mut digits: String = text[byte(i)..byte(j)].to_string();
     let mut decimal = false;
-    loop {
-        let Some(&(_, c)) = chars.get(j) else { break };
+    while let Some(&(_, c)) = chars.get(j) {
         if c == ',' && digit(j + 1) && digit(j + 2) && digit(j + 3) && !digit(j + 4) && !decimal {
             digits.push_str(&text[byte(j + 1)..byte(j + 4)]);
             j += 4;
@@ -647,11 +646,11 @@ fn unit_after(tokens: &[Token], k: &mut usize, digits: bool) -> Option<&'static 
             }
             let unit = unit_word(w)?;
             *k += 1;
-            if unit == "deg" {
-                if let Some(u) = scale(*k) {
-                    *k += 1;
-                    return Some(u);
-                }
+            if unit == "deg"
+                && let Some(u) = scale(*k)
+            {
+                *k += 1;
+                return Some(u);
             }
             Some(unit)
         }
