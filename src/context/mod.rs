@@ -58,7 +58,7 @@ mod tokens;
 
 use serde::Serialize;
 
-use passages::{Passage, split_passages};
+use passages::{Passage, byte_len_of_chars, original_spans, split_passages};
 pub use passages::{cut_to_tokens, sentence_spans};
 pub use rank::stem;
 use rank::{bm25_scores, terms};
@@ -405,54 +405,6 @@ fn render(headers: &[String], passages: &[Vec<Passage>], chosen: &[Vec<bool>]) -
         text.push_str(CLOSE);
     }
     text.trim_end().to_string()
-}
-
-/// `spans` of `neutralised` (the output of [`neutralise`] for `original`, in order)
-/// as byte ranges of `original`. Neutralising replaces characters one for one, so a
-/// character's position carries over; only byte offsets move, and only when some `<`
-/// was replaced, so the common case costs nothing and the other one walk.
-fn original_spans(
-    original: &str,
-    neutralised: &str,
-    spans: Vec<std::ops::Range<usize>>,
-) -> Vec<std::ops::Range<usize>> {
-    if original.len() == neutralised.len() {
-        return spans;
-    }
-    let mut wanted: Vec<usize> = spans.iter().flat_map(|s| [s.start, s.end]).collect();
-    wanted.sort_unstable();
-    wanted.dedup();
-    let mut map = std::collections::HashMap::with_capacity(wanted.len());
-    let mut next = wanted.iter().peekable();
-    let mut originals = original
-        .char_indices()
-        .map(|(i, _)| i)
-        .chain([original.len()]);
-    let positions = neutralised
-        .char_indices()
-        .map(|(i, _)| i)
-        .chain([neutralised.len()]);
-    for at in positions {
-        let here = originals.next().unwrap_or(original.len());
-        while next.peek().is_some_and(|&&w| w == at) {
-            map.insert(at, here);
-            next.next();
-        }
-    }
-    spans
-        .into_iter()
-        .map(|s| {
-            let at = |offset: usize| map.get(&offset).copied().unwrap_or(original.len());
-            at(s.start)..at(s.end)
-        })
-        .collect()
-}
-
-/// Bytes of the first `chars` characters of `text` (all of it when shorter).
-fn byte_len_of_chars(text: &str, chars: usize) -> usize {
-    text.char_indices()
-        .nth(chars)
-        .map_or(text.len(), |(i, _)| i)
 }
 
 /// What closes a source block.

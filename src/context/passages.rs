@@ -10,6 +10,11 @@
 //! sentence), shared with [`cut_to_tokens`], which cuts a snippet (or any text) to a
 //! budget at the same boundaries. Text without sentence punctuation is split at word
 //! boundaries instead, so that no "sentence" can be unbounded.
+//!
+//! Each passage keeps its byte span in the text it was cut from, and
+//! [`original_spans`] carries spans of the neutralised text back to the source's own,
+//! so the context can say exactly which of a source's text it sent (the grounding
+//! stage's matcher looks only there).
 
 use super::tokens::{MAX_CHAR_TOKENS, estimate_tokens};
 
@@ -242,6 +247,54 @@ pub(super) fn sentence_ends(text: &str) -> impl Iterator<Item = usize> + '_ {
     })
     .chain(std::iter::once(text.len()))
     .filter(|&e| e > 0)
+}
+
+/// `spans` of `neutralised` (the output of `neutralise` for `original`, in order)
+/// as byte ranges of `original`. Neutralising replaces characters one for one, so a
+/// character's position carries over; only byte offsets move, and only when some `<`
+/// was replaced, so the common case costs nothing and the other one walk.
+pub(super) fn original_spans(
+    original: &str,
+    neutralised: &str,
+    spans: Vec<std::ops::Range<usize>>,
+) -> Vec<std::ops::Range<usize>> {
+    if original.len() == neutralised.len() {
+        return spans;
+    }
+    let mut wanted: Vec<usize> = spans.iter().flat_map(|s| [s.start, s.end]).collect();
+    wanted.sort_unstable();
+    wanted.dedup();
+    let mut map = std::collections::HashMap::with_capacity(wanted.len());
+    let mut next = wanted.iter().peekable();
+    let mut originals = original
+        .char_indices()
+        .map(|(i, _)| i)
+        .chain([original.len()]);
+    let positions = neutralised
+        .char_indices()
+        .map(|(i, _)| i)
+        .chain([neutralised.len()]);
+    for at in positions {
+        let here = originals.next().unwrap_or(original.len());
+        while next.peek().is_some_and(|&&w| w == at) {
+            map.insert(at, here);
+            next.next();
+        }
+    }
+    spans
+        .into_iter()
+        .map(|s| {
+            let at = |offset: usize| map.get(&offset).copied().unwrap_or(original.len());
+            at(s.start)..at(s.end)
+        })
+        .collect()
+}
+
+/// Bytes of the first `chars` characters of `text` (all of it when shorter).
+pub(super) fn byte_len_of_chars(text: &str, chars: usize) -> usize {
+    text.char_indices()
+        .nth(chars)
+        .map_or(text.len(), |(i, _)| i)
 }
 
 #[cfg(test)]

@@ -63,6 +63,7 @@ pub fn same_date(wanted: &Date, found: &Date) -> bool {
         && part(wanted.day.map(i64::from), found.day.map(i64::from))
 }
 
+/// A quantity as a person reads it: "12 days", "0.1 %", "5 km", "1911".
 pub fn describe_quantity(q: &Quantity) -> String {
     let value = if q.value.fract() == 0.0 && q.value.abs() < 1e15 {
         format!("{}", q.value as i64)
@@ -70,11 +71,19 @@ pub fn describe_quantity(q: &Quantity) -> String {
         format!("{}", q.value)
     };
     match q.unit {
+        Some("century") if q.value != 1.0 => format!("{value} centuries"),
+        Some(unit @ ("year" | "month" | "week" | "day" | "hour" | "minute" | "second"))
+            if q.value != 1.0 =>
+        {
+            format!("{value} {unit}s")
+        }
+        Some("decade") => format!("the {value}s"),
         Some(unit) => format!("{value} {unit}"),
         None => value,
     }
 }
 
+/// A date as a person reads it: "14 October 1911", "October 1911".
 pub fn describe_date(d: &Date) -> String {
     let month = d
         .month
@@ -326,6 +335,7 @@ pub const MONTHS: [(&str, u8); 23] = [
     ("nov", 11),
 ];
 
+/// The month a lowercase name or abbreviation stands for.
 pub fn month(word: &str) -> Option<u8> {
     if word == "dec" {
         return Some(12);
@@ -372,6 +382,7 @@ pub fn number_word(word: &str) -> Option<f64> {
     multiplier(word)
 }
 
+/// What a multiplying word ("hundred", "million", "bn") multiplies by.
 pub fn multiplier(word: &str) -> Option<f64> {
     match word {
         "hundred" => Some(1e2),
