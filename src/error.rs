@@ -430,6 +430,8 @@ pub enum Error {
         path: PathBuf,
         /// Why, one line.
         reason: String,
+        /// What to do, when the PDF reader knows better than "check the file".
+        hint: Option<&'static str>,
     },
 
     /// Standard output could not be written (closed, or a full disk behind it).
@@ -593,7 +595,7 @@ impl Error {
             ReadFile { .. } => "check the path and its permissions".into(),
             ReadDir { .. } => "give an existing folder to --input-dir".into(),
             WriteFile { .. } => "check that --output-dir is writable".into(),
-            ReadPdf { .. } => "check that the file is complete".into(),
+            ReadPdf { hint, .. } => hint.unwrap_or("check that the file is complete").into(),
             WriteStdout { .. } => return None,
             Deadline { .. } => "raise --timeout (or [run] timeout_secs), or make the run smaller with fewer --pages".into(),
             Interrupted => return None,

@@ -43,8 +43,8 @@ pub fn extract_path(path: &Path, base_url: Option<&Url>) -> Result<FileText, Err
 }
 
 /// The main text of one file's `bytes` (`path` names it in errors, `-` for stdin): a
-/// PDF (by its `%PDF-` start) through [`crate::pdf`], bounded like a fetched one and
-/// off this thread with its deadline; anything else as HTML, or as plain text when it
+/// PDF (by its `%PDF-` start) through [`crate::pdf`], in a sandboxed worker process
+/// with its deadline like a fetched one; anything else as HTML, or as plain text when it
 /// does not look like HTML.
 pub fn extract_bytes(
     bytes: Vec<u8>,
@@ -64,14 +64,16 @@ pub fn extract_bytes(
                 "it is larger than {} MiB, the most read",
                 crate::pdf::MAX_PDF_BYTES / 1024 / 1024
             ),
+            hint: None,
         });
     }
-    let doc = crate::pdf::extract_within(bytes, crate::pdf::EXTRACT_TIMEOUT).map_err(|e| {
-        Error::ReadPdf {
+    let doc = crate::pdf::Sandbox::from_env()
+        .read_blocking(bytes)
+        .map_err(|e| Error::ReadPdf {
             path: path.to_path_buf(),
             reason: e.to_string(),
-        }
-    })?;
+            hint: e.hint(),
+        })?;
     let textless_pdf_pages = doc.text.is_empty().then_some(doc.pages);
     Ok(FileText {
         text: doc.text,

@@ -164,25 +164,19 @@ pub async fn fetch_and_extract(
     (attempt, extract_ms)
 }
 
-/// Reads a fetched PDF into `attempt`, off the async runtime and within
-/// [`pdf::EXTRACT_TIMEOUT`]: SUCCESS with its text (title from its metadata, else the
-/// result's), EMPTY when it has no text (a scan), ERROR when it cannot be read.
-/// `chars_fetched` counts the PDF's bytes.
+/// Reads a fetched PDF into `attempt` in a sandboxed worker ([`pdf::read`], within
+/// [`pdf::EXTRACT_TIMEOUT`]): SUCCESS with its text (title from its metadata, else the
+/// result's), EMPTY when it has no text (a scan), TIMEOUT when the worker was killed
+/// at the deadline, ERROR when it cannot be read (the reason says why, down to the
+/// limit a hostile file hit). `chars_fetched` counts the PDF's bytes.
 async fn read_pdf(attempt: &mut PageAttempt, body: Vec<u8>) {
-    let deadline = pdf::EXTRACT_TIMEOUT;
-    let read = tokio::time::timeout(
-        deadline,
-        tokio::task::spawn_blocking(move || pdf::extract(&body)),
-    )
-    .await;
-    let read = match read {
-        Err(_) => Err(pdf::timed_out(deadline)),
-        Ok(Err(_panicked)) => Err(pdf::PdfError("the PDF is malformed".into())),
-        Ok(Ok(result)) => result,
-    };
-    match read {
+    match pdf::read(body).await {
         Err(e) => {
-            attempt.status = RetrievalStatus::Error;
+            attempt.status = if e.is_timeout() {
+                RetrievalStatus::Timeout
+            } else {
+                RetrievalStatus::Error
+            };
             attempt.error = Some(e.to_string());
         }
         Ok(doc) => {

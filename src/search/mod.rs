@@ -19,6 +19,7 @@ pub(crate) mod limit;
 pub(crate) mod log;
 pub mod searxng;
 pub(crate) mod searxng_html;
+pub(crate) mod searxng_result;
 pub(crate) mod state;
 pub mod tavily;
 pub mod usage;

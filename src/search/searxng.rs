@@ -26,6 +26,7 @@ use url::Url;
 
 use super::client::{display_url, http_client, send};
 use super::searxng_html::parse_html;
+use super::searxng_result::{RawResult, to_hit};
 use crate::error::Error;
 use crate::hits::{SearchHit, SearchOutcome, describe_unresponsive};
 use crate::settings::{SearchBackend, SearchSettings};
@@ -270,23 +271,6 @@ struct Reply {
 }
 
 #[derive(Deserialize)]
-pub(super) struct RawResult {
-    pub(super) url: Option<String>,
-    #[serde(default)]
-    pub(super) title: Option<String>,
-    #[serde(default)]
-    pub(super) content: Option<String>,
-    #[serde(default)]
-    pub(super) engine: Option<String>,
-    #[serde(default)]
-    pub(super) engines: Option<Vec<String>>,
-    #[serde(default, rename = "publishedDate")]
-    pub(super) published_date: Option<Value>,
-    #[serde(default)]
-    pub(super) pubdate: Option<Value>,
-}
-
-#[derive(Deserialize)]
 struct ErrorReply {
     error: String,
 }
@@ -367,35 +351,5 @@ pub fn parse_reply(
         hits,
         unresponsive_engines,
         warnings: Vec::new(),
-    })
-}
-
-pub(super) fn to_hit(raw: RawResult) -> Option<SearchHit> {
-    let url = raw.url?;
-    // The URL must be written as http(s)://...: the parser also accepts "http:host"
-    // or "http:\\host", which would be shown as given but fetched as something else.
-    let prefix = url.get(..8).unwrap_or(&url).to_ascii_lowercase();
-    if !(prefix.starts_with("http://") || prefix.starts_with("https://")) {
-        return None;
-    }
-    let parsed = Url::parse(&url).ok()?;
-    if !matches!(parsed.scheme(), "http" | "https") {
-        return None;
-    }
-    let engines = match (raw.engines, raw.engine) {
-        (Some(list), _) if !list.is_empty() => list,
-        (_, Some(one)) => vec![one],
-        _ => Vec::new(),
-    };
-    let as_date = |v: Option<Value>| {
-        v.and_then(|v| v.as_str().map(str::to_string))
-            .filter(|s| !s.is_empty())
-    };
-    Some(SearchHit {
-        url,
-        title: raw.title.unwrap_or_default(),
-        snippet: raw.content.unwrap_or_default(),
-        engines,
-        published: as_date(raw.published_date).or_else(|| as_date(raw.pubdate)),
     })
 }

@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 
-use super::searxng::{RawResult, to_hit};
+use super::searxng_result::{RawResult, to_hit};
 use crate::hits::{SearchHit, SearchOutcome};
 
 /// Why an HTML page is not a SearXNG results page.

@@ -26,6 +26,7 @@ mod ollama;
 mod openai;
 mod pack;
 mod pdf;
+mod pdf_sandbox;
 mod planner;
 mod redaction;
 mod robots;

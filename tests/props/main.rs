@@ -23,5 +23,6 @@ mod strategies;
 mod answer;
 mod extract;
 mod grounding;
+mod pdf;
 mod search;
 mod text;

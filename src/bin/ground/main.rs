@@ -17,6 +17,16 @@ use clap::Parser;
 use crate::cli::{Cli, Command};
 
 fn main() -> ExitCode {
+    // The PDF sandbox's worker, `ground pdf-worker` (see `ground::pdf::sandbox`). It
+    // is no command for people, so it is not in clap's tree, whose help and
+    // completion scripts list even hidden commands; and it runs before any runtime
+    // or thread exists, because it must stay single-threaded.
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|arg| arg == ground::pdf::sandbox::WORKER_COMMAND)
+    {
+        return ground::pdf::worker::run();
+    }
     match Cli::parse().command {
         Command::Answer(args) => commands::answer::run(args),
         Command::Search(args) => commands::search::run(args),
