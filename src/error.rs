@@ -25,8 +25,10 @@ pub mod exit {
     pub const NO_SOURCES: i32 = 4;
     /// The model server failed or its replies could not be used.
     pub const MODEL: i32 = 5;
-    /// The answer is not grounded: no verified citation at all, or with `--strict`
-    /// any unsupported statement or a "the sources do not answer" reply.
+    /// The answer is not grounded: no citation at all, or with `--strict` any
+    /// unsupported statement (neither a verified quote that agrees with it nor ground's
+    /// own match) or a "the sources do not answer" reply; with `--strict-quotes` also a
+    /// statement that only ground's match supports.
     pub const NOT_GROUNDED: i32 = 6;
     /// `--fallback offline`: search failed, so the answer is the model's alone and
     /// not grounded.
@@ -76,7 +78,7 @@ pub const EXIT_CODE_TABLE: &[(i32, &str)] = &[
     ),
     (
         exit::NOT_GROUNDED,
-        "not grounded: nothing cited (--strict: also any unsupported statement or unanswered question)",
+        "not grounded: nothing cited (--strict: also any unsupported statement or unanswered question; --strict-quotes: also a statement only ground's own match supports)",
     ),
     (
         exit::OFFLINE,

@@ -86,7 +86,8 @@ struct Sentence {
     source: usize,
     /// Byte range in the source's text.
     span: Range<usize>,
-    /// Sentences with the same block are contiguous in what was sent.
+    /// Sentences with the same block are contiguous in what was sent (index into
+    /// `Shown::blocks`).
     block: u32,
     features: Features,
 }
@@ -95,8 +96,9 @@ struct Sentence {
 pub struct Shown {
     sentences: Vec<Sentence>,
     index: HashMap<String, Vec<u32>>,
-    /// Each source's text (windows of two sentences are read again as one text).
-    texts: Vec<String>,
+    /// Each range sent, as (its start in the source's text, its text): windows of two
+    /// sentences are read again as one text. Only what was shown is kept.
+    blocks: Vec<(usize, String)>,
     /// Each source's title's content words: what the page is about.
     titles: Vec<HashSet<String>>,
 }
@@ -108,17 +110,16 @@ impl Shown {
         shown: impl IntoIterator<Item = (&'a str, &'a str, &'a [Range<usize>])>,
     ) -> Shown {
         let mut sentences = Vec::new();
-        let mut texts = Vec::new();
-        let mut block = 0u32;
+        let mut blocks = Vec::new();
         let mut titles = Vec::new();
         for (source, (text, title, ranges)) in shown.into_iter().enumerate() {
-            texts.push(text.to_string());
             titles.push(Features::of_source(title).term_set);
             for range in ranges {
                 let Some(part) = text.get(range.clone()) else {
                     continue;
                 };
-                block += 1;
+                let block = blocks.len() as u32;
+                blocks.push((range.start, part.to_string()));
                 for span in sentence_spans(part) {
                     if sentences.len() >= MAX_SENTENCES {
                         break;
@@ -142,7 +143,7 @@ impl Shown {
         Shown {
             sentences,
             index,
-            texts,
+            blocks,
             titles,
         }
     }
@@ -255,8 +256,8 @@ impl Shown {
         let window = if window.len() > 1 {
             let first = &self.sentences[ids[0]];
             let last = &self.sentences[ids[ids.len() - 1]];
-            let text = &self.texts[first.source][first.span.start..last.span.end];
-            joined = Features::of_source(text);
+            let (offset, text) = &self.blocks[first.block as usize];
+            joined = Features::of_source(&text[first.span.start - offset..last.span.end - offset]);
             vec![&joined]
         } else {
             window
