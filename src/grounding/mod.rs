@@ -240,10 +240,13 @@ impl GroundedAnswer {
     }
 
     /// True when the sources answered and every statement is supported (by a quote
-    /// or by ground's match).
+    /// or by ground's match). An answer whose model cited nothing at all is never
+    /// grounded, whatever ground's match found: not citing is the model failing its
+    /// task (see [`crate::report::verdict`]).
     pub fn grounded(&self) -> bool {
         self.answerable
             && !self.statements.is_empty()
+            && self.cites_anything()
             && self.statements.iter().all(Statement::supported)
     }
 

@@ -158,7 +158,11 @@ pub fn tokens(text: &str) -> Vec<Token> {
     let mut i = 0usize;
     while i < chars.len() && words < MAX_WORDS {
         let c = chars[i].1;
-        if c.is_ascii_digit() {
+        if matches!(c, '\u{1b}' | '\u{9b}') {
+            // A terminal escape sequence is no text: its parameters ("\x1b[2J") are
+            // not numbers, nor its title ("\x1b]0;title\x07") words.
+            i = past_escape(&chars, i);
+        } else if c.is_ascii_digit() {
             let (kind, next) = number_at(text, &chars, i);
             match kind {
                 Some(kind) => out.push(token(kind)),
@@ -235,6 +239,31 @@ pub fn tokens(text: &str) -> Vec<Token> {
         }
     }
     out
+}
+
+/// The index past the terminal escape sequence starting at `i` (ESC or C1 CSI): a
+/// CSI sequence ends at its final byte (`@` to `~`), an OSC one at BEL or ESC `\`,
+/// any other at the character after ESC.
+fn past_escape(chars: &[(usize, char)], i: usize) -> usize {
+    let at = |k: usize| chars.get(k).map(|&(_, c)| c);
+    let (csi, osc, mut k) = match (at(i), at(i + 1)) {
+        (Some('\u{9b}'), _) => (true, false, i + 1),
+        (_, Some('[')) => (true, false, i + 2),
+        (_, Some(']')) => (false, true, i + 2),
+        _ => return i + 2,
+    };
+    while let Some(c) = at(k) {
+        k += 1;
+        if (csi && ('@'..='~').contains(&c))
+            || (osc && (c == '\u{7}' || (c == '\u{1b}' && at(k) == Some('\\'))))
+        {
+            return if c == '\u{1b}' { k + 1 } else { k };
+        }
+        if osc && c == '\u{1b}' {
+            return k - 1;
+        }
+    }
+    k
 }
 
 /// Reads the number starting at char `i`: digits with thousands commas ("5,000") and
@@ -737,6 +766,11 @@ mod tests {
             "one-letter units after digits only"
         );
         assert_eq!(f("FOTON-M3 and 3D printers"), []);
+        assert_eq!(
+            f("a \u{1b}[2Jclear \u{1b}]0;title 5\u{7}screen in \u{1b}[31m2007\u{1b}[0m"),
+            [q(2007.0, None)],
+            "escape sequences hold no numbers"
+        );
         assert!(same_quantity(&q(5.0, Some("km")), &q(5.0, None)));
         assert!(!same_quantity(&q(5.0, Some("km")), &q(5.0, Some("mi"))));
         assert!(same_quantity(&q(150.0, Some("deg")), &q(150.0, Some("°c"))));
