@@ -31,6 +31,9 @@ Also printed, without a target: recall on a heavier paraphrase of the same sente
 (up to four synonyms, two or three words dropped), to show how fast recall falls as
 the wording moves away from the source's.
 
+And (d): the true statements of (a) checked against the two distractor pages alone,
+their own page left out: any support there is a false one (no target either).
+
 Printed: recall on (a) (and how often the window found holds the source sentence),
 the false-support rate on (b) and (c), per page set and overall, with the time the
 check took; --show N prints N examples of each failure.
@@ -314,6 +317,21 @@ def build(pages, per_page, label):
             "sources": [{"title": s["title"], "text": s["text"]} for s in sources],
             "statements": [{"key": c["key"], "text": c["text"]} for c in statements],
         }))
+        # (d) The true statements again, with their own page left out: only the
+        # distractors are shown, so any support is a false one.
+        others = [d for d in distractors if d is not page]
+        absent = []
+        for c in statements:
+            if c["set"] == "a" and others:
+                absent.append({"key": c["key"][:-1] + "d", "set": "d", "how": "absent",
+                               "sentence": c["sentence"], "text": c["text"]})
+        cases += absent
+        if absent:
+            lines.append(json.dumps({
+                "id": f"{label}/{page['id']}/absent",
+                "sources": [{"title": s["title"], "text": s["text"]} for s in others],
+                "statements": [{"key": c["key"], "text": c["text"]} for c in absent],
+            }))
     return cases, lines
 
 
@@ -350,7 +368,7 @@ def main():
         all_cases[label] = cases
 
     def report(name, cases):
-        by = {s: [c for c in cases if c["set"] == s] for s in "abch"}
+        by = {s: [c for c in cases if c["set"] == s] for s in "abchd"}
         supported = lambda c: results[c["key"]]["support"] == "match"
         a = by["a"]
         hit = [c for c in a if supported(c)]
@@ -363,7 +381,7 @@ def main():
         if h:
             hits = sum(supported(c) for c in h)
             print(f"  (a+) recall, heavier    {hits / len(h):.3f}  ({hits}/{len(h)}: up to 4 synonyms, 2-3 words dropped; no target)")
-        for s, label in (("b", "anchor changed"), ("c", "negation flipped")):
+        for s, label in (("b", "anchor changed"), ("c", "negation flipped"), ("d", "page absent")):
             cs = by[s]
             bad = [c for c in cs if supported(c)]
             if cs:
@@ -388,7 +406,8 @@ def main():
         misses = [c for c in by["a"] if results[c["key"]]["support"] != "match"]
         for title, cs in (("(a) missed", misses),
                           ("(b) supported", [c for c in by["b"] if results[c["key"]]["support"] == "match"]),
-                          ("(c) supported", [c for c in by["c"] if results[c["key"]]["support"] == "match"])):
+                          ("(c) supported", [c for c in by["c"] if results[c["key"]]["support"] == "match"]),
+                          ("(d) supported", [c for c in by["d"] if results[c["key"]]["support"] == "match"])):
             print(f"\n{title}: {len(cs)}")
             for c in cs[:args.show]:
                 print(f"  source:    {c['sentence']}")
