@@ -57,7 +57,7 @@ pub enum ReplyProblem {
 pub const EXIT_CODE_TABLE: &[(i32, &str)] = &[
     (
         exit::SUCCESS,
-        "success (with --strict: every statement has a verified citation)",
+        "success (with --strict: every statement is supported, by a verified quote or ground's match; --strict-quotes: by a verified quote)",
     ),
     (
         exit::INTERNAL,

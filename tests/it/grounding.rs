@@ -291,4 +291,16 @@ async fn grounding_f_a_wrong_number_with_a_real_quote_is_flagged() {
         1,
         "a contradicted statement has no support"
     );
+    // Markdown says it in words.
+    let mut cmd = world.ground();
+    cmd.args(["answer", "--format", "markdown", QUESTION]);
+    let text = stdout(&run_within(cmd, RUN_DEADLINE).await);
+    assert!(
+        text.contains("of its normal rate. *(quote says otherwise)*[^2]"),
+        "{text}"
+    );
+    assert!(
+        text.contains("the number 0.1 % is not in the quoted text"),
+        "{text}"
+    );
 }

@@ -305,8 +305,9 @@ pub struct AnswerArgs {
     pub strict_quotes: bool,
 
     /// Print a grounding pack instead of prose: JSON with key_points,
-    /// norms_and_expectations and constraints_and_rules (each item with verified
-    /// sources), disputed_or_uncertain and what_to_ask_user.
+    /// norms_and_expectations and constraints_and_rules (each item supported like a
+    /// statement: verified quotes or ground's match), disputed_or_uncertain and
+    /// what_to_ask_user.
     #[arg(long, conflicts_with = "json")]
     pub pack: bool,
 
