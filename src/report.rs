@@ -7,7 +7,7 @@ use serde::Serialize;
 use crate::answer::AskUser;
 use crate::context::{Context, SourceText};
 use crate::error::{Error, exit};
-use crate::grounding::GroundedAnswer;
+use crate::grounding::{GroundedAnswer, Statement, Support};
 use crate::hits::SearchHit;
 use crate::language::AnswerLanguage;
 use crate::page::PageAttempt;
@@ -193,10 +193,26 @@ impl Verdict {
     }
 }
 
-/// Judges `report`. Without `strict`, an answer is rejected only when the model said
-/// the sources answer the question but cited none of them; with `strict`, every
-/// statement needs a verified citation and "not answerable" is rejected too.
-pub fn verdict(report: &Report, strict: bool) -> Verdict {
+/// How strictly [`verdict`] asks for support.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Strictness {
+    /// Only an answer that cites nothing at all is rejected.
+    #[default]
+    Lenient,
+    /// `--strict`: every statement must be supported, by a verified quote of the
+    /// model's or by ground's own match of a sentence it was shown; "not answerable"
+    /// is rejected too.
+    Supported,
+    /// `--strict-quotes`: like `--strict`, but only verified quotes count: a statement
+    /// that ground's match alone supports is not enough.
+    Quoted,
+}
+
+/// Judges `report`. Leniently, an answer is rejected only when the model said the
+/// sources answer the question but cited none of them; strictly, every statement
+/// needs support (see [`Strictness`]: a statement whose verified quote it
+/// contradicts has none) and "not answerable" is rejected too.
+pub fn verdict(report: &Report, strictness: Strictness) -> Verdict {
     let answer = &report.answer;
     let grounded_run = report.mode == AnswerMode::Grounded;
     if let AnswerMode::Offline { .. } = report.mode {
@@ -207,21 +223,51 @@ pub fn verdict(report: &Report, strict: bool) -> Verdict {
             sources: report.sources.len(),
         });
     }
-    if strict && !answer.grounded() {
+    let accepted = match strictness {
+        Strictness::Lenient => true,
+        Strictness::Supported => answer.grounded(),
+        Strictness::Quoted => answer.grounded_by_quotes(),
+    };
+    if !accepted {
         let reason = if !grounded_run {
             "no search was made (--auto decided the question needs none)".to_string()
         } else if !answer.answerable {
             "the model reported that the sources do not answer the question".to_string()
         } else {
-            let unsupported = answer.statements.iter().filter(|s| !s.supported()).count();
-            format!(
-                "{unsupported} of {} statements have no verified citation",
-                answer.statements.len()
-            )
+            unsupported_reason(answer, strictness)
         };
         return Verdict::Rejected(Error::NotGrounded { reason });
     }
     Verdict::Accepted
+}
+
+/// How many statements lack the support `strictness` asks for, and why.
+fn unsupported_reason(answer: &GroundedAnswer, strictness: Strictness) -> String {
+    let total = answer.statements.len();
+    let count = |f: fn(&Statement) -> bool| answer.statements.iter().filter(|s| f(s)).count();
+    let mismatched = count(|s| s.support == Support::Mismatch);
+    let mut reason = if strictness == Strictness::Quoted {
+        let matched = count(|s| s.support == Support::Match);
+        let unquoted = count(|s| !s.quoted());
+        let mut reason = format!("{unquoted} of {total} statements have no verified quote");
+        if matched > 0 {
+            reason.push_str(&format!(
+                " ({matched} only matched by ground, which --strict-quotes does not accept)"
+            ));
+        }
+        reason
+    } else {
+        let unsupported = count(|s| !s.supported());
+        format!(
+            "{unsupported} of {total} statements have no verified citation and no sentence of the sources saying the same"
+        )
+    };
+    if mismatched > 0 {
+        reason.push_str(&format!(
+            "; {mismatched} say something their quoted text does not"
+        ));
+    }
+    reason
 }
 
 /// What a run had got to when it failed: kept beside the error so `--json` can still

@@ -26,7 +26,9 @@
 //!
 //! Within a source the chosen passages keep their reading order, and a `[…]` line
 //! marks each gap, so the model (and the reader of `--json`) sees what was left out;
-//! every cut is reported per source, never silent. Costs are counted as the estimate
+//! every cut is reported per source, never silent, with the byte ranges of each
+//! source's text that were sent ([`SourceCut::sent`]), so the grounding stage can
+//! match statements against exactly what the model saw. Costs are counted as the estimate
 //! of the whole block counts them (the estimate's character counts add up), so the
 //! block never exceeds its budget, and the budget is not left unused for fear it might.
 //!
@@ -56,11 +58,12 @@ mod tokens;
 
 use serde::Serialize;
 
-pub use passages::cut_to_tokens;
-use passages::{Passage, split_passages};
+use passages::{Passage, byte_len_of_chars, original_spans, split_passages};
+pub use passages::{cut_to_tokens, sentence_spans};
+pub use rank::stem;
 use rank::{bm25_scores, terms};
 use tokens::Counts;
-pub use tokens::estimate_tokens;
+pub use tokens::{estimate_tokens, is_cjk, is_stop_word};
 
 /// One usable source, numbered as the model will see it.
 #[derive(Debug, Clone)]
@@ -90,6 +93,11 @@ pub struct SourceCut {
     pub passages_total: usize,
     /// Passages of it placed in the prompt.
     pub passages_sent: usize,
+    /// What of the source's text (`SourceText::text`) the prompt holds, as byte
+    /// ranges of it in reading order: the grounding stage's matcher looks only here,
+    /// never at text the model was not shown.
+    #[serde(skip)]
+    pub sent: Vec<std::ops::Range<usize>>,
 }
 
 /// The sources block of the prompt and what it cost.
@@ -151,6 +159,10 @@ pub fn build_with_snippets(
             break;
         }
         spent += cost;
+        // The snippet's text as sent, as a range of the snippet itself: neutralising
+        // keeps every character (only `<` becomes `‹`), so characters count alike.
+        let from = snippet.text.len() - snippet.text.trim_start().len();
+        let sent = from..from + byte_len_of_chars(&snippet.text[from..], text.chars().count());
         let cut = SourceCut {
             number: snippet.number,
             chars_extracted: snippet.text.chars().count(),
@@ -158,6 +170,7 @@ pub fn build_with_snippets(
             truncated: text.len() < snippet.text.trim().len(),
             passages_total: 1,
             passages_sent: 1,
+            sent: vec![sent],
         };
         blocks.push((block, cut));
     }
@@ -202,10 +215,8 @@ pub fn build(sources: &[SourceText], budget_tokens: u32) -> Context {
 /// line when none of its text fits).
 pub fn build_for_question(sources: &[SourceText], question: &str, budget_tokens: u32) -> Context {
     let headers: Vec<String> = sources.iter().map(header).collect();
-    let passages: Vec<Vec<Passage>> = sources
-        .iter()
-        .map(|s| split_passages(&neutralise(&s.text)))
-        .collect();
+    let neutralised: Vec<String> = sources.iter().map(|s| neutralise(&s.text)).collect();
+    let passages: Vec<Vec<Passage>> = neutralised.iter().map(|t| split_passages(t)).collect();
     let costs: Vec<Vec<Counts>> = passages
         .iter()
         .map(|ps| ps.iter().map(|p| Counts::of_line(&p.text)).collect())
@@ -309,6 +320,12 @@ pub fn build_for_question(sources: &[SourceText], question: &str, budget_tokens:
                     .map(|(p, _)| p.text.chars().count())
                     .sum()
             };
+            let spans: Vec<std::ops::Range<usize>> = passages[i]
+                .iter()
+                .zip(&chosen[i])
+                .filter(|(_, c)| **c)
+                .map(|(p, _)| p.span.clone())
+                .collect();
             SourceCut {
                 number: source.number,
                 chars_extracted,
@@ -316,6 +333,7 @@ pub fn build_for_question(sources: &[SourceText], question: &str, budget_tokens:
                 truncated: passages_sent < passages_total,
                 passages_total,
                 passages_sent,
+                sent: original_spans(&source.text, &neutralised[i], spans),
             }
         })
         .collect();
@@ -713,6 +731,35 @@ mod tests {
         assert_eq!(
             none.text,
             build_for_question(&pages, "tardigrades space", 600).text
+        );
+    }
+
+    #[test]
+    fn sent_ranges_are_the_text_the_prompt_holds() {
+        // A page with our delimiter in it (neutralised: byte offsets move) and more
+        // text than the budget takes, and a snippet with leading space.
+        let text = format!(
+            "Intro about <source> tags and tardigrades.\n{}Tardigrades survive in space.\nThe end.",
+            page(2, 99, "").replace('\n', " ")
+        );
+        let pages = [src(1, &text)];
+        let snippets = [SourceText {
+            text: "   A snippet: tardigrades <source in orbit. More.".into(),
+            ..src(2, "")
+        }];
+        let (ctx, taken) = build_with_snippets(&pages, &snippets, "tardigrades space", 400);
+        assert_eq!(taken, 1);
+        assert!(ctx.sources[0].truncated && !ctx.sources[0].sent.is_empty());
+        for (cut, source) in ctx.sources.iter().zip([&pages[0], &snippets[0]]) {
+            for range in &cut.sent {
+                let shown = neutralise(&source.text[range.clone()]);
+                assert!(ctx.text.contains(&shown), "{shown:?} not in the prompt");
+            }
+        }
+        assert!(text[ctx.sources[0].sent[0].clone()].starts_with("Intro about <source>"));
+        assert_eq!(
+            &snippets[0].text[ctx.sources[1].sent[0].clone()],
+            "A snippet: tardigrades <source in orbit. More."
         );
     }
 }

@@ -10,6 +10,11 @@
 //! sentence), shared with [`cut_to_tokens`], which cuts a snippet (or any text) to a
 //! budget at the same boundaries. Text without sentence punctuation is split at word
 //! boundaries instead, so that no "sentence" can be unbounded.
+//!
+//! Each passage keeps its byte span in the text it was cut from, and
+//! [`original_spans`] carries spans of the neutralised text back to the source's own,
+//! so the context can say exactly which of a source's text it sent (the grounding
+//! stage's matcher looks only there).
 
 use super::tokens::{MAX_CHAR_TOKENS, estimate_tokens};
 
@@ -32,6 +37,9 @@ pub(super) struct Passage {
     pub(super) text: String,
     /// Its estimated tokens.
     pub(super) tokens: u32,
+    /// Where it lies in the text it was cut from: the byte range from its first
+    /// sentence's start to its last sentence's end (lines between included).
+    pub(super) span: std::ops::Range<usize>,
 }
 
 /// Splits extracted text (one block per line) into passages of whole sentences, in
@@ -39,31 +47,7 @@ pub(super) struct Passage {
 /// [`PASSAGE_TARGET_TOKENS`]; it takes a sentence that would carry it past
 /// [`PASSAGE_MAX_TOKENS`] only when it holds nothing yet.
 pub(super) fn split_passages(text: &str) -> Vec<Passage> {
-    // Each sentence as (byte range in `text`, line number, estimated tokens).
-    let mut sentences: Vec<(usize, usize, usize, u32)> = Vec::new();
-    for (n, line) in text.lines().enumerate() {
-        let line = line.trim();
-        let mut last = 0usize;
-        for end in sentence_ends(line) {
-            let piece = line[last..end].trim();
-            last = end;
-            if piece.is_empty() {
-                continue;
-            }
-            let tokens = estimate_tokens(piece);
-            if tokens <= SENTENCE_MAX_TOKENS {
-                let start = offset_in(text, piece);
-                sentences.push((start, start + piece.len(), n, tokens));
-            } else {
-                let mut pieces = Vec::new();
-                split_at_spaces(piece, &mut pieces);
-                for (piece, tokens) in pieces {
-                    let start = offset_in(text, piece);
-                    sentences.push((start, start + piece.len(), n, tokens));
-                }
-            }
-        }
-    }
+    let sentences = sentences(text);
 
     let mut out = Vec::new();
     let mut group: Vec<(usize, usize, usize)> = Vec::new();
@@ -90,6 +74,7 @@ pub(super) fn split_passages(text: &str) -> Vec<Passage> {
         out.push(Passage {
             tokens: estimate_tokens(&passage),
             text: passage,
+            span: group[0].0..group[group.len() - 1].1,
         });
         group.clear();
     };
@@ -107,6 +92,47 @@ pub(super) fn split_passages(text: &str) -> Vec<Passage> {
     }
     flush(&mut group, &mut out);
     out
+}
+
+/// The sentences of `text` (one block per line) in reading order, as byte ranges of
+/// `text`, trimmed: the units passages are packed from, cut where [`split_passages`]
+/// cuts. The grounding stage matches statements against these same sentences, so a
+/// "sentence" means one thing from the prompt to the check.
+pub fn sentence_spans(text: &str) -> Vec<std::ops::Range<usize>> {
+    sentences(text)
+        .into_iter()
+        .map(|(s, e, _, _)| s..e)
+        .collect()
+}
+
+/// Each sentence of `text` as (byte start, byte end, line number, estimated tokens).
+/// A "sentence" longer than [`SENTENCE_MAX_TOKENS`] is split at word boundaries.
+fn sentences(text: &str) -> Vec<(usize, usize, usize, u32)> {
+    let mut sentences = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.trim();
+        let mut last = 0usize;
+        for end in sentence_ends(line) {
+            let piece = line[last..end].trim();
+            last = end;
+            if piece.is_empty() {
+                continue;
+            }
+            let tokens = estimate_tokens(piece);
+            if tokens <= SENTENCE_MAX_TOKENS {
+                let start = offset_in(text, piece);
+                sentences.push((start, start + piece.len(), n, tokens));
+            } else {
+                let mut pieces = Vec::new();
+                split_at_spaces(piece, &mut pieces);
+                for (piece, tokens) in pieces {
+                    let start = offset_in(text, piece);
+                    sentences.push((start, start + piece.len(), n, tokens));
+                }
+            }
+        }
+    }
+    sentences
 }
 
 /// Byte offset of `part`, a slice of `text`, in `text`.
@@ -221,6 +247,54 @@ pub(super) fn sentence_ends(text: &str) -> impl Iterator<Item = usize> + '_ {
     })
     .chain(std::iter::once(text.len()))
     .filter(|&e| e > 0)
+}
+
+/// `spans` of `neutralised` (the output of `neutralise` for `original`, in order)
+/// as byte ranges of `original`. Neutralising replaces characters one for one, so a
+/// character's position carries over; only byte offsets move, and only when some `<`
+/// was replaced, so the common case costs nothing and the other one walk.
+pub(super) fn original_spans(
+    original: &str,
+    neutralised: &str,
+    spans: Vec<std::ops::Range<usize>>,
+) -> Vec<std::ops::Range<usize>> {
+    if original.len() == neutralised.len() {
+        return spans;
+    }
+    let mut wanted: Vec<usize> = spans.iter().flat_map(|s| [s.start, s.end]).collect();
+    wanted.sort_unstable();
+    wanted.dedup();
+    let mut map = std::collections::HashMap::with_capacity(wanted.len());
+    let mut next = wanted.iter().peekable();
+    let mut originals = original
+        .char_indices()
+        .map(|(i, _)| i)
+        .chain([original.len()]);
+    let positions = neutralised
+        .char_indices()
+        .map(|(i, _)| i)
+        .chain([neutralised.len()]);
+    for at in positions {
+        let here = originals.next().unwrap_or(original.len());
+        while next.peek().is_some_and(|&&w| w == at) {
+            map.insert(at, here);
+            next.next();
+        }
+    }
+    spans
+        .into_iter()
+        .map(|s| {
+            let at = |offset: usize| map.get(&offset).copied().unwrap_or(original.len());
+            at(s.start)..at(s.end)
+        })
+        .collect()
+}
+
+/// Bytes of the first `chars` characters of `text` (all of it when shorter).
+pub(super) fn byte_len_of_chars(text: &str, chars: usize) -> usize {
+    text.char_indices()
+        .nth(chars)
+        .map_or(text.len(), |(i, _)| i)
 }
 
 #[cfg(test)]

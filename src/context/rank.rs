@@ -49,7 +49,8 @@ pub(super) fn terms(text: &str) -> Vec<String> {
 }
 
 /// Plural to singular, roughly: `tardigrades` -> `tardigrade`, `studies` -> `study`.
-fn stem(mut word: String) -> String {
+/// (The grounding stage's matcher stems with it too, so both stages agree on a word.)
+pub fn stem(mut word: String) -> String {
     if word.len() > 4 && word.ends_with("ies") {
         word.truncate(word.len() - 3);
         word.push('y');

@@ -262,8 +262,13 @@ pub(super) const STOP_WORDS: &[&str] = &[
     "who", "whom", "why", "will", "with", "would", "you", "your",
 ];
 
+/// Whether `word` (lowercase) is one of the [`STOP_WORDS`].
+pub fn is_stop_word(word: &str) -> bool {
+    STOP_WORDS.binary_search(&word).is_ok()
+}
+
 /// Han, kana and the like: scripts written without spaces between words.
-pub(super) fn is_cjk(c: char) -> bool {
+pub fn is_cjk(c: char) -> bool {
     matches!(c as u32, 0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF)
 }
 

@@ -15,8 +15,10 @@ pub const SEARCH: i32 = 3;
 pub const NO_SOURCES: i32 = 4;
 /// The model server failed or its replies could not be used.
 pub const MODEL: i32 = 5;
-/// The answer is not grounded: no verified citation at all, or with `--strict`
-/// any unsupported statement or a "the sources do not answer" reply.
+/// The answer is not grounded: no citation at all, or with `--strict` any unsupported
+/// statement (neither a verified quote that agrees with it nor ground's own match) or a
+/// "the sources do not answer" reply; with `--strict-quotes` also a statement that only
+/// ground's match supports.
 pub const NOT_GROUNDED: i32 = 6;
 /// `--fallback offline`: search failed, so the answer is the model's alone and
 /// not grounded.
@@ -34,7 +36,7 @@ pub const INTERRUPTED: i32 = 130;
 pub const EXIT_CODE_TABLE: &[(i32, &str)] = &[
     (
         SUCCESS,
-        "success (with --strict: every statement has a verified citation)",
+        "success (with --strict: every statement is supported, by a verified quote or ground's match; --strict-quotes: by a verified quote)",
     ),
     (
         INTERNAL,
@@ -55,7 +57,7 @@ pub const EXIT_CODE_TABLE: &[(i32, &str)] = &[
     ),
     (
         NOT_GROUNDED,
-        "not grounded: nothing cited (--strict: also any unsupported statement or unanswered question)",
+        "not grounded: nothing cited (--strict: also any unsupported statement or unanswered question; --strict-quotes: also a statement only ground's own match supports)",
     ),
     (
         OFFLINE,

@@ -302,7 +302,7 @@ impl GroundServer {
         let key = reuse_key(&question);
         let ttl = self.settings.run.session_reuse;
         if let Some((age, earlier)) = key.as_ref().and_then(|k| self.answered.earlier(k, ttl)) {
-            let judged = crate::report::verdict(&earlier, false);
+            let judged = crate::report::verdict(&earlier, crate::report::Strictness::Lenient);
             let mut result = crate::render::json(&earlier, &judged);
             result["reused"] = json!({
                 "question": earlier.question,
@@ -359,7 +359,7 @@ impl GroundServer {
         match report {
             Ok(report) => {
                 // The CLI's rule without --strict: agents read it from the result.
-                let judged = crate::report::verdict(&report, false);
+                let judged = crate::report::verdict(&report, crate::report::Strictness::Lenient);
                 let result = CallToolResult::structured(crate::render::json(&report, &judged));
                 if report.mode == crate::report::AnswerMode::Grounded
                     && let Some(key) = key

@@ -33,7 +33,7 @@ impl Run<'_> {
         &mut self,
         question: &str,
         fitted: &Fitted,
-        checker: &grounding::Checker<'_>,
+        checker: &grounding::Checker,
     ) -> Result<Answered, Error> {
         let llm_settings = &self.settings.llm;
         let estimated = fitted.estimated_prompt_tokens();

@@ -161,10 +161,11 @@ impl<'a> Run<'a> {
         // 4. The sources, numbered and fitted to the window.
         let prompt = self.fit_sources(question, gathered)?;
         // 5. The model, streamed; each statement checked as it arrives.
-        let checker = grounding::Checker::new(&prompt.sources);
+        let checker = self.checker(&prompt).await?;
         let asked = self.ask(question, &prompt, &checker).await?;
-        // 6. Every quote checked against what the model was shown.
-        let checked = self.verify(&asked, &checker);
+        // 6. Every statement checked against what the model was shown: its quotes,
+        //    then ground's own match for those the quotes do not support.
+        let checked = self.verify(&asked, &checker).await?;
         Ok(self.report(question, decision, prompt, asked, checked))
     }
 

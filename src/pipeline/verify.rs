@@ -1,5 +1,6 @@
-//! The last stage: every statement's quotes checked against the sources the model was
-//! shown (and the pack's bucket items with the same check), then the run's [`Report`].
+//! The last stage: every statement checked against the sources the model was shown
+//! (its quotes, then ground's own match; the pack's bucket items with the same
+//! check), off the async runtime, then the run's [`Report`].
 
 use serde_json::json;
 
@@ -7,6 +8,7 @@ use super::Run;
 use super::ask::Answered;
 use super::sources::Fitted;
 use crate::answer::{ModelAnswer, parse_pack_bucket};
+use crate::error::Error;
 use crate::events::Stage;
 use crate::fetch::elapsed_ms;
 use crate::grounding::{self, GroundedAnswer};
@@ -23,20 +25,42 @@ pub(super) struct Checked {
 }
 
 impl Run<'_> {
-    /// Checks the answer's quotes (and, with `--pack`, the buckets' items).
-    pub(super) fn verify(&self, answered: &Answered, checker: &grounding::Checker) -> Checked {
+    /// Prepares the checker for `fitted`'s sources, with what the context sent of each
+    /// as the only text ground's match may use; off the runtime, as it normalises
+    /// every page and indexes every sentence sent.
+    pub(super) async fn checker(&self, fitted: &Fitted) -> Result<grounding::Checker, Error> {
+        let (sources, cuts) = (fitted.sources.clone(), fitted.context.sources.clone());
+        off_runtime(move || grounding::Checker::for_context(sources, &cuts)).await
+    }
+
+    /// Checks the answer's statements (and, with `--pack`, the buckets' items), off the
+    /// runtime: each statement's work is bounded, but an answer has many.
+    pub(super) async fn verify(
+        &self,
+        answered: &Answered,
+        checker: &grounding::Checker,
+    ) -> Result<Checked, Error> {
         self.events.stage(Stage::Checking, "checking citations");
-        let answer = checker.verify(&answered.asked.answer);
-        let pack_items = if self.settings.run.pack {
-            pack_entries(&answered.asked.reply.content, checker)
-        } else {
-            Vec::new()
-        };
+        let checker = checker.clone();
+        let model_answer = answered.asked.answer.clone();
+        let content = self
+            .settings
+            .run
+            .pack
+            .then(|| answered.asked.reply.content.clone());
+        let (answer, pack_items) = off_runtime(move || {
+            let answer = checker.verify(&model_answer);
+            let pack_items = content
+                .map(|content| pack_entries(&content, &checker))
+                .unwrap_or_default();
+            (answer, pack_items)
+        })
+        .await?;
         self.events.emit(
             "answer_shown",
             json!({"grounded": answer.grounded(), "statements": answer.statements.len(), "supports": answer.statements.iter().filter(|s| s.supported()).count()}),
         );
-        Checked { answer, pack_items }
+        Ok(Checked { answer, pack_items })
     }
 
     /// The report of a grounded run.
@@ -77,9 +101,20 @@ impl Run<'_> {
     }
 }
 
+/// Runs `work` on the blocking pool.
+async fn off_runtime<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, Error> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| Error::Internal {
+            message: format!("the grounding check failed: {e}"),
+        })
+}
+
 /// The pack's bucket items of the reply `content`, each checked against the sources
-/// with the same quote check as the answer's statements.
-fn pack_entries(content: &str, checker: &grounding::Checker<'_>) -> Vec<PackEntry> {
+/// with the same check as the answer's statements.
+fn pack_entries(content: &str, checker: &grounding::Checker) -> Vec<PackEntry> {
     let mut entries = Vec::new();
     for bucket in llm::PACK_BUCKETS {
         let items = parse_pack_bucket(

@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 use crate::error::Error;
-use crate::grounding::{self, Statement};
+use crate::grounding::{self, CheckedCitation, Statement, Support};
 use crate::page::PageAttempt;
 use crate::report::{AnswerMode, Failed, Report, Verdict};
 
@@ -20,22 +20,42 @@ pub const JSON_VERSION: u32 = 1;
 pub fn json(report: &Report, verdict: &Verdict) -> Value {
     let answer = &report.answer;
     let source_of = |n: usize| &report.sources[n - 1];
+    // The model's citations, each with what its quote does for its statement, then
+    // ground's own matches with the window as the text and its offsets in the source.
     let citations: Vec<Value> = answer
         .statements
         .iter()
         .enumerate()
-        .flat_map(|(si, s)| s.citations.iter().map(move |c| (si, c)))
-        .map(|(si, c)| {
-            json!({
-                "statement": si,
-                "source": c.source,
-                "source_url": source_of(c.source).url,
-                "title": source_of(c.source).title,
-                "text": c.quote,
-                "verified": c.verified,
-                "confidence": c.confidence,
-                "match": c.matched,
-            })
+        .flat_map(|(si, s)| {
+            let quoted = s.citations.iter().map(move |c| {
+                json!({
+                    "statement": si,
+                    "source": c.source,
+                    "source_url": source_of(c.source).url,
+                    "title": source_of(c.source).title,
+                    "text": c.quote,
+                    "verified": c.verified,
+                    "confidence": c.confidence,
+                    "match": c.matched,
+                    "support": citation_support(s, c),
+                })
+            });
+            let matched = s.matches.iter().map(move |m| {
+                json!({
+                    "statement": si,
+                    "source": m.source,
+                    "source_url": source_of(m.source).url,
+                    "title": source_of(m.source).title,
+                    "text": m.text,
+                    "verified": true,
+                    "confidence": m.confidence,
+                    "match": "window",
+                    "support": "match",
+                    "source_start_index": m.start,
+                    "source_end_index": m.end,
+                })
+            });
+            quoted.chain(matched)
         })
         .collect();
     let statements: Vec<Value> = answer
@@ -47,6 +67,8 @@ pub fn json(report: &Report, verdict: &Verdict) -> Value {
                 "start_index": s.start,
                 "end_index": s.end,
                 "supported": s.supported(),
+                "support": s.support.name(),
+                "mismatch": s.mismatch,
                 "sources": markers(s),
             })
         })
@@ -125,8 +147,9 @@ pub fn json(report: &Report, verdict: &Verdict) -> Value {
 }
 
 /// The grounding pack (`--pack`): evidence for apps instead of prose. Every key point,
-/// norm (`norms_and_expectations`) and rule (`constraints_and_rules`) carries verified
-/// citations (the same quote check as answers); one without is moved to
+/// norm (`norms_and_expectations`) and rule (`constraints_and_rules`) is supported
+/// like an answer's statement (a verified quote, or ground's match: `"support"` says
+/// which, and `quotes` holds the quotes or the matched windows); one without is moved to
 /// `disputed_or_uncertain` with the reason (a bucket item also names its `bucket`),
 /// next to what the model itself called unsettled. A policy- or legal-like item with
 /// one verified source stays, marked `"single_source": true`.
@@ -141,25 +164,38 @@ pub fn pack(report: &Report) -> Value {
             json!({"index": n, "url": s.url, "title": s.title})
         }
     };
-    // A verified statement or bucket item as a key point, or why it is uncertain.
+    // A supported statement or bucket item as a key point, or why it is uncertain.
     let checked = |statement: &Statement| -> Result<Value, String> {
-        let verified = statement.verified_sources();
-        if grounded_run && !verified.is_empty() {
-            let confidence = verified.iter().map(|(_, c)| *c).fold(0.0, f64::max);
-            let quotes: Vec<Value> = statement
-                .citations
-                .iter()
-                .filter(|c| c.verified)
-                .map(|c| json!({"source": c.source, "text": c.quote, "confidence": c.confidence}))
-                .collect();
+        let supporting = statement.supporting_sources();
+        if grounded_run && !supporting.is_empty() {
+            let confidence = supporting.iter().map(|(_, c)| *c).fold(0.0, f64::max);
+            let quotes: Vec<Value> = if statement.support == Support::Match {
+                statement
+                    .matches
+                    .iter()
+                    .map(|m| json!({"source": m.source, "text": m.text, "confidence": m.confidence, "support": "match"}))
+                    .collect()
+            } else {
+                statement
+                    .citations
+                    .iter()
+                    .filter(|c| c.verified)
+                    .map(|c| json!({"source": c.source, "text": c.quote, "confidence": c.confidence, "support": "quote"}))
+                    .collect()
+            };
             Ok(json!({
                 "text": statement.text,
-                "sources": verified.iter().map(|(n, _)| source_ref(*n)).collect::<Vec<_>>(),
+                "sources": supporting.iter().map(|(n, _)| source_ref(*n)).collect::<Vec<_>>(),
                 "quotes": quotes,
                 "confidence": confidence,
+                "support": statement.support.name(),
             }))
         } else if !grounded_run {
             Err("answered without sources".to_string())
+        } else if let Some(why) = &statement.mismatch {
+            Err(format!(
+                "the quoted text does not say what the statement says: {why}"
+            ))
         } else if statement.citations.is_empty() {
             Err("no citation".to_string())
         } else {
@@ -190,7 +226,7 @@ pub fn pack(report: &Report) -> Value {
                 Ok(mut item) => {
                     // Policies and laws want two sources; with one the item stays,
                     // labelled.
-                    let sources = entry.statement.verified_sources().len();
+                    let sources = entry.statement.supporting_sources().len();
                     item["policy_or_legal"] = json!(entry.policy_or_legal);
                     item["single_source"] = json!(entry.policy_or_legal && sources < 2);
                     items.push(item);
@@ -280,10 +316,22 @@ pub fn json_failed(question: &str, failed: &Failed) -> Value {
     value
 }
 
-/// The numbers of the sources that verifiably support `statement`, for `[n]` markers.
+/// What a model's citation does for its statement: `"quote"` (its verified quote
+/// supports it), `"mismatch"` (the quote is real, but the statement says something it
+/// does not) or null (the quote was not found).
+fn citation_support(statement: &Statement, citation: &CheckedCitation) -> Value {
+    match (citation.verified, &statement.mismatch) {
+        (false, _) => Value::Null,
+        (true, None) => json!("quote"),
+        (true, Some(_)) => json!("mismatch"),
+    }
+}
+
+/// The numbers of the sources that support `statement` (by a verified quote or by
+/// ground's match), for `[n]` markers.
 pub fn markers(statement: &Statement) -> Vec<usize> {
     statement
-        .verified_sources()
+        .supporting_sources()
         .into_iter()
         .map(|(n, _)| n)
         .collect()

@@ -1,6 +1,13 @@
 //! The report for a person: plain text (coloured on a terminal) or Markdown, with
 //! `[n]` markers after each statement and the numbered sources below.
 //!
+//! `[n]` means source n supports the statement: its verified quote, or a sentence of
+//! it that ground found saying the same (the sources list counts which: "1 quote
+//! verified, 1 statement matched"). `[n?]` means the statement's quote is really in
+//! source n but the statement says something the quote does not (another number or
+//! date, or a negation): a note under the answer says what, and it counts as
+//! unsupported. `[unsupported]` means nothing supports it.
+//!
 //! Everything that came from a web page or a model passes through
 //! [`sanitize_text`](crate::text::sanitize_text) before it reaches a terminal, so no
 //! page can send escape sequences (colour, cursor moves, hyperlinks, title changes)
@@ -8,10 +15,10 @@
 
 use std::fmt::Write as _;
 
-use crate::grounding::Statement;
+use crate::grounding::{Statement, Support};
 use crate::render::json::markers;
 use crate::report::{AnswerMode, Report};
-use crate::text::{sanitize_line, sanitize_text};
+use crate::text::{sanitize_line, sanitize_text, shorten};
 
 /// Person-output styles.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,13 +94,17 @@ pub fn statement_parts(report: &Report, style: Style) -> Option<Vec<String>> {
 fn text_part(statement: &Statement, paint: &Paint) -> String {
     let mut part = sanitize_line(&statement.text);
     let cited = markers(statement);
-    if cited.is_empty() {
-        part.push(' ');
-        part.push_str(&paint.yellow("[unsupported]"));
-    } else {
+    if !cited.is_empty() {
         for n in cited {
             part.push_str(&paint.cyan(&format!("[{n}]")));
         }
+    } else if statement.support == Support::Mismatch {
+        for (n, _) in statement.verified_sources() {
+            part.push_str(&paint.yellow(&format!("[{n}?]")));
+        }
+    } else {
+        part.push(' ');
+        part.push_str(&paint.yellow("[unsupported]"));
     }
     part
 }
@@ -101,7 +112,12 @@ fn text_part(statement: &Statement, paint: &Paint) -> String {
 fn markdown_part(statement: &Statement) -> String {
     let mut part = escape_markdown(&sanitize_line(&statement.text));
     let cited = markers(statement);
-    if cited.is_empty() {
+    if statement.support == Support::Mismatch {
+        part.push_str(" *(quote says otherwise)*");
+        for (n, _) in statement.verified_sources() {
+            let _ = write!(part, "[^{n}]");
+        }
+    } else if cited.is_empty() {
         part.push_str(" *(unsupported)*");
     }
     for n in cited {
@@ -109,6 +125,25 @@ fn markdown_part(statement: &Statement) -> String {
     }
     part
 }
+
+/// The statements marked `[n?]`, each with what its quote does not say, for the
+/// note under the answer.
+fn mismatches(report: &Report) -> Vec<(String, String)> {
+    report
+        .answer
+        .statements
+        .iter()
+        .filter(|s| s.support == Support::Mismatch)
+        .map(|s| {
+            let why = s.mismatch.as_deref().unwrap_or_default();
+            (shorten(&sanitize_line(&s.text), 80), sanitize_line(why))
+        })
+        .collect()
+}
+
+/// The heading of the note on `[n?]` statements.
+const MISMATCH_NOTE: &str =
+    "Marked [n?]: the quote is in source n, but the statement says something it does not:";
 
 /// The label an answer without sources carries, or `None` for a grounded run.
 fn ungrounded_label(report: &Report) -> Option<String> {
@@ -163,6 +198,13 @@ fn text(report: &Report, paint: &Paint) -> String {
             .collect();
         let _ = writeln!(out, "{}", parts.join(" "));
     }
+    let mismatched = mismatches(report);
+    if !mismatched.is_empty() {
+        let _ = writeln!(out, "\n{}", paint.yellow(MISMATCH_NOTE));
+        for (statement, why) in &mismatched {
+            let _ = writeln!(out, "  - \"{statement}\": {why}");
+        }
+    }
     if !answer.unknowns.is_empty() {
         let _ = writeln!(out, "\n{}", paint.bold("Not settled by the sources:"));
         for unknown in &answer.unknowns {
@@ -204,8 +246,9 @@ fn source_title(source: &crate::context::SourceText) -> String {
     }
 }
 
-/// "2 quotes verified", "cited, quote not found", "not cited"; a search-result
-/// snippet says so first ("search snippet, not cited").
+/// "2 quotes verified", "cited, 1 quote not found on the page", "1 quote verified, 1
+/// statement matched", "not cited"; a search-result snippet says so first ("search
+/// snippet, not cited").
 fn source_mark(report: &Report, number: usize) -> String {
     let mark = citation_mark(report, number);
     if report.is_snippet(number) {
@@ -215,28 +258,49 @@ fn source_mark(report: &Report, number: usize) -> String {
     }
 }
 
-/// How the answer cited source `number`.
+/// How the answer cited source `number`, and how many statements ground matched in it.
 fn citation_mark(report: &Report, number: usize) -> String {
-    let cites = report
-        .answer
-        .statements
-        .iter()
-        .flat_map(|s| &s.citations)
-        .filter(|c| c.source == number);
-    let (verified, unverified) =
-        cites.fold(
-            (0, 0),
-            |(v, u), c| if c.verified { (v + 1, u) } else { (v, u + 1) },
-        );
-    match (verified, unverified) {
-        (0, 0) => "not cited".into(),
-        (0, u) => format!(
-            "cited, {u} quote{} not found on the page",
-            if u == 1 { "" } else { "s" }
-        ),
-        (v, 0) => format!("{v} quote{} verified", if v == 1 { "" } else { "s" }),
-        (v, u) => format!("{v} verified, {u} not found"),
+    let (mut verified, mut contradicted, mut unverified, mut matched) = (0, 0, 0, 0);
+    for statement in &report.answer.statements {
+        for c in statement.citations.iter().filter(|c| c.source == number) {
+            match (c.verified, statement.mismatch.is_some()) {
+                (false, _) => unverified += 1,
+                (true, false) => verified += 1,
+                (true, true) => contradicted += 1,
+            }
+        }
+        if statement.support == Support::Match {
+            matched += usize::from(statement.matches.iter().any(|m| m.source == number));
+        }
     }
+    let s = |n: usize| if n == 1 { "" } else { "s" };
+    if contradicted == 0 && matched == 0 {
+        // The marks from before ground matched statements itself, unchanged.
+        return match (verified, unverified) {
+            (0, 0) => "not cited".into(),
+            (0, u) => format!("cited, {u} quote{} not found on the page", s(u)),
+            (v, 0) => format!("{v} quote{} verified", s(v)),
+            (v, u) => format!("{v} verified, {u} not found"),
+        };
+    }
+    let mut parts = Vec::new();
+    if verified > 0 {
+        parts.push(format!("{verified} quote{} verified", s(verified)));
+    }
+    if matched > 0 {
+        parts.push(format!("{matched} statement{} matched", s(matched)));
+    }
+    if contradicted > 0 {
+        parts.push(format!(
+            "{contradicted} quote{} not saying what {} statement says",
+            s(contradicted),
+            if contradicted == 1 { "its" } else { "their" }
+        ));
+    }
+    if unverified > 0 {
+        parts.push(format!("{unverified} quote{} not found", s(unverified)));
+    }
+    parts.join(", ")
 }
 
 fn markdown(report: &Report) -> String {
@@ -252,6 +316,21 @@ fn markdown(report: &Report) -> String {
     } else {
         let parts: Vec<String> = answer.statements.iter().map(markdown_part).collect();
         let _ = writeln!(out, "{}", parts.join(" "));
+    }
+    let mismatched = mismatches(report);
+    if !mismatched.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n**Marked *(quote says otherwise)*: the quote is in the source, but the statement says something it does not:**\n"
+        );
+        for (statement, why) in &mismatched {
+            let _ = writeln!(
+                out,
+                "- \"{}\": {}",
+                escape_markdown(statement),
+                escape_markdown(why)
+            );
+        }
     }
     if !answer.unknowns.is_empty() {
         out.push_str("\n**Not settled by the sources:**\n\n");

@@ -171,3 +171,136 @@ async fn grounding_d_sources_do_not_answer() {
     })
     .await;
 }
+
+/// A small model's answer: right statements, quotes garbled or invented.
+fn sloppy_quotes_answer() -> String {
+    json!({"answerable": true, "statements": [
+        {"text": "Dried tardigrades spent ten days in open space on the FOTON-M3 mission in September 2007.",
+         "citations": [{"source": 1, "quote": "tardigrades flew on FOTON-M3 for ten days"}]},
+        {"text": "More than 1300 species of tardigrades are known.",
+         "citations": [{"source": 3, "quote": "over 1300 known species of water bear"}]}
+    ], "unknowns": []})
+    .to_string()
+}
+
+#[tokio::test]
+async fn grounding_e_true_statements_with_sloppy_quotes_are_matched() {
+    check_verdict(Verdict {
+        name: "grounding_e_sloppy_quotes_matched",
+        question: QUESTION,
+        reply: sloppy_quotes_answer(),
+        codes: (0, 0),
+        grounded: true,
+        strict_cause: "",
+    })
+    .await;
+    // The person output shows [n] for both, and says they were matched, not quoted.
+    let world = World::new().await;
+    world.healthy(&sloppy_quotes_answer()).await;
+    let mut cmd = world.ground();
+    cmd.args(["answer", QUESTION]);
+    let out = run_within(cmd, RUN_DEADLINE).await;
+    let text = stdout(&out);
+    assert!(
+        text.starts_with("Dried tardigrades spent ten days in open space on the FOTON-M3 mission in September 2007.[1] More than 1300 species of tardigrades are known.[3]\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("(1 statement matched, 1 quote not found)"),
+        "{text}"
+    );
+    // --json: each statement's support, and the matched window as a citation with its
+    // offsets in the source's text.
+    let mut cmd = world.ground();
+    cmd.args(["answer", "--json", QUESTION]);
+    let v = json_stdout(&run_within(cmd, RUN_DEADLINE).await);
+    check_gemini_rules(&v);
+    assert_eq!(v["statements"][0]["support"], "match");
+    assert_eq!(v["statements"][1]["sources"], json!([3]));
+    let matched: Vec<&Value> = v["citations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["support"] == "match")
+        .collect();
+    assert_eq!(matched.len(), 2, "{v}");
+    assert_eq!(
+        matched[0]["text"],
+        "In September 2007, dried tardigrades were exposed to open space for ten days on the FOTON-M3 mission, as part of the TARDIS experiment run by the European Space Agency."
+    );
+    let page = v["sources"][0]["chars"].as_u64().unwrap();
+    let (s, e) = (
+        matched[0]["source_start_index"].as_u64().unwrap(),
+        matched[0]["source_end_index"].as_u64().unwrap(),
+    );
+    assert!(s < e && e <= page * 4, "{s}..{e}");
+    for support in v["groundingMetadata"]["groundingSupports"]
+        .as_array()
+        .unwrap()
+    {
+        assert_eq!(support["support"], "match");
+    }
+    // --strict-quotes asks for the model's own quotes: matches do not count.
+    let mut cmd = world.ground();
+    cmd.args(["answer", "--strict-quotes", QUESTION]);
+    let out = run_within(cmd, RUN_DEADLINE).await;
+    assert_error_report(
+        &out,
+        6,
+        &[
+            "2 of 2 statements have no verified quote",
+            "only matched by ground",
+        ],
+        "--strict",
+    );
+}
+
+#[tokio::test]
+async fn grounding_f_a_wrong_number_with_a_real_quote_is_flagged() {
+    let reply = json!({"answerable": true, "statements": [
+        {"text": SPACE_STATEMENT, "citations": [{"source": 1, "quote": SPACE_QUOTE}]},
+        {"text": "In the tun state their metabolism falls to less than 0.1 percent of its normal rate.",
+         "citations": [{"source": 2, "quote": "their metabolism falls to less than 0.01 percent of its normal rate"}]}
+    ], "unknowns": []});
+    check_verdict(Verdict {
+        name: "grounding_f_wrong_number_flagged",
+        question: QUESTION,
+        reply: reply.to_string(),
+        codes: (0, 6),
+        grounded: false,
+        strict_cause: "1 say something their quoted text does not",
+    })
+    .await;
+    let world = World::new().await;
+    world.healthy(&reply.to_string()).await;
+    let mut cmd = world.ground();
+    cmd.args(["answer", "--json", QUESTION]);
+    let v = json_stdout(&run_within(cmd, RUN_DEADLINE).await);
+    assert_eq!(v["statements"][1]["support"], "mismatch");
+    assert_eq!(
+        v["statements"][1]["mismatch"],
+        "the number 0.1 % is not in the quoted text"
+    );
+    assert_eq!(v["citations"][1]["verified"], true);
+    assert_eq!(v["citations"][1]["support"], "mismatch");
+    assert_eq!(
+        v["groundingMetadata"]["groundingSupports"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1,
+        "a contradicted statement has no support"
+    );
+    // Markdown says it in words.
+    let mut cmd = world.ground();
+    cmd.args(["answer", "--format", "markdown", QUESTION]);
+    let text = stdout(&run_within(cmd, RUN_DEADLINE).await);
+    assert!(
+        text.contains("of its normal rate. *(quote says otherwise)*[^2]"),
+        "{text}"
+    );
+    assert!(
+        text.contains("the number 0.1 % is not in the quoted text"),
+        "{text}"
+    );
+}

@@ -184,3 +184,51 @@ async fn a_grounding_pack_moves_unverifiable_points_to_uncertain() {
         2
     );
 }
+
+#[tokio::test]
+async fn pack_key_points_use_the_same_support_rule_as_answers() {
+    let world = World::new().await;
+    world
+        .search_replies_with_capture("searxng/normal.body.json")
+        .await;
+    world.serve_fixture_pages().await;
+    let reply = json!({
+        "answerable": true,
+        "statements": [
+            // True, with a garbled quote: ground's match supports it.
+            {"text": "Dried tardigrades spent ten days in open space on the FOTON-M3 mission in September 2007.",
+             "citations": [{"source": 1, "quote": "tardigrades flew on FOTON-M3 for ten days"}]},
+            // A real quote for another number: supports nothing.
+            {"text": "Dried tardigrades were exposed to open space for twelve days on the FOTON-M3 mission.",
+             "citations": [{"source": 1, "quote": SPACE}]}
+        ],
+        "unknowns": [],
+        "what_to_ask_user": [],
+        "norms_and_expectations": [],
+        "constraints_and_rules": []
+    });
+    world.model_replies(&reply.to_string()).await;
+    let mut cmd = world.ground();
+    cmd.args(["answer", "--pack", "do tardigrades survive in space"]);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let pack: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let points = pack["key_points"].as_array().unwrap();
+    assert_eq!(points.len(), 1, "{pack}");
+    assert_eq!(points[0]["support"], "match");
+    assert_eq!(points[0]["sources"][0]["index"], 1);
+    assert_eq!(points[0]["quotes"][0]["support"], "match");
+    assert!(
+        points[0]["quotes"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("In September 2007, dried tardigrades were exposed"),
+        "{pack}"
+    );
+    let uncertain = pack["disputed_or_uncertain"].as_array().unwrap();
+    assert_eq!(uncertain.len(), 1, "{pack}");
+    assert_eq!(
+        uncertain[0]["reason"],
+        "the quoted text does not say what the statement says: the number 12 days is not in the quoted text"
+    );
+}

@@ -72,10 +72,14 @@ proptest! {
         prop_assert!(answer.is_ok(), "{:?} for {}", answer, content);
         let answer = answer.unwrap();
         check_model_answer(&answer)?;
+        // Non-empty statements in order, a repeated one (same normal form) said once.
+        let mut seen = std::collections::HashSet::new();
         let kept: Vec<&str> = statements
             .iter()
             .map(|(t, _)| t.trim())
             .filter(|t| !t.is_empty())
+            .filter(|t| seen.insert(ground::text::normalise(t)))
+            .take(ground::answer::MAX_STATEMENTS)
             .collect();
         prop_assert_eq!(
             answer.statements.iter().map(|s| s.text.as_str()).collect::<Vec<_>>(),

@@ -4,12 +4,13 @@
 //! `groundingMetadata` obeys Gemini's rules, so existing Gemini renderers never break:
 //! segment offsets are UTF-8 byte offsets into the answer, index and score lists have
 //! equal lengths, indices point at existing chunks and scores lie in [0, 1]. The
-//! verifier's offsets are char boundaries for any text, and quote checking takes
-//! anything.
+//! verifier's offsets are char boundaries for any text, quote checking takes
+//! anything, and ground's own match reports windows that are exact slices of the
+//! sources.
 
 use ground::answer::{ModelAnswer, ModelCitation, ModelStatement, SourceRef};
 use ground::context::SourceText;
-use ground::grounding::{self, MatchKind, grounding_metadata, verify};
+use ground::grounding::{self, MatchKind, Support, grounding_metadata, verify};
 use proptest::prelude::*;
 use proptest::sample::Index;
 
@@ -244,7 +245,53 @@ proptest! {
         };
         let grounded = verify(&model, &sources);
         prop_assert!(grounded.statements[0].citations[0].verified, "quote {:?} not found", quote);
-        prop_assert!(grounded.grounded());
+        // Supported, unless the statement carries a number or date the quote's sentence
+        // does not, or disagrees with it on negation (then a mismatch, said so).
+        let statement = &grounded.statements[0];
+        prop_assert!(
+            grounded.grounded()
+                || (statement.support == Support::Mismatch && statement.mismatch.is_some()),
+            "{:?}", statement
+        );
+    }
+
+    /// Ground's own match takes any text, and every window it reports is exactly the
+    /// source's text between its offsets (char boundaries), with a confidence in
+    /// (0, CONFIDENCE_MATCH].
+    #[test]
+    fn matched_windows_are_slices_of_their_sources(
+        texts in prop::collection::vec(prop_oneof![tricky_text(60), nasty_text(30)], 1..4),
+        picks in prop::collection::vec((any::<Index>(), any::<Index>(), any::<Index>()), 1..6),
+    ) {
+        let sources = make_sources(texts);
+        let model = ModelAnswer {
+            answerable: true,
+            statements: picks
+                .into_iter()
+                .map(|(which, a, b)| ModelStatement {
+                    // A piece of a source (so that matches happen), cited with a
+                    // quote that is nowhere.
+                    text: slice_at(&sources[which.index(sources.len())].text, a, b),
+                    citations: vec![ModelCitation {
+                        source: SourceRef::Number(1),
+                        quote: "a quote that no source holds anywhere".into(),
+                    }],
+                })
+                .collect(),
+            unknowns: vec![],
+            over_bounds: 0,
+        };
+        let grounded = verify(&model, &sources);
+        for statement in &grounded.statements {
+            prop_assert_eq!(statement.support == Support::Match, !statement.matches.is_empty());
+            for window in &statement.matches {
+                let text = &sources[window.source - 1].text;
+                prop_assert!(window.start < window.end && window.end <= text.len());
+                prop_assert!(text.is_char_boundary(window.start) && text.is_char_boundary(window.end));
+                prop_assert_eq!(&text[window.start..window.end], window.text.as_str());
+                prop_assert!(window.confidence > 0.0 && window.confidence <= grounding::CONFIDENCE_MATCH);
+            }
+        }
     }
 }
 

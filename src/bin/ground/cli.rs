@@ -308,13 +308,22 @@ pub struct AnswerArgs {
     #[arg(long)]
     pub json: bool,
 
-    /// Exit with code 6 unless every statement has a verified citation.
+    /// Exit with code 6 unless every statement is supported: by a verified quote, or
+    /// by a sentence of the sources the model was shown that ground found saying the
+    /// same (printed `[n]` alike; the sources list says which). A statement whose quote
+    /// is real but says otherwise (`[n?]`) is not supported.
     #[arg(long)]
     pub strict: bool,
 
+    /// Like --strict, but only the model's own verified quotes count: a statement
+    /// supported by ground's match alone fails it.
+    #[arg(long)]
+    pub strict_quotes: bool,
+
     /// Print a grounding pack instead of prose: JSON with key_points,
-    /// norms_and_expectations and constraints_and_rules (each item with verified
-    /// sources), disputed_or_uncertain and what_to_ask_user.
+    /// norms_and_expectations and constraints_and_rules (each item supported like a
+    /// statement: verified quotes or ground's match), disputed_or_uncertain and
+    /// what_to_ask_user.
     #[arg(long, conflicts_with = "json")]
     pub pack: bool,
 

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use ground::error::{Error, exit};
 use ground::events::{Events, Progress};
 use ground::render::{self, Style};
-use ground::report::{Failed, Partial, Verdict, verdict};
+use ground::report::{Failed, Partial, Strictness, Verdict, verdict};
 use ground::text::sanitize_line;
 
 use crate::cli::{self, AnswerArgs, Format};
@@ -129,7 +129,14 @@ pub fn run(args: AnswerArgs) -> ExitCode {
         }
     }
 
-    let judged = verdict(&report, args.strict);
+    let strictness = if args.strict_quotes {
+        Strictness::Quoted
+    } else if args.strict {
+        Strictness::Supported
+    } else {
+        Strictness::Lenient
+    };
+    let judged = verdict(&report, strictness);
     let printed = if args.pack {
         live.stop();
         print_json(&render::pack(&report))

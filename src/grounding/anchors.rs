@@ -1,0 +1,679 @@
+//! What a sentence says that a paraphrase must keep: its *anchors* (numbers with their
+//! units, dates, names, quoted strings), its content words, and which of them it
+//! negates. The matcher (`matches.rs`) and the check of verified quotes (`mod.rs`)
+//! compare a statement with source sentences through these [`Features`].
+//!
+//! Why anchors: two sentences that share most of their words can still say opposite
+//! things. "The lighthouse was first lit on 14 October 1911" and "... on 15 October
+//! 1911" differ in one token; so do "Fresnel presented a lens" and "Fresnel never
+//! presented a lens". Word overlap cannot tell them apart, anchors and negation can,
+//! so a support needs every anchor of the statement, and negation that agrees.
+//!
+//! Numbers and dates (read in `numbers.rs`) are compared by value: "5,000" = "5000",
+//! "ten" = "10", "14 October 1911" = "October 14, 1911" = "1911-10-14". A unit stays
+//! with its number ("5 km" is not "5 miles"), a number without a unit matches the same
+//! value with one, and a year alone matches a full date of that year. Each number of
+//! the statement needs one of its own in the source: "between six and six" is not
+//! "between four and six".
+//!
+//! Names are runs of capitalised words that do not open a sentence ("the French
+//! physicist Augustin Fresnel" has two: "French" and "Augustin Fresnel"), with words
+//! with digits in them ("FOTON-M3"), and quoted strings ("called them “little water
+//! bears”"); a sentence's first word cannot be told from a name and is not one. A name
+//! must be in the source as the same run of words, or as names of the source put
+//! together ("Pittsburgh Maurkice Pouncey" from "Pittsburgh center Maurkice Pouncey"):
+//! "the United District" is not in a sentence about "the United States" and "the
+//! Western District".
+//!
+//! Negation is read per cue: not, no, never, without, none, neither, nor, cannot,
+//! nobody, nothing, nowhere, and any `n't` ("not only" and "no matter" are none). A
+//! cue negates the content words after it up to the end of its clause (punctuation, or
+//! a word that opens a clause: but, while, although, because, when, if, and "and" or
+//! "or" before a subject such as "they"); the first of them is its *head* ("did not
+//! *find* the girl"). A cue with nothing after it ("advised not to do so", "...
+//! haven't.") negates the words of its clause before it, or of the
+//! clause before that. A statement and a source disagree ([`negation_conflict`]) when
+//! - the statement negates something and the source negates nothing;
+//! - the statement negates words that the source holds, but negates none of them;
+//! - the source negates a word the statement says plainly (its head, or for a cue with
+//!   nothing after it half of what it negates);
+//! - the statement holds half the words of a negated clause of the source with no
+//!   negation in their clause: a negation dropped along with its head word ("won't
+//!   show it" -> "will reveal it") still changes the claim;
+//! - or a word negated on both sides is negated more times on one (a negation dropped
+//!   inside another's scope: "no one mentioned that it isn't X" -> "... that it is X").
+//!
+//! Content words are lowercase words that are not stop words, with the context stage's
+//! plural stem ([`crate::context::stem`]) and verb endings (`-ed`, `-ing`, a final
+//! `-e`) folded, so "survived", "survives" and "survive" meet.
+//!
+//! Everything here is linear in the text; no regular expressions, no lookups beyond
+//! small fixed tables.
+
+use std::collections::HashSet;
+
+use super::numbers::{
+    Date, Kind, MONTHS, Quantity, describe_date, describe_quantity, number_word,
+    read_numbers_and_dates, same_date, same_quantity, tokens,
+};
+use crate::context::{is_cjk, is_stop_word, stem};
+use crate::text::normalise;
+
+/// Longest quoted string (characters) taken as an anchor; longer quotes are passages,
+/// not names.
+const MAX_QUOTED_CHARS: usize = 80;
+/// Share of a negated clause's content words a statement must hold to restate it (and
+/// so to have to carry its negation).
+const RESTATES: f64 = 0.5;
+
+/// What the checks need to know of one text (a statement, or a source sentence).
+#[derive(Debug, Default, Clone)]
+pub struct Features {
+    /// Content words, folded, each once, in order of first appearance.
+    pub terms: Vec<String>,
+    /// Every word, lowercase and folded like the terms (for finding names).
+    pub words: HashSet<String>,
+    /// The numbers, with units.
+    pub quantities: Vec<Quantity>,
+    /// The dates.
+    pub dates: Vec<Date>,
+    /// Names, each a run of capitalised words inside a sentence or words with digits
+    /// ("augustin fresnel", "foton m3"), as lowercase words.
+    pub names: Vec<Vec<String>>,
+    /// The words of the names, folded like terms.
+    pub name_terms: HashSet<String>,
+    /// Every word in order, lowercase, possessive `'s` off (for finding names).
+    pub sequence: Vec<String>,
+    /// Quoted strings (normalised); found in statements only.
+    pub quoted: Vec<String>,
+    /// The text in the normal form quotes are compared in ([`normalise`]).
+    pub normalised: String,
+    /// Whether the text has any negation cue.
+    pub negated: bool,
+    /// The content words, for lookups.
+    pub term_set: HashSet<String>,
+    /// The negations, in order.
+    pub cues: Vec<Cue>,
+}
+
+/// One negation cue and what it negates.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Cue {
+    /// The content words it negates, in order; for a cue with nothing after it, the
+    /// words before it.
+    pub scope: Vec<String>,
+    /// Whether it had nothing after it (its scope is what came before).
+    pub elliptical: bool,
+    /// The content words of its clause, before and after it.
+    pub clause: Vec<String>,
+}
+
+impl Cue {
+    /// The word the negation turns on: the first after it; none for an elliptical cue.
+    fn head(&self) -> Option<&String> {
+        (!self.elliptical).then(|| self.scope.first()).flatten()
+    }
+}
+
+impl Features {
+    /// The features of a statement: with names and quoted strings.
+    pub fn of_statement(text: &str) -> Features {
+        features(text, true)
+    }
+
+    /// The features of a source sentence (no quoted strings: a statement's are looked
+    /// up in its normal form).
+    pub fn of_source(text: &str) -> Features {
+        features(text, false)
+    }
+}
+
+/// An anchor of `statement` that none of `window` holds, described for a person
+/// ("the number 2009", "the date 15 October 1911", "the name Fresnel"); `None` when
+/// all are there. With `names` false only numbers and dates are checked (the check of
+/// a verified quote, where the statement may name what the quote leaves implicit).
+pub fn missing_anchor(statement: &Features, window: &[&Features], names: bool) -> Option<String> {
+    // Each number of the statement needs one of its own in the window: "between six
+    // and six" is not "between four and six". A date's year or day may stand for a
+    // number without a unit.
+    let mut taken: Vec<Vec<bool>> = window
+        .iter()
+        .map(|w| vec![false; w.quantities.len()])
+        .collect();
+    let mut dates_taken: Vec<Vec<bool>> =
+        window.iter().map(|w| vec![false; w.dates.len()]).collect();
+    for q in &statement.quantities {
+        let mut found = false;
+        'quantity: for (wi, w) in window.iter().enumerate() {
+            for (oi, o) in w.quantities.iter().enumerate() {
+                if !taken[wi][oi] && same_quantity(q, o) {
+                    taken[wi][oi] = true;
+                    found = true;
+                    break 'quantity;
+                }
+            }
+        }
+        if !found && q.unit.is_none() {
+            'date: for (wi, w) in window.iter().enumerate() {
+                for (di, d) in w.dates.iter().enumerate() {
+                    let year = d.year.is_some_and(|y| f64::from(y) == q.value);
+                    let day = d.day.is_some_and(|day| f64::from(day) == q.value);
+                    if !dates_taken[wi][di] && (year || day) {
+                        dates_taken[wi][di] = true;
+                        found = true;
+                        break 'date;
+                    }
+                }
+            }
+        }
+        if !found {
+            return Some(format!("the number {}", describe_quantity(q)));
+        }
+    }
+    for d in &statement.dates {
+        // A month alone ("in October") may stand in a source in lowercase, where it
+        // reads as a word rather than a date.
+        let month_word = d.month.filter(|_| d.year.is_none() && d.day.is_none());
+        let found = window.iter().any(|w| {
+            w.dates.iter().any(|o| same_date(d, o))
+                || month_word.is_some_and(|m| {
+                    MONTHS
+                        .iter()
+                        .chain(&[("dec", 12)])
+                        .any(|(name, n)| *n == m && w.words.contains(&fold(name)))
+                })
+                || (d.month.is_none()
+                    && d.day.is_none()
+                    && d.year.is_some_and(|y| {
+                        w.quantities
+                            .iter()
+                            .any(|q| q.unit.is_none() && q.value == f64::from(y))
+                    }))
+        });
+        if !found {
+            return Some(format!("the date {}", describe_date(d)));
+        }
+    }
+    if !names {
+        return None;
+    }
+    for name in &statement.names {
+        let whole = window.iter().any(|w| {
+            w.sequence
+                .windows(name.len())
+                .any(|run| run == name.as_slice())
+        });
+        if !whole && !made_of_names(name, window) {
+            return Some(format!("the name {:?}", name.join(" ")));
+        }
+    }
+    for quoted in &statement.quoted {
+        let joined = window
+            .iter()
+            .map(|w| w.normalised.as_str())
+            .collect::<Vec<_>>()
+            .join(" ");
+        if !joined.contains(quoted.as_str()) {
+            return Some(format!("the quoted words {quoted:?}"));
+        }
+    }
+    None
+}
+
+/// Whether the run of words `name` is names of the window put together, each whole
+/// ("Pittsburgh Maurkice Pouncey" from "Pittsburgh center Maurkice Pouncey"), which a
+/// word of another name never is ("United District" from "United States" and "Western
+/// District").
+fn made_of_names(name: &[String], window: &[&Features]) -> bool {
+    // can[i]: name[i..] splits into names of the window.
+    let mut can = vec![false; name.len() + 1];
+    can[name.len()] = true;
+    for i in (0..name.len()).rev() {
+        can[i] = window
+            .iter()
+            .flat_map(|w| &w.names)
+            .any(|n| name[i..].starts_with(n) && can[i + n.len()]);
+    }
+    can[0]
+}
+
+/// Whether `statement` and `window` disagree on negation (see the module's
+/// documentation for the four rules).
+pub fn negation_conflict(statement: &Features, window: &[&Features]) -> bool {
+    if statement.negated && !window.iter().any(|w| w.negated) {
+        return true;
+    }
+    let in_window = |t: &String| window.iter().any(|w| w.term_set.contains(t));
+    let negated_in_window: HashSet<&String> = window
+        .iter()
+        .flat_map(|w| w.cues.iter().flat_map(|c| &c.scope))
+        .collect();
+    let negated_in_statement: HashSet<&String> =
+        statement.cues.iter().flat_map(|c| &c.scope).collect();
+    // The statement negates words the window holds but never negates.
+    for cue in &statement.cues {
+        let held: Vec<&String> = cue.scope.iter().filter(|t| in_window(t)).collect();
+        if !held.is_empty() && !held.iter().any(|t| negated_in_window.contains(t)) {
+            return true;
+        }
+    }
+    // The window negates what the statement says plainly.
+    for cue in window.iter().flat_map(|w| &w.cues) {
+        let restated: Vec<&String> = match cue.head() {
+            Some(head) => [head]
+                .into_iter()
+                .filter(|t| statement.term_set.contains(*t))
+                .collect(),
+            None => {
+                let held: Vec<&String> = cue
+                    .scope
+                    .iter()
+                    .filter(|t| statement.term_set.contains(*t))
+                    .collect();
+                if held.len() * 2 >= cue.scope.len() {
+                    held
+                } else {
+                    Vec::new()
+                }
+            }
+        };
+        if !restated.is_empty() && !restated.iter().any(|t| negated_in_statement.contains(t)) {
+            return true;
+        }
+    }
+    // A statement restating a negated clause of the window carries a negation in the
+    // same clause, even with the head word changed ("won't show it" -> "will reveal
+    // it").
+    let in_negated_statement_clause: HashSet<&String> =
+        statement.cues.iter().flat_map(|c| &c.clause).collect();
+    let dropped = window.iter().flat_map(|w| &w.cues).any(|cue| {
+        let held: Vec<&String> = cue
+            .clause
+            .iter()
+            .filter(|t| statement.term_set.contains(*t))
+            .collect();
+        !held.is_empty()
+            && held.len() as f64 >= RESTATES * cue.clause.len() as f64
+            && !held.iter().any(|t| in_negated_statement_clause.contains(t))
+    });
+    if dropped {
+        return true;
+    }
+    // A word negated on both sides is negated as many times on each ("no one
+    // mentioned that it isn't X" is not "no one mentioned that it is X").
+    let times = |f: &Features, t: &String| f.cues.iter().filter(|c| c.scope.contains(t)).count();
+    negated_in_statement.iter().any(|t| {
+        let in_statement = times(statement, t);
+        let in_window = window.iter().map(|w| times(w, t)).max().unwrap_or(0);
+        in_window > 0 && in_window != in_statement
+    })
+}
+
+/// Whether a lowercase word is a negation cue (`n't` included).
+fn is_negation(word: &str) -> bool {
+    matches!(
+        word,
+        "not"
+            | "no"
+            | "never"
+            | "without"
+            | "none"
+            | "neither"
+            | "nor"
+            | "cannot"
+            | "nobody"
+            | "nothing"
+            | "nowhere"
+    ) || word.ends_with("n't")
+}
+
+/// A word folded the way terms are compared: possessive `'s` off, plural stem, then
+/// `-ing`, `-ed` and a final `-e` off (on words long enough to keep a stem).
+pub fn fold(word: &str) -> String {
+    let word = plain(word);
+    let mut w = stem(word.to_string());
+    for suffix in ["ing", "ed"] {
+        if w.ends_with(suffix) && w.len() >= suffix.len() + 3 {
+            w.truncate(w.len() - suffix.len());
+            break;
+        }
+    }
+    if w.ends_with('e') && w.len() >= 4 {
+        w.pop();
+    }
+    w
+}
+
+// Features ----------------------------------------------------------------------------
+
+fn features(text: &str, statement: bool) -> Features {
+    let tokens = tokens(text);
+    let mut used = vec![false; tokens.len()];
+    let (quantities, dates) = read_numbers_and_dates(&tokens, &mut used);
+    let mut f = Features {
+        normalised: normalise(text),
+        quantities,
+        dates,
+        ..Features::default()
+    };
+    let mut clause = Clause::default();
+    let mut name: Vec<String> = Vec::new();
+    for (k, t) in tokens.iter().enumerate() {
+        let word = t.lower.as_str();
+        // Names: runs of capitalised words inside a sentence (a month read as part
+        // of a date is a date, not a name), and words with digits in them ("M3").
+        let digits = word.chars().any(|c| c.is_ascii_digit());
+        let named = t.kind == Kind::Word
+            && !used[k]
+            && ((t.capital && !t.opens && word.chars().count() >= 2) || digits);
+        if named {
+            name.push(plain(word).to_string());
+        } else if !name.is_empty() {
+            let done = std::mem::take(&mut name);
+            if !f.names.contains(&done) {
+                f.names.push(done);
+            }
+        }
+        if t.kind == Kind::Word {
+            f.sequence.push(plain(word).to_string());
+        }
+        let opens_clause = CLAUSE_WORDS.contains(&word)
+            || (matches!(word, "and" | "or")
+                && tokens
+                    .get(k + 1)
+                    .is_some_and(|n| SUBJECTS.contains(&n.lower.as_str())));
+        match t.kind {
+            Kind::Stop => {
+                clause.end(&mut f.cues);
+                clause.previous.clear();
+                continue;
+            }
+            Kind::Break => {
+                clause.end(&mut f.cues);
+                continue;
+            }
+            Kind::Word if opens_clause => {
+                clause.end(&mut f.cues);
+                continue;
+            }
+            Kind::Word => {}
+            _ => continue,
+        }
+        if is_negation(word) {
+            // "Not only" and "no matter" negate nothing.
+            let next = tokens
+                .get(k + 1)
+                .filter(|n| n.kind == Kind::Word)
+                .map(|n| n.lower.as_str());
+            let idiom = matches!((word, next), ("not", Some("only")) | ("no", Some("matter")));
+            if !idiom {
+                f.negated = true;
+                clause.cue(&mut f.cues);
+            }
+            continue;
+        }
+        let folded = fold(word);
+        f.words.insert(folded.clone());
+        if statement && named {
+            f.name_terms.insert(folded.clone());
+        }
+        let content = !used[k]
+            && number_word(word).is_none()
+            && !is_stop_word(word)
+            && (word.chars().count() >= 2 || word.chars().all(is_cjk));
+        if !content {
+            continue;
+        }
+        clause.term(&folded);
+        if f.term_set.insert(folded.clone()) {
+            f.terms.push(folded);
+        }
+    }
+    clause.end(&mut f.cues);
+    if !name.is_empty() && !f.names.contains(&name) {
+        f.names.push(name);
+    }
+    if statement {
+        f.quoted = quoted_strings(text);
+    }
+    f
+}
+
+/// A lowercase word without a possessive `'s` (or a trailing `'`).
+fn plain(word: &str) -> &str {
+    word.strip_suffix("'s")
+        .unwrap_or(word)
+        .trim_end_matches('\'')
+}
+
+/// Words that, after "and" or "or", open a new clause ("... to almost nothing and they
+/// can survive"): a negation before them does not reach past them.
+const SUBJECTS: [&str; 9] = ["i", "you", "he", "she", "it", "we", "they", "there", "this"];
+
+/// Words that open a new clause: a negation before them does not reach past them.
+const CLAUSE_WORDS: [&str; 12] = [
+    "but", "while", "whereas", "although", "though", "however", "unless", "because", "since",
+    "when", "if", "whether",
+];
+
+/// The clause being read: its content words, and the negations open in it.
+#[derive(Default)]
+struct Clause {
+    /// Its content words so far.
+    terms: Vec<String>,
+    /// The content words of the last clause of this sentence that had any.
+    previous: Vec<String>,
+    /// Indexes (in the text's cues) of the cues of this clause, each with how many of
+    /// the clause's words came before it.
+    open: Vec<(usize, usize)>,
+}
+
+impl Clause {
+    /// A cue: it negates what follows in the clause.
+    fn cue(&mut self, cues: &mut Vec<Cue>) {
+        self.open.push((cues.len(), self.terms.len()));
+        cues.push(Cue::default());
+    }
+
+    fn term(&mut self, term: &str) {
+        self.terms.push(term.to_string());
+    }
+
+    /// Ends the clause: each cue's scope is the words after it; a cue with none has
+    /// the words before it (or, with none either, the previous clause's) instead.
+    fn end(&mut self, cues: &mut [Cue]) {
+        for &(index, before) in &self.open {
+            let cue = &mut cues[index];
+            cue.clause = if self.terms.is_empty() {
+                self.previous.clone()
+            } else {
+                self.terms.clone()
+            };
+            if before < self.terms.len() {
+                cue.scope = self.terms[before..].to_vec();
+            } else {
+                cue.elliptical = true;
+                cue.scope = if before > 0 {
+                    self.terms[..before].to_vec()
+                } else {
+                    self.previous.clone()
+                };
+            }
+        }
+        self.open.clear();
+        if !self.terms.is_empty() {
+            self.previous = std::mem::take(&mut self.terms);
+        }
+    }
+}
+
+/// Strings in double quotes (straight or curly), 1 to [`MAX_QUOTED_CHARS`]
+/// characters, normalised.
+fn quoted_strings(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut open: Option<usize> = None;
+    for (i, c) in text.char_indices() {
+        match (c, open) {
+            ('\u{201C}', _) => open = Some(i + c.len_utf8()),
+            ('"', None) => open = Some(i + 1),
+            ('"' | '\u{201D}', Some(from)) => {
+                let inner = text[from..i].trim();
+                let chars = inner.chars().count();
+                if (1..=MAX_QUOTED_CHARS).contains(&chars) {
+                    out.push(normalise(inner));
+                }
+                open = None;
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_are_compared_by_value_and_unit() {
+        let has = |statement: &str, source: &str| {
+            let s = Features::of_statement(statement);
+            missing_anchor(&s, &[&Features::of_source(source)], true).is_none()
+        };
+        assert!(has("It took 10 days.", "It took ten days."));
+        assert!(has("It has 5000 species.", "It has 5,000 species."));
+        assert!(has("A 5 km walk.", "A walk of 5 kilometres."));
+        assert!(!has("A 5 km walk.", "A walk of 5 miles."));
+        assert!(
+            has("A 5 km walk.", "A walk of 5 in all."),
+            "no unit there: same value"
+        );
+        assert!(!has("It took 11 days.", "It took ten days."));
+        assert!(has("It was lit in 1911.", "It was lit on 14 October 1911."));
+        assert!(has(
+            "It was lit on 14 October 1911.",
+            "It was lit on 1911-10-14."
+        ));
+        assert!(!has(
+            "It was lit on 15 October 1911.",
+            "It was lit on 14 October 1911."
+        ));
+        assert!(!has(
+            "It was lit in 1912.",
+            "It was lit on 14 October 1911."
+        ));
+        assert!(has("Lit in October 1911.", "Lit on October 14, 1911."));
+    }
+
+    #[test]
+    fn names_are_capitalised_words_inside_a_sentence() {
+        let f = Features::of_statement(
+            "In 1822 the French physicist Augustin Fresnel presented a lens. The beam was narrow.",
+        );
+        assert_eq!(f.names, [vec!["french"], vec!["augustin", "fresnel"]]);
+        let f = Features::of_statement("He called them “little water bears”. Dr. Smith agreed.");
+        assert_eq!(f.quoted, ["little water bears"]);
+        assert_eq!(f.names, [vec!["smith"]]);
+        let source = Features::of_source("Augustin Fresnel's lens of 1822, made by the French.");
+        let s = Features::of_statement("In 1822 the French physicist Augustin Fresnel made it.");
+        assert_eq!(missing_anchor(&s, &[&source], true), None);
+        let s = Features::of_statement("In 1822 the French physicist Augustin Arago made it.");
+        assert_eq!(
+            missing_anchor(&s, &[&source], true).as_deref(),
+            Some("the name \"augustin arago\"")
+        );
+        assert_eq!(missing_anchor(&s, &[&source], false), None, "numbers only");
+        // A name is a run of words, found as that run, unstemmed.
+        let source = Features::of_source(
+            "He threatened a United States official, the Attorney's Office for the Western District of New York said.",
+        );
+        let s = Features::of_statement("It was the Office for the United District of New York.");
+        assert_eq!(
+            missing_anchor(&s, &[&source], true).as_deref(),
+            Some("the name \"united district\"")
+        );
+        let s = Features::of_statement(
+            "He threatened a United States official, New York's attorney said.",
+        );
+        assert_eq!(missing_anchor(&s, &[&source], true), None);
+        let news = Features::of_source("News Nation found the mall in the Saket area.");
+        let s = Features::of_statement("The mall is in the New area.");
+        assert!(missing_anchor(&s, &[&news], true).is_some());
+        let source = Features::of_source("It led to a ban for Pittsburgh center Maurkice Pouncey.");
+        let s = Features::of_statement("It led to a ban for Pittsburgh Maurkice Pouncey.");
+        assert_eq!(missing_anchor(&s, &[&source], true), None);
+    }
+
+    #[test]
+    fn negation_must_agree_within_its_scope() {
+        let conflict = |statement: &str, source: &str| {
+            negation_conflict(
+                &Features::of_statement(statement),
+                &[&Features::of_source(source)],
+            )
+        };
+        let source = "Early lighthouses burned wood or coal in open fires, which were not bright.";
+        assert!(!conflict(
+            "Early lighthouses burned wood in open fires.",
+            source
+        ));
+        assert!(conflict(
+            "Early lighthouses never burned wood in open fires.",
+            source
+        ));
+        assert!(conflict("Early lighthouses didn't burn wood.", source));
+        assert!(conflict("The open fires were bright.", source));
+        assert!(!conflict("The open fires were not bright.", source));
+        assert!(conflict(
+            "Tardigrades cannot survive in space.",
+            "Tardigrades survive in space."
+        ));
+        assert!(conflict(
+            "They do not survive without water.",
+            "They survive for years."
+        ));
+        assert!(!conflict(
+            "It is not only small but light.",
+            "It is small and light."
+        ));
+        assert!(Features::of_statement("It isn't here.").negated);
+        // The source negates a word the statement says plainly, though the same word
+        // is also plain elsewhere in the source.
+        assert!(conflict(
+            "VW says the car is a preview, but it did say when the wagon goes on sale.",
+            "VW says the car is a preview, but it didn't say when the wagon goes on sale."
+        ));
+        // A cue with nothing after it negates what came before it.
+        assert!(conflict(
+            "He went ahead despite advice from several aides to do so.",
+            "He went ahead despite advice from several aides not to do so."
+        ));
+        assert!(conflict(
+            "Staying on the Moon and reaching Mars, however, have.",
+            "Staying on the Moon and reaching Mars, however, haven't."
+        ));
+        // A statement restating the source without one of its negations, whose head
+        // word it changed.
+        assert!(conflict(
+            "He may not have been flagged a lot, so the stat sheet will reveal it.",
+            "He may not have been flagged a lot, so the stat sheet won't show it."
+        ));
+        // A negation about something the statement does not say is no conflict.
+        assert!(!conflict(
+            "The tower was automated in 1920.",
+            "The keepers did not live in the tower until 1920, when it was automated."
+        ));
+        assert!(!conflict(
+            "This is not the first WeWork has been scrutinized by the NYAG.",
+            "This is not the first time WeWork has been scrutinized by the NYAG."
+        ));
+    }
+
+    #[test]
+    fn terms_fold_plurals_and_verb_endings() {
+        let f = Features::of_statement("Dried tardigrades survived; the tardigrade survives.");
+        assert_eq!(f.terms, ["dri", "tardigrad", "surviv"]);
+        assert_eq!(fold("fresnel's"), "fresnel");
+        assert_eq!(fold("surviving"), "surviv");
+    }
+}

@@ -1,0 +1,423 @@
+//! Supports found by ground itself: for a statement whose quote did not verify (small
+//! models often write a right statement with a garbled or invented quote), the
+//! sentence, or two adjacent sentences, of the text the model was shown that say the
+//! same thing.
+//!
+//! Only what the model saw is searched: the byte ranges of each source that the
+//! context stage put in the prompt ([`crate::context::SourceCut::sent`]), never the
+//! rest of a page. Adjacent means adjacent in what was sent: two sentences on either
+//! side of a `[…]` gap are not a window.
+//!
+//! Precision comes first, as a wrong `[n]` is worse than a missing one. A window
+//! supports a statement only when
+//! - every anchor of the statement is in it (numbers and dates by value, names,
+//!   quoted strings: see `anchors.rs`),
+//! - at least [`MIN_COVERAGE`] of the statement's content words are in it or in its
+//!   source's title, which the model saw and which says what the page is about
+//!   ([`MIN_PAIR_COVERAGE`] for two sentences; all of them for a statement of at most
+//!   [`ALL_TERMS_UP_TO`]), and at least [`MIN_SHARED_TERMS`] and
+//!   [`MIN_WINDOW_COVERAGE`] of them in the window itself, and
+//! - negation agrees (`anchors::negation_conflict`).
+//!
+//! A window of two sentences is tried only when no single sentence passes, and each
+//! of its sentences must bring a content word of the statement that the other lacks
+//! and that is not a name: a neighbour that only lends a missing number or name is how
+//! a wrong statement would pass ("designed by Mara Varnholm", where Varnholm is the
+//! cape in the sentence before).
+//!
+//! The work is bounded and close to linear: sentences are indexed by content word once
+//! per run ([`Shown::new`]); a statement looks up its words (at most
+//! [`MAX_STATEMENT_TERMS`], each word's list read only up to [`MAX_POSTINGS`]), keeps
+//! the [`MAX_CANDIDATES`] sentences sharing most words, and tries each alone and with
+//! each neighbour. Nothing compares every statement with every sentence.
+
+use std::collections::{HashMap, HashSet};
+use std::ops::Range;
+
+use super::anchors::{Features, missing_anchor, negation_conflict};
+use crate::context::sentence_spans;
+
+/// Share of a statement's content words a window must hold.
+pub const MIN_COVERAGE: f64 = 0.6;
+/// Share of a statement's content words the window itself must hold, the title's
+/// help aside.
+pub const MIN_WINDOW_COVERAGE: f64 = 0.5;
+/// Share a window of two sentences must hold: more than one sentence, as two
+/// sentences share more words with anything by chance.
+pub const MIN_PAIR_COVERAGE: f64 = 0.75;
+/// A statement with this many content words or fewer must find all of them: on so
+/// few words a share means nothing ("she felt she had much of a choice" is not "much
+/// ... is a choice").
+pub const ALL_TERMS_UP_TO: usize = 3;
+/// Fewest content words a statement must share with a window.
+pub const MIN_SHARED_TERMS: usize = 2;
+/// A statement's content words looked up, at most.
+pub const MAX_STATEMENT_TERMS: usize = 48;
+/// Sentences read of one word's list, at most (a word in thousands of sentences tells
+/// none of them apart).
+pub const MAX_POSTINGS: usize = 4096;
+/// Candidate sentences tried per statement.
+pub const MAX_CANDIDATES: usize = 24;
+/// Sources a statement is matched in, at most (the best window of each).
+pub const MAX_MATCHED_SOURCES: usize = 3;
+/// Confidence of a window holding every content word of the statement; less in
+/// proportion to the share it holds. Below a verbatim quote's (0.75 and up): ground's
+/// reading of a paraphrase is weaker evidence than the words themselves.
+pub const CONFIDENCE_MATCH: f64 = 0.7;
+/// Sentences indexed per run, at most: the prompt holds far fewer.
+const MAX_SENTENCES: usize = 50_000;
+
+/// A window of shown text that supports a statement.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Window {
+    /// The source's number.
+    pub source: usize,
+    /// UTF-8 byte offsets of the window in the source's extracted text (start
+    /// inclusive, end exclusive).
+    pub start: usize,
+    /// See `start`.
+    pub end: usize,
+    /// Share of the statement's content words times [`CONFIDENCE_MATCH`].
+    pub confidence: f64,
+}
+
+struct Sentence {
+    /// Index of the source (0-based) in the checker's list.
+    source: usize,
+    /// Byte range in the source's text.
+    span: Range<usize>,
+    /// Sentences with the same block are contiguous in what was sent (index into
+    /// `Shown::blocks`).
+    block: u32,
+    features: Features,
+}
+
+/// The sentences the model was shown, indexed by content word.
+pub struct Shown {
+    sentences: Vec<Sentence>,
+    index: HashMap<String, Vec<u32>>,
+    /// Each range sent, as (its start in the source's text, its text): windows of two
+    /// sentences are read again as one text. Only what was shown is kept.
+    blocks: Vec<(usize, String)>,
+    /// Each source's title's content words: what the page is about.
+    titles: Vec<HashSet<String>>,
+}
+
+impl Shown {
+    /// Indexes `shown`: per source (0-based, as given), its text and the byte ranges of
+    /// it that the model saw.
+    pub fn new<'a>(
+        shown: impl IntoIterator<Item = (&'a str, &'a str, &'a [Range<usize>])>,
+    ) -> Shown {
+        let mut sentences = Vec::new();
+        let mut blocks = Vec::new();
+        let mut titles = Vec::new();
+        for (source, (text, title, ranges)) in shown.into_iter().enumerate() {
+            titles.push(Features::of_source(title).term_set);
+            for range in ranges {
+                let Some(part) = text.get(range.clone()) else {
+                    continue;
+                };
+                let block = blocks.len() as u32;
+                blocks.push((range.start, part.to_string()));
+                for span in sentence_spans(part) {
+                    if sentences.len() >= MAX_SENTENCES {
+                        break;
+                    }
+                    let span = span.start + range.start..span.end + range.start;
+                    sentences.push(Sentence {
+                        source,
+                        features: Features::of_source(&text[span.clone()]),
+                        span,
+                        block,
+                    });
+                }
+            }
+        }
+        let mut index: HashMap<String, Vec<u32>> = HashMap::new();
+        for (i, sentence) in sentences.iter().enumerate() {
+            for term in &sentence.features.terms {
+                index.entry(term.clone()).or_default().push(i as u32);
+            }
+        }
+        Shown {
+            sentences,
+            index,
+            blocks,
+            titles,
+        }
+    }
+
+    /// The windows that support `statement`: the best of each source, best first, at
+    /// most [`MAX_MATCHED_SOURCES`]. `source_number` maps a source index to its number.
+    pub fn find(
+        &self,
+        statement: &Features,
+        source_number: impl Fn(usize) -> usize,
+    ) -> Vec<Window> {
+        let terms = &statement.terms[..statement.terms.len().min(MAX_STATEMENT_TERMS)];
+        if terms.len() < MIN_SHARED_TERMS {
+            return Vec::new();
+        }
+        let mut counts: HashMap<u32, usize> = HashMap::new();
+        for term in terms {
+            if let Some(postings) = self.index.get(term) {
+                for &i in postings.iter().take(MAX_POSTINGS) {
+                    *counts.entry(i).or_default() += 1;
+                }
+            }
+        }
+        let mut candidates: Vec<(u32, usize)> =
+            counts.into_iter().filter(|&(_, n)| n >= 1).collect();
+        candidates.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        candidates.truncate(MAX_CANDIDATES);
+
+        // Single sentences first; pairs only when no single sentence passes.
+        let mut best: Vec<(usize, Window)> = Vec::new();
+        for &(i, _) in &candidates {
+            let i = i as usize;
+            if let Some(coverage) = self.supports(statement, terms, &[i]) {
+                keep(&mut best, self.window(&[i], coverage, &source_number));
+            }
+        }
+        if best.is_empty() {
+            for &(i, _) in &candidates {
+                let i = i as usize;
+                for pair in [[i.wrapping_sub(1), i], [i, i + 1]] {
+                    if !self.adjacent(pair[0], pair[1]) {
+                        continue;
+                    }
+                    if let Some(coverage) = self.supports(statement, terms, &pair) {
+                        keep(&mut best, self.window(&pair, coverage, &source_number));
+                    }
+                }
+            }
+        }
+        best.sort_by(|a, b| {
+            b.1.confidence
+                .total_cmp(&a.1.confidence)
+                .then(a.0.cmp(&b.0))
+        });
+        best.truncate(MAX_MATCHED_SOURCES);
+        best.into_iter().map(|(_, w)| w).collect()
+    }
+
+    /// Whether sentences `a` and `b` (`b` right after `a`) were sent together.
+    fn adjacent(&self, a: usize, b: usize) -> bool {
+        a < b
+            && b == a + 1
+            && b < self.sentences.len()
+            && self.sentences[a].block == self.sentences[b].block
+    }
+
+    /// The share of `terms` the sentences `ids` hold, if they support `statement`.
+    fn supports(&self, statement: &Features, terms: &[String], ids: &[usize]) -> Option<f64> {
+        let window: Vec<&Features> = ids.iter().map(|&i| &self.sentences[i].features).collect();
+        let holds = |f: &Features, t: &String| f.term_set.contains(t);
+        // The page's title counts towards the words (the model saw it, and "1,300
+        // species are known" on a page titled "Tardigrades" is about tardigrades), but
+        // MIN_SHARED_TERMS and MIN_WINDOW_COVERAGE must be in the window itself, and so
+        // must every anchor.
+        let title = &self.titles[self.sentences[ids[0]].source];
+        let in_window = |t: &&String| window.iter().any(|f| holds(f, t));
+        let shared = terms.iter().filter(in_window).count();
+        let with_title = terms
+            .iter()
+            .filter(|t| in_window(t) || title.contains(*t))
+            .count();
+        let coverage = with_title as f64 / terms.len() as f64;
+        let wanted = if terms.len() <= ALL_TERMS_UP_TO {
+            1.0
+        } else if window.len() > 1 {
+            MIN_PAIR_COVERAGE
+        } else {
+            MIN_COVERAGE
+        };
+        let own = shared as f64 / terms.len() as f64;
+        if shared < MIN_SHARED_TERMS || own < MIN_WINDOW_COVERAGE || coverage < wanted {
+            return None;
+        }
+        if window.len() > 1 {
+            // Each sentence brings a word of the statement, not a name, that the
+            // other lacks.
+            for (k, f) in window.iter().enumerate() {
+                let other = window[1 - k];
+                let brings = terms
+                    .iter()
+                    .any(|t| holds(f, t) && !holds(other, t) && !statement.name_terms.contains(t));
+                if !brings {
+                    return None;
+                }
+            }
+        }
+        // Two sentences are read again as one text: an anchor may straddle the line
+        // between them ("announced on Sept. 30" is cut after "Sept.").
+        let joined;
+        let window = if window.len() > 1 {
+            let first = &self.sentences[ids[0]];
+            let last = &self.sentences[ids[ids.len() - 1]];
+            let (offset, text) = &self.blocks[first.block as usize];
+            joined = Features::of_source(&text[first.span.start - offset..last.span.end - offset]);
+            vec![&joined]
+        } else {
+            window
+        };
+        if missing_anchor(statement, &window, true).is_some()
+            || negation_conflict(statement, &window)
+        {
+            return None;
+        }
+        Some(coverage)
+    }
+
+    fn window(
+        &self,
+        ids: &[usize],
+        coverage: f64,
+        number: &impl Fn(usize) -> usize,
+    ) -> (usize, Window) {
+        let first = &self.sentences[ids[0]];
+        let last = &self.sentences[ids[ids.len() - 1]];
+        (
+            ids[0],
+            Window {
+                source: number(first.source),
+                start: first.span.start,
+                end: last.span.end,
+                confidence: (coverage * CONFIDENCE_MATCH * 100.0).round() / 100.0,
+            },
+        )
+    }
+}
+
+/// Keeps `found` if it is the best window of its source so far (ties: the earlier).
+fn keep(best: &mut Vec<(usize, Window)>, found: (usize, Window)) {
+    match best.iter_mut().find(|(_, w)| w.source == found.1.source) {
+        Some(existing) => {
+            let better = found.1.confidence > existing.1.confidence
+                || (found.1.confidence == existing.1.confidence && found.0 < existing.0);
+            if better {
+                *existing = found;
+            }
+        }
+        None => best.push(found),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PAGE: &str = "The Quillfeather Lighthouse stands on the northern cape of Varnholm.\n\
+        It was designed by the engineer Mara Lindqvist. The Quillfeather Lighthouse was first lit on 14 October 1911, after four years of building.\n\
+        Its lens came from Paris and weighed about 5,000 kilograms. The keepers did not live in the tower.\n\
+        Lindqvist also built the harbour wall. It was finished in 1909.";
+
+    fn shown(text: &str) -> Shown {
+        let all: Vec<Range<usize>> = std::iter::once(0..text.len()).collect();
+        Shown::new([(text, "", &all[..])])
+    }
+
+    fn found(statement: &str) -> Option<String> {
+        let windows = shown(PAGE).find(&Features::of_statement(statement), |i| i + 1);
+        windows.first().map(|w| PAGE[w.start..w.end].to_string())
+    }
+
+    #[test]
+    fn a_true_statement_finds_its_sentence() {
+        let lit = "The Quillfeather Lighthouse was first lit on 14 October 1911, after four years of building.";
+        assert_eq!(
+            found("The Quillfeather Lighthouse was first lit on 14 October 1911.").as_deref(),
+            Some(lit)
+        );
+        // Dates and numbers written another way, clauses reordered, words dropped.
+        assert_eq!(found("After four years of building, the Quillfeather Lighthouse was first lit on October 14, 1911.").as_deref(), Some(lit));
+        assert_eq!(
+            found("The Quillfeather Lighthouse was first lit on 1911-10-14.").as_deref(),
+            Some(lit)
+        );
+        assert_eq!(
+            found("Its lens weighed about 5000 kilograms and came from Paris.").as_deref(),
+            Some("Its lens came from Paris and weighed about 5,000 kilograms.")
+        );
+    }
+
+    #[test]
+    fn a_changed_anchor_finds_nothing() {
+        assert_eq!(
+            found("The Quillfeather Lighthouse was first lit on 15 October 1911."),
+            None
+        );
+        assert_eq!(
+            found("The Quillfeather Lighthouse was first lit on 14 October 1912."),
+            None
+        );
+        assert_eq!(
+            found("The Quillfeather Lighthouse was first lit in 1912."),
+            None
+        );
+        assert_eq!(
+            found("Its lens came from Paris and weighed about 6,000 kilograms."),
+            None
+        );
+        assert_eq!(
+            found("Its lens came from London and weighed about 5,000 kilograms."),
+            None
+        );
+        assert_eq!(
+            found("Its lens came from Paris and weighed about 5,000 pounds."),
+            None
+        );
+        // Another name of the same page, one sentence away, lends nothing.
+        assert_eq!(
+            found("It was designed by the engineer Mara Varnholm."),
+            None
+        );
+    }
+
+    #[test]
+    fn a_negation_added_or_removed_finds_nothing() {
+        assert_eq!(
+            found("The Quillfeather Lighthouse was not first lit on 14 October 1911."),
+            None
+        );
+        assert_eq!(found("The keepers lived in the tower."), None);
+        assert_eq!(
+            found("The keepers never lived in the tower.").as_deref(),
+            Some("The keepers did not live in the tower.")
+        );
+    }
+
+    #[test]
+    fn two_adjacent_sentences_may_support_together_but_not_across_a_gap() {
+        let both = "Lindqvist also built the harbour wall. It was finished in 1909.";
+        assert_eq!(
+            found("Lindqvist built the harbour wall, which was finished in 1909.").as_deref(),
+            Some(both)
+        );
+        // The same two sentences sent with a gap between them are not a window.
+        let wall = PAGE.find("Lindqvist also").unwrap();
+        let finished = PAGE.find("It was finished").unwrap();
+        let ranges = [wall..finished - 1, finished..PAGE.len()];
+        let gapped = Shown::new([(PAGE, "", &ranges[..])]);
+        let statement =
+            Features::of_statement("Lindqvist built the harbour wall, which was finished in 1909.");
+        assert!(gapped.find(&statement, |i| i + 1).is_empty());
+    }
+
+    #[test]
+    fn only_text_that_was_shown_is_searched() {
+        let first = PAGE.find('\n').unwrap();
+        let ranges: Vec<Range<usize>> = std::iter::once(0..first).collect();
+        let lead_only = Shown::new([(PAGE, "", &ranges[..])]);
+        let statement =
+            Features::of_statement("The Quillfeather Lighthouse was first lit on 14 October 1911.");
+        assert!(lead_only.find(&statement, |i| i + 1).is_empty());
+    }
+
+    #[test]
+    fn too_little_to_go_on_finds_nothing() {
+        assert_eq!(found("It was."), None);
+        assert_eq!(found("Lighthouses are tall."), None);
+    }
+}

@@ -1,0 +1,758 @@
+//! The grounding stage: check every statement of the model's answer against the text
+//! the model was given, and describe the result in Gemini's `groundingMetadata` shape.
+//!
+//! A statement is supported in one of two ways, and the output says which:
+//! - **quote**: the model's own quote is in the cited source (`quotes.rs`: nothing but
+//!   normalisation and `...` between fragments allowed), and the statement says
+//!   nothing that the quote's sentence contradicts (see below);
+//! - **match**: no quote verified, but ground found a sentence, or two adjacent
+//!   sentences, of the text the model was shown that say the same thing
+//!   (`matches.rs`), as Gemini's grounding service computes its supports itself
+//!   rather than trusting the model. Small local models often write a right
+//!   statement with a garbled quote; a reader should not distrust a right answer.
+//!
+//! A verified quote is not taken on trust either: when the statement carries a
+//! number or date that the quote's sentence does not, or negates what it says (or
+//! the other way round), the statement is a **mismatch** (a real quote cited for
+//! something it does not say), which supports nothing, unless the match finds it
+//! said elsewhere in what the model was shown. `anchors.rs` reads numbers, dates,
+//! names, quoted strings and negation for both checks.
+//!
+//! The answer text is assembled here from the statements, so segment offsets are
+//! exact UTF-8 byte offsets by construction. The checker owns what it needs (behind
+//! an `Arc`), so an async caller can build it and check whole answers off the
+//! runtime; a single statement's check is bounded (see `matches.rs`) and cheap
+//! enough to run as the answer streams.
+
+mod anchors;
+mod gemini;
+mod matches;
+mod numbers;
+mod quotes;
+
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::answer::{ModelAnswer, ModelStatement, SourceRef};
+use crate::context::{SourceCut, SourceText};
+use crate::text::normalise;
+use anchors::{Features, missing_anchor, negation_conflict};
+use matches::Shown;
+
+pub use gemini::grounding_metadata;
+pub use matches::{
+    ALL_TERMS_UP_TO, CONFIDENCE_MATCH, MAX_CANDIDATES, MAX_MATCHED_SOURCES, MAX_POSTINGS,
+    MAX_STATEMENT_TERMS, MIN_COVERAGE, MIN_PAIR_COVERAGE, MIN_SHARED_TERMS, MIN_WINDOW_COVERAGE,
+};
+pub use quotes::{
+    CONFIDENCE_EXACT, CONFIDENCE_FRAGMENTS, CONFIDENCE_NORMALISED, MAX_FRAGMENT_GAP_BYTES,
+    MIN_FRAGMENT_WORDS, MIN_QUOTE_CHARS, check_quote,
+};
+
+/// How a quote matched its source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MatchKind {
+    /// Found as written.
+    Exact,
+    /// Found after normalising case, whitespace, quotes and dashes.
+    Normalised,
+    /// Its fragments (split at an ellipsis) were found in order.
+    Fragments,
+    /// Not found, or too short to prove anything.
+    None,
+}
+
+/// What supports a statement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Support {
+    /// A verified quote of the model's that does not contradict the statement.
+    Quote,
+    /// Ground's own match: a window of the shown text saying the same thing.
+    Match,
+    /// Only verified quotes that the statement contradicts (another number or date,
+    /// or a negation), and no match: not supported.
+    Mismatch,
+    /// Nothing.
+    None,
+}
+
+impl Support {
+    /// The name used in `--json`: quote, match, mismatch or none.
+    pub fn name(self) -> &'static str {
+        match self {
+            Support::Quote => "quote",
+            Support::Match => "match",
+            Support::Mismatch => "mismatch",
+            Support::None => "none",
+        }
+    }
+}
+
+/// A citation that names a real source, with the verdict on its quote.
+#[derive(Debug, Clone, Serialize)]
+pub struct CheckedCitation {
+    /// The source's number (1-based).
+    pub source: usize,
+    /// The quote as the model gave it.
+    pub quote: String,
+    /// Whether the quote is in the source.
+    pub verified: bool,
+    /// 1.0 exact, 0.9 normalised, 0.75 fragments, 0 not found.
+    pub confidence: f64,
+    /// How it matched.
+    pub matched: MatchKind,
+}
+
+/// A window of the text the model was shown that ground found saying what a
+/// statement says.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MatchedWindow {
+    /// The source's number (1-based).
+    pub source: usize,
+    /// The window: one sentence, or two adjacent ones, exactly as in the source's
+    /// extracted text.
+    pub text: String,
+    /// UTF-8 byte offset of the window in the source's extracted text (inclusive).
+    pub start: usize,
+    /// UTF-8 byte offset where it ends (exclusive).
+    pub end: usize,
+    /// The share of the statement's content words in it, times [`CONFIDENCE_MATCH`].
+    pub confidence: f64,
+}
+
+/// A citation naming a source we never gave the model.
+#[derive(Debug, Clone, Serialize)]
+pub struct RejectedCitation {
+    /// Index of the statement (0-based).
+    pub statement: usize,
+    /// The source as the model named it.
+    pub source: String,
+    /// The quote as given.
+    pub quote: String,
+    /// Why it was rejected.
+    pub reason: String,
+}
+
+/// One sentence of the answer, located in it, with its checked citations and what
+/// supports it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Statement {
+    /// The sentence.
+    pub text: String,
+    /// UTF-8 byte offset in the answer where it starts (inclusive).
+    pub start: usize,
+    /// UTF-8 byte offset where it ends (exclusive).
+    pub end: usize,
+    /// Citations naming real sources, in the model's order.
+    pub citations: Vec<CheckedCitation>,
+    /// What supports it.
+    pub support: Support,
+    /// Ground's own matches (support `match` only), best first.
+    pub matches: Vec<MatchedWindow>,
+    /// Why its verified quotes do not support it, when they do not: "the number 2009
+    /// is not in the quoted text", ...
+    pub mismatch: Option<String>,
+}
+
+impl Statement {
+    /// A statement with no citations and no support.
+    fn bare(text: String, start: usize, end: usize) -> Statement {
+        Statement {
+            text,
+            start,
+            end,
+            citations: Vec::new(),
+            support: Support::None,
+            matches: Vec::new(),
+            mismatch: None,
+        }
+    }
+
+    /// Whether something supports it: a verified quote or ground's match.
+    pub fn supported(&self) -> bool {
+        matches!(self.support, Support::Quote | Support::Match)
+    }
+
+    /// Whether a verified quote of the model's supports it (`--strict-quotes`).
+    pub fn quoted(&self) -> bool {
+        self.support == Support::Quote
+    }
+
+    /// The sources with a verified quote, each once, with its best confidence, in
+    /// the order first cited (whether or not the quotes support the statement).
+    pub fn verified_sources(&self) -> Vec<(usize, f64)> {
+        let mut out: Vec<(usize, f64)> = Vec::new();
+        for c in self.citations.iter().filter(|c| c.verified) {
+            match out.iter_mut().find(|(n, _)| *n == c.source) {
+                Some((_, best)) => *best = best.max(c.confidence),
+                None => out.push((c.source, c.confidence)),
+            }
+        }
+        out
+    }
+
+    /// The sources that support it, each once with its confidence: those of its
+    /// verified quotes (support `quote`) or of ground's matches (support `match`);
+    /// none otherwise. These are its `[n]` markers and its `groundingSupports`.
+    pub fn supporting_sources(&self) -> Vec<(usize, f64)> {
+        match self.support {
+            Support::Quote => self.verified_sources(),
+            Support::Match => self
+                .matches
+                .iter()
+                .map(|m| (m.source, m.confidence))
+                .collect(),
+            Support::Mismatch | Support::None => Vec::new(),
+        }
+    }
+}
+
+/// The checked answer.
+#[derive(Debug, Clone, Serialize)]
+pub struct GroundedAnswer {
+    /// The statements joined by single spaces.
+    pub answer: String,
+    /// False when the model said the sources do not answer.
+    pub answerable: bool,
+    /// The statements.
+    pub statements: Vec<Statement>,
+    /// What the sources leave open.
+    pub unknowns: Vec<String>,
+    /// Citations of sources that do not exist.
+    pub rejected: Vec<RejectedCitation>,
+}
+
+impl GroundedAnswer {
+    /// An answer the model gave without sources: one statement, no citations, so
+    /// it is never shown as grounded.
+    pub fn ungrounded(text: String) -> Self {
+        let text = text.trim().to_string();
+        GroundedAnswer {
+            statements: vec![Statement::bare(text.clone(), 0, text.len())],
+            answer: text,
+            answerable: true,
+            unknowns: Vec::new(),
+            rejected: Vec::new(),
+        }
+    }
+
+    /// True when the sources answered and every statement is supported (by a quote
+    /// or by ground's match). An answer whose model cited nothing at all is never
+    /// grounded, whatever ground's match found: not citing is the model failing its
+    /// task (see [`crate::report::verdict`]).
+    pub fn grounded(&self) -> bool {
+        self.answerable
+            && !self.statements.is_empty()
+            && self.cites_anything()
+            && self.statements.iter().all(Statement::supported)
+    }
+
+    /// True when the sources answered and every statement is supported by a verified
+    /// quote of the model's (`--strict-quotes`).
+    pub fn grounded_by_quotes(&self) -> bool {
+        self.answerable
+            && !self.statements.is_empty()
+            && self.statements.iter().all(Statement::quoted)
+    }
+
+    /// Whether any citation at all was given (valid or not).
+    pub fn cites_anything(&self) -> bool {
+        !self.rejected.is_empty() || self.statements.iter().any(|s| !s.citations.is_empty())
+    }
+}
+
+/// Checks the model's answer against the sources it was given, their whole texts
+/// counted as shown.
+pub fn verify(answer: &ModelAnswer, sources: &[SourceText]) -> GroundedAnswer {
+    Checker::new(sources).verify(answer)
+}
+
+/// The sources prepared for checking several answers (each statement as it streams
+/// in, the whole reply, the pack's buckets) without preparing them again each time:
+/// their normal forms for the quote check, and the sentences the model was shown,
+/// indexed for the match. Cheap to clone, and `Send`, so checks can run off an async
+/// runtime.
+#[derive(Clone)]
+pub struct Checker {
+    inner: Arc<Prepared>,
+}
+
+struct Prepared {
+    sources: Vec<SourceText>,
+    normalised: Vec<String>,
+    titles: Vec<String>,
+    shown: Shown,
+}
+
+impl Checker {
+    /// Prepares `sources` for checking, with their whole texts counted as shown to
+    /// the model (for callers that sent them whole).
+    pub fn new(sources: &[SourceText]) -> Self {
+        let whole: Vec<Vec<std::ops::Range<usize>>> = sources
+            .iter()
+            .map(|s| std::iter::once(0..s.text.len()).collect())
+            .collect();
+        Self::prepare(sources.to_vec(), &whole)
+    }
+
+    /// Prepares `sources` for checking, with what the context stage sent of each
+    /// (`cuts`, matched by source number) as the only text the match may use. A
+    /// source with no cut counts as not shown.
+    pub fn for_context(sources: Vec<SourceText>, cuts: &[SourceCut]) -> Self {
+        let sent: Vec<Vec<std::ops::Range<usize>>> = sources
+            .iter()
+            .map(|s| {
+                cuts.iter()
+                    .find(|c| c.number == s.number)
+                    .map(|c| c.sent.clone())
+                    .unwrap_or_default()
+            })
+            .collect();
+        Self::prepare(sources, &sent)
+    }
+
+    fn prepare(sources: Vec<SourceText>, shown: &[Vec<std::ops::Range<usize>>]) -> Self {
+        let shown = Shown::new(
+            sources
+                .iter()
+                .zip(shown)
+                .map(|(s, ranges)| (s.text.as_str(), s.title.as_str(), ranges.as_slice())),
+        );
+        Checker {
+            inner: Arc::new(Prepared {
+                normalised: sources.iter().map(|s| normalise(&s.text)).collect(),
+                titles: sources.iter().map(|s| normalise(&s.title)).collect(),
+                sources,
+                shown,
+            }),
+        }
+    }
+
+    /// Checks `answer` against the sources: every quote, then what supports each
+    /// statement (see the module's documentation).
+    pub fn verify(&self, answer: &ModelAnswer) -> GroundedAnswer {
+        let mut text = String::new();
+        let mut statements = Vec::new();
+        let mut rejected = Vec::new();
+        if answer.answerable {
+            for (si, statement) in answer.statements.iter().enumerate() {
+                if !text.is_empty() {
+                    text.push(' ');
+                }
+                let start = text.len();
+                text.push_str(&statement.text);
+                let end = text.len();
+                statements.push(self.statement(si, statement, start..end, &mut rejected));
+            }
+        }
+        GroundedAnswer {
+            answer: text,
+            answerable: answer.answerable,
+            statements,
+            unknowns: answer.unknowns.clone(),
+            rejected,
+        }
+    }
+
+    /// One statement at `at` in the answer: its quotes, then its support.
+    fn statement(
+        &self,
+        si: usize,
+        statement: &ModelStatement,
+        at: std::ops::Range<usize>,
+        rejected: &mut Vec<RejectedCitation>,
+    ) -> Statement {
+        let p = &*self.inner;
+        let mut checked = Statement::bare(statement.text.clone(), at.start, at.end);
+        // The windows of the verified quotes, for the comparison with the statement.
+        let mut windows: Vec<Features> = Vec::new();
+        for citation in &statement.citations {
+            let number = match resolve_source(&citation.source, &p.sources) {
+                Ok(n) => n,
+                Err(reason) => {
+                    rejected.push(RejectedCitation {
+                        statement: si,
+                        source: describe_ref(&citation.source),
+                        quote: citation.quote.clone(),
+                        reason,
+                    });
+                    continue;
+                }
+            };
+            // The model was shown each source's title too, and the answer is often
+            // there: a quote of the title is evidence like one of the text.
+            let i = number - 1;
+            let source = &p.sources[i];
+            let (mut matched, mut confidence) =
+                check_quote(&citation.quote, &source.text, &p.normalised[i]);
+            let window = if matched != MatchKind::None {
+                quotes::quote_window(&citation.quote, &p.normalised[i])
+            } else {
+                (matched, confidence) = check_quote(&citation.quote, &source.title, &p.titles[i]);
+                (matched != MatchKind::None).then_some(p.titles[i].as_str())
+            };
+            windows.extend(window.map(Features::of_source));
+            checked.citations.push(CheckedCitation {
+                source: number,
+                quote: citation.quote.clone(),
+                verified: matched != MatchKind::None,
+                confidence,
+                matched,
+            });
+        }
+        let features = Features::of_statement(&statement.text);
+        let verified = checked.citations.iter().any(|c| c.verified);
+        if verified {
+            checked.mismatch = disagreement(&features, &windows);
+            if checked.mismatch.is_none() {
+                checked.support = Support::Quote;
+                return checked;
+            }
+        }
+        checked.matches = p
+            .shown
+            .find(&features, |i| p.sources[i].number)
+            .into_iter()
+            .map(|w| MatchedWindow {
+                text: p.sources[w.source - 1].text[w.start..w.end].to_string(),
+                source: w.source,
+                start: w.start,
+                end: w.end,
+                confidence: w.confidence,
+            })
+            .collect();
+        checked.support = if !checked.matches.is_empty() {
+            Support::Match
+        } else if verified {
+            Support::Mismatch
+        } else {
+            Support::None
+        };
+        checked
+    }
+}
+
+/// Why the windows of a statement's verified quotes do not support it, if they do
+/// not: a number or date of the statement in none of them, or negation that
+/// disagrees. Names are not asked for: a statement may name what its quote leaves
+/// implicit ("It was first lit..." quoted for "The lighthouse was first lit...").
+fn disagreement(statement: &Features, windows: &[Features]) -> Option<String> {
+    if windows.is_empty() {
+        return None;
+    }
+    let windows: Vec<&Features> = windows.iter().collect();
+    if let Some(anchor) = missing_anchor(statement, &windows, false) {
+        return Some(format!("{anchor} is not in the quoted text"));
+    }
+    negation_conflict(statement, &windows)
+        .then(|| "the statement and the quoted text disagree on a negation".to_string())
+}
+
+fn resolve_source(source: &SourceRef, sources: &[SourceText]) -> Result<usize, String> {
+    match source {
+        SourceRef::Number(n) => usize::try_from(*n)
+            .ok()
+            .filter(|n| (1..=sources.len()).contains(n))
+            .ok_or_else(|| {
+                format!(
+                    "there is no source {n} (sources are 1 to {})",
+                    sources.len()
+                )
+            }),
+        SourceRef::Url(url) => sources
+            .iter()
+            .find(|s| same_url(&s.url, url))
+            .map(|s| s.number)
+            .ok_or_else(|| "that URL is not one of the fetched sources".to_string()),
+        SourceRef::Other(_) => Err("not a source number".to_string()),
+    }
+}
+
+fn same_url(a: &str, b: &str) -> bool {
+    a.trim_end_matches('/')
+        .eq_ignore_ascii_case(b.trim_end_matches('/'))
+}
+
+fn describe_ref(source: &SourceRef) -> String {
+    match source {
+        SourceRef::Number(n) => n.to_string(),
+        SourceRef::Url(u) | SourceRef::Other(u) => u.clone(),
+    }
+}
+
+/// Words that mark a sentence as a law, regulation or official policy.
+const POLICY_WORDS: [&str; 14] = [
+    "law",
+    "laws",
+    "legal",
+    "illegal",
+    "legally",
+    "regulation",
+    "regulations",
+    "statute",
+    "permit",
+    "licence",
+    "license",
+    "visa",
+    "prohibited",
+    "mandatory",
+];
+
+/// Whether `text` reads like a law, regulation or official policy (one of
+/// [`POLICY_WORDS`] as a word): such pack items want two sources.
+pub fn reads_like_policy(text: &str) -> bool {
+    normalise(text)
+        .split(|c: char| !c.is_alphanumeric())
+        .any(|w| POLICY_WORDS.contains(&w))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::answer::ModelCitation;
+    use serde_json::json;
+
+    fn source(number: usize, text: &str) -> SourceText {
+        SourceText {
+            number,
+            url: format!("https://example.org/{number}"),
+            title: format!("T{number}"),
+            text: text.into(),
+        }
+    }
+
+    fn statement(text: &str, cites: &[(SourceRef, &str)]) -> ModelStatement {
+        ModelStatement {
+            text: text.into(),
+            citations: cites
+                .iter()
+                .map(|(s, q)| ModelCitation {
+                    source: s.clone(),
+                    quote: (*q).into(),
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn offsets_are_exact_bytes_and_bad_sources_rejected() {
+        let sources = [
+            source(1, "Les tardigrades résistent au vide spatial."),
+            source(2, "東京は日本の首都であり、大きな都市です。"),
+        ];
+        let answer = ModelAnswer {
+            answerable: true,
+            statements: vec![
+                statement(
+                    "Les tardigrades résistent au vide. 🐻",
+                    &[(SourceRef::Number(1), "tardigrades résistent au vide")],
+                ),
+                statement(
+                    "東京は首都です。",
+                    &[
+                        (SourceRef::Number(2), "東京は日本の首都であり、大きな都市"),
+                        (SourceRef::Number(7), "x"),
+                    ],
+                ),
+            ],
+            unknowns: vec![],
+            over_bounds: 0,
+        };
+        let g = verify(&answer, &sources);
+        for s in &g.statements {
+            assert_eq!(&g.answer.as_bytes()[s.start..s.end], s.text.as_bytes());
+        }
+        assert!(g.grounded());
+        assert_eq!(g.rejected.len(), 1);
+        assert!(g.rejected[0].reason.contains("no source 7"));
+        let meta = grounding_metadata(&g, &sources, 0, &["q".into()]);
+        assert_eq!(
+            meta["groundingSupports"][1]["groundingChunkIndices"],
+            json!([1])
+        );
+    }
+
+    #[test]
+    fn invented_quote_is_unsupported() {
+        let sources = [source(1, "The VACUUM command rebuilds the database file.")];
+        let answer = ModelAnswer {
+            answerable: true,
+            statements: vec![statement(
+                "VACUUM deletes tables.",
+                &[(SourceRef::Number(1), "VACUUM deletes every table")],
+            )],
+            unknowns: vec![],
+            over_bounds: 0,
+        };
+        let g = verify(&answer, &sources);
+        assert!(!g.grounded());
+        assert!(!g.statements[0].supported());
+        assert_eq!(g.statements[0].citations[0].confidence, 0.0);
+        let meta = grounding_metadata(&g, &sources, 0, &[]);
+        assert_eq!(meta["groundingSupports"], json!([]));
+    }
+
+    #[test]
+    fn a_quote_of_the_title_is_evidence() {
+        let sources = [SourceText {
+            number: 1,
+            url: "https://example.org/a".into(),
+            title: "Lantern Tide festival moves to the third Saturday of September".into(),
+            text: "The island guide lists the events of the year.".into(),
+        }];
+        let answer = ModelAnswer {
+            answerable: true,
+            statements: vec![ModelStatement {
+                text: "The festival is on the third Saturday of September.".into(),
+                citations: vec![ModelCitation {
+                    source: SourceRef::Number(1),
+                    quote: "moves to the third Saturday of September".into(),
+                }],
+            }],
+            unknowns: vec![],
+            over_bounds: 0,
+        };
+        let checked = verify(&answer, &sources);
+        assert!(checked.statements[0].citations[0].verified);
+        assert_eq!(checked.statements[0].citations[0].matched, MatchKind::Exact);
+    }
+
+    const LIGHTHOUSE: &str = "The Quillfeather Lighthouse stands on the cape. \
+        The Quillfeather Lighthouse was first lit on 14 October 1911, after four years of building. \
+        Its keepers did not live in the tower.";
+
+    fn one(text: &str, quote: &str) -> Statement {
+        let answer = ModelAnswer {
+            answerable: true,
+            statements: vec![statement(text, &[(SourceRef::Number(1), quote)])],
+            unknowns: vec![],
+            over_bounds: 0,
+        };
+        verify(&answer, &[source(1, LIGHTHOUSE)])
+            .statements
+            .remove(0)
+    }
+
+    #[test]
+    fn a_true_statement_with_a_garbled_quote_is_matched() {
+        let s = one(
+            "The Quillfeather Lighthouse was first lit on October 14, 1911.",
+            "the lighthouse was lit for the first time in 1911",
+        );
+        assert!(!s.citations[0].verified);
+        assert_eq!(s.support, Support::Match);
+        assert!(s.supported() && !s.quoted());
+        assert_eq!(s.supporting_sources(), [(1, s.matches[0].confidence)]);
+        let window = &s.matches[0];
+        assert_eq!(&LIGHTHOUSE[window.start..window.end], window.text);
+        assert!(
+            window
+                .text
+                .starts_with("The Quillfeather Lighthouse was first lit on 14 October 1911")
+        );
+        assert!(window.confidence > 0.0 && window.confidence <= CONFIDENCE_MATCH);
+    }
+
+    #[test]
+    fn a_verified_quote_the_statement_contradicts_is_a_mismatch() {
+        let quote = "was first lit on 14 October 1911";
+        // Another year, another day, a negation: the quote is real, the statement wrong.
+        for (text, why) in [
+            (
+                "The Quillfeather Lighthouse was first lit in 1912.",
+                "the number 1912 is not in the quoted text",
+            ),
+            (
+                "The Quillfeather Lighthouse was first lit on 15 October 1911.",
+                "the date 15 October 1911 is not in the quoted text",
+            ),
+            (
+                "The Quillfeather Lighthouse was not lit in 1911.",
+                "the statement and the quoted text disagree on a negation",
+            ),
+        ] {
+            let s = one(text, quote);
+            assert!(s.citations[0].verified, "{text}");
+            assert_eq!(s.support, Support::Mismatch, "{text}");
+            assert_eq!(s.mismatch.as_deref(), Some(why), "{text}");
+            assert!(
+                !s.supported() && s.supporting_sources().is_empty(),
+                "{text}"
+            );
+        }
+        // The same quote for what it does say; a statement that also names what the
+        // quote leaves implicit.
+        let s = one(
+            "It was first lit in 1911, after four years of building.",
+            quote,
+        );
+        assert_eq!((s.support, s.mismatch), (Support::Quote, None));
+        let s = one(
+            "The Quillfeather Lighthouse was first lit in 1911.",
+            "was first lit on 14 October",
+        );
+        assert_eq!(s.support, Support::Quote, "{:?}", s.mismatch);
+    }
+
+    #[test]
+    fn a_mismatched_quote_is_rescued_by_a_match_elsewhere() {
+        // The quote is real but about the cape; the statement is said in the next sentence.
+        let s = one(
+            "The Quillfeather Lighthouse was first lit on 14 October 1911.",
+            "The Quillfeather Lighthouse stands on the cape",
+        );
+        assert!(s.mismatch.is_some());
+        assert_eq!(s.support, Support::Match);
+        assert_eq!(markers_of(&s), [1]);
+    }
+
+    fn markers_of(s: &Statement) -> Vec<usize> {
+        s.supporting_sources().into_iter().map(|(n, _)| n).collect()
+    }
+
+    #[test]
+    fn the_match_uses_only_what_the_context_sent() {
+        let sources = vec![source(1, LIGHTHOUSE)];
+        let lead = LIGHTHOUSE.find(" The Quillfeather Lighthouse was").unwrap();
+        let cut = SourceCut {
+            number: 1,
+            chars_extracted: LIGHTHOUSE.chars().count(),
+            chars_sent: lead,
+            truncated: true,
+            passages_total: 2,
+            passages_sent: 1,
+            sent: std::iter::once(0..lead).collect(),
+        };
+        let answer = ModelAnswer {
+            answerable: true,
+            statements: vec![statement(
+                "The Quillfeather Lighthouse was first lit on 14 October 1911.",
+                &[(SourceRef::Number(1), "an invented quote about the light")],
+            )],
+            unknowns: vec![],
+            over_bounds: 0,
+        };
+        let unseen =
+            Checker::for_context(sources.clone(), std::slice::from_ref(&cut)).verify(&answer);
+        assert_eq!(unseen.statements[0].support, Support::None);
+        let seen = Checker::for_context(
+            sources,
+            &[SourceCut {
+                sent: std::iter::once(0..LIGHTHOUSE.len()).collect(),
+                ..cut
+            }],
+        )
+        .verify(&answer);
+        assert_eq!(seen.statements[0].support, Support::Match);
+        assert!(seen.grounded() && !seen.grounded_by_quotes());
+        let meta = grounding_metadata(&seen, &[source(1, LIGHTHOUSE)], 0, &[]);
+        assert_eq!(meta["groundingSupports"][0]["support"], "match");
+        assert_eq!(
+            meta["groundingSupports"][0]["groundingChunkIndices"],
+            json!([0])
+        );
+    }
+}
