@@ -339,7 +339,9 @@ mod tests {
         assert!(robots.allows("ground", &path));
         assert!(!robots.allows("ground", &format!("{path}zz")));
         let took = started.elapsed();
-        assert!(took < std::time::Duration::from_millis(200), "{took:?}");
+        // The quadratic matcher took 9 s in release; a loaded debug build of the linear
+        // one takes milliseconds. The bound catches the blow-up, not a slow machine.
+        assert!(took < std::time::Duration::from_secs(2), "{took:?}");
     }
 
     proptest::proptest! {
@@ -388,8 +390,8 @@ mod tests {
             body.push_str(&format!("Allow: /{}b$\n", "*".repeat(stars)));
             let robots = Robots::parse(body.as_bytes());
             let path = path.repeat(repeat);
-            let bound = std::time::Duration::from_millis(200)
-                + std::time::Duration::from_nanos(200 * (body.len() as u64 + rules as u64 * path.len() as u64 / 8));
+            let bound = std::time::Duration::from_secs(2)
+                + std::time::Duration::from_nanos(2000 * (body.len() as u64 + rules as u64 * path.len() as u64 / 8));
             let started = std::time::Instant::now();
             let _ = robots.allows("ground", &path);
             let took = started.elapsed();

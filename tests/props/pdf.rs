@@ -16,7 +16,7 @@ proptest! {
     fn the_reply_decoder_takes_any_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..4096)) {
         let started = Instant::now();
         let _ = protocol::decode_reply(&bytes);
-        prop_assert!(started.elapsed() < Duration::from_millis(50));
+        prop_assert!(started.elapsed() < Duration::from_millis(500));
     }
 
     /// Replies with a valid start and arbitrary rest, and valid replies with bytes
@@ -43,7 +43,7 @@ proptest! {
             prop_assert!(doc.text.len() <= protocol::MAX_TEXT_BYTES);
             prop_assert!(doc.pages_read <= doc.pages);
         }
-        prop_assert!(started.elapsed() < Duration::from_millis(50));
+        prop_assert!(started.elapsed() < Duration::from_millis(500));
     }
 
     /// What the worker encodes, the parent decodes unchanged.
