@@ -256,11 +256,13 @@ pub(super) fn llm(
     {
         Some((v, origin)) => parse_base_url(&v, origin)?,
         None => match (backend, env("OLLAMA_HOST"), file.llm.url.as_deref()) {
-            (LlmBackend::Ollama, Some(host), _) => {
+            (LlmBackend::Ollama | LlmBackend::Embedded, Some(host), _) => {
                 parse_base_url(&ollama_host_to_url(&host), "OLLAMA_HOST")?
             }
             (_, _, Some(url)) => parse_base_url(url, "[llm] url")?,
-            (LlmBackend::Ollama, None, None) => parse_base_url(DEFAULT_OLLAMA_URL, "the default")?,
+            (LlmBackend::Ollama | LlmBackend::Embedded, None, None) => {
+                parse_base_url(DEFAULT_OLLAMA_URL, "the default")?
+            }
             (LlmBackend::OpenAi, _, None) => parse_base_url(DEFAULT_OPENAI_URL, "the default")?,
         },
     };

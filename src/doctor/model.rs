@@ -22,6 +22,7 @@ pub(super) async fn model_checks(settings: &Settings) -> Vec<Check> {
     let (mut checks, trained) = match llm.backend {
         LlmBackend::Ollama => ollama_checks(&llm).await,
         LlmBackend::OpenAi => (openai_checks(&llm).await, None),
+        LlmBackend::Embedded => (Vec::new(), None), // its checks come with the wiring
     };
     checks.push(context_check(settings, trained));
     checks
@@ -278,6 +279,7 @@ fn wrong_server_hint(backend: LlmBackend) -> String {
             "point --llm-url at the server's OpenAI API, e.g. {}; for Ollama's own API use --llm ollama",
             crate::settings::DEFAULT_OPENAI_URL
         ),
+        LlmBackend::Embedded => "the embedded model needs no server".into(),
     }
 }
 

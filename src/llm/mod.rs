@@ -12,13 +12,16 @@
 //!   streamed);
 //! - [`frames`]: streamed reply bodies (Ollama NDJSON, Server-Sent Events) into text
 //!   pieces and an end marker;
-//! - [`backend`]: the configured server as one [`Backend`];
+//! - [`backend`]: the configured model as one [`Backend`];
 //! - [`ollama`], [`openai`]: the two wire APIs;
+//! - [`embedded`]: llama.cpp inside the process (the engine behind the cargo feature
+//!   `embedded`), its model catalogue and downloads;
 //! - [`ask`](mod@ask): one call with its single retry.
 
 pub(crate) mod ask;
 pub(crate) mod backend;
 pub(crate) mod client;
+pub mod embedded;
 pub(crate) mod frames;
 pub(crate) mod ollama;
 pub(crate) mod openai;
