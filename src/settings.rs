@@ -430,6 +430,9 @@ pub enum LlmBackend {
     OpenAi,
     /// llama.cpp inside this process, on a GGUF file (cargo feature `embedded`).
     Embedded,
+    /// The default: Ollama when it answers at its URL and has the model, else the
+    /// embedded model. Resolved once per run by `llm::choose`.
+    Auto,
 }
 
 impl std::fmt::Display for LlmBackend {
@@ -438,17 +441,20 @@ impl std::fmt::Display for LlmBackend {
             LlmBackend::Ollama => "Ollama",
             LlmBackend::OpenAi => "OpenAI-compatible",
             LlmBackend::Embedded => "embedded",
+            LlmBackend::Auto => "auto",
         })
     }
 }
 
 impl LlmBackend {
-    /// Parses `ollama` / `openai` / `embedded` (as in flags, env and the config file).
+    /// Parses `auto` / `ollama` / `openai` / `embedded` (as in flags, env and the
+    /// config file).
     pub fn parse(value: &str) -> Option<Self> {
         match value.trim().to_ascii_lowercase().as_str() {
             "ollama" => Some(Self::Ollama),
             "openai" => Some(Self::OpenAi),
             "embedded" => Some(Self::Embedded),
+            "auto" => Some(Self::Auto),
             _ => None,
         }
     }
@@ -490,8 +496,12 @@ pub struct LlmSettings {
     pub api_key: Option<Secret>,
     /// The model server's base URL.
     pub url: Url,
-    /// The model name, e.g. `llama3.2` or `qwen2.5:7b`.
+    /// The model name, e.g. `llama3.2` or `qwen2.5:7b` (for the embedded model, a
+    /// catalogue name such as `qwen3-1.7b`).
     pub model: String,
+    /// Whether `--model`, `GROUND_MODEL` or `[llm] model` named it (else `model` is
+    /// the backend's default, and `--llm auto` may pick another backend's default).
+    pub model_explicit: bool,
     /// The context window to request (`options.num_ctx`) and budget the prompt to.
     pub context_tokens: u32,
     /// Output-token cap (`options.num_predict`), also reserved in the budget.
@@ -500,6 +510,8 @@ pub struct LlmSettings {
     pub answer_language: Option<String>,
     /// Whole-request limit for one model call.
     pub timeout: Duration,
+    /// The embedded model: its file, downloads and threads.
+    pub embedded: EmbeddedSettings,
 }
 
 /// How the embedded model (`--llm embedded`) is found, fetched and run.
@@ -525,6 +537,12 @@ pub struct EmbeddedSettings {
     /// Free memory in bytes to assume instead of /proc/meminfo's `MemAvailable`
     /// (tests); `None` reads it.
     pub memory_available: Option<u64>,
+}
+
+impl Default for EmbeddedSettings {
+    fn default() -> Self {
+        Self::with_models_dir(None)
+    }
 }
 
 impl EmbeddedSettings {

@@ -2,7 +2,7 @@
 //! API or to the embedded engine.
 
 use crate::error::Error;
-use crate::settings::{EmbeddedSettings, LlmBackend, LlmSettings};
+use crate::settings::{LlmBackend, LlmSettings};
 
 use super::client::{ChatBackend, ModelReply, ModelRequest};
 use super::{ollama, openai};
@@ -19,29 +19,24 @@ pub enum Backend {
 }
 
 impl Backend {
-    /// Builds the backend the settings name; the embedded one with its defaults
-    /// (catalogue models in `$XDG_DATA_HOME/ground/models`).
+    /// Builds the backend the settings name. `--llm auto` must have been resolved by
+    /// [`super::choose()`] before: it needs a look at the network.
     pub fn new(settings: &LlmSettings) -> Result<Self, Error> {
-        let dir = super::embedded::models::default_dir(|name| std::env::var(name).ok());
-        Self::with_embedded(settings, &EmbeddedSettings::with_models_dir(dir))
-    }
-
-    /// Builds the backend the settings name, the embedded one from `embedded`.
-    pub fn with_embedded(
-        settings: &LlmSettings,
-        embedded: &EmbeddedSettings,
-    ) -> Result<Self, Error> {
         Ok(match settings.backend {
             LlmBackend::Ollama => Backend::Ollama(ollama::Ollama::new(settings)?),
             LlmBackend::OpenAi => Backend::OpenAi(openai::OpenAi::new(settings)?),
             #[cfg(feature = "embedded")]
-            LlmBackend::Embedded => Backend::Embedded(Box::new(super::embedded::Embedded::new(
-                settings, embedded,
-            )?)),
-            #[cfg(not(feature = "embedded"))]
             LlmBackend::Embedded => {
-                let _ = embedded;
-                return Err(Error::EmbeddedNotBuilt);
+                Backend::Embedded(Box::new(super::embedded::Embedded::new(settings)?))
+            }
+            #[cfg(not(feature = "embedded"))]
+            LlmBackend::Embedded => return Err(Error::EmbeddedNotBuilt),
+            LlmBackend::Auto => {
+                return Err(Error::Internal {
+                    message:
+                        "--llm auto reached the model stage unresolved (llm::choose was not called)"
+                            .into(),
+                });
             }
         })
     }

@@ -437,14 +437,16 @@ mod engine {
             max_answer_tokens: 1024,
             answer_language: None,
             timeout: Duration::from_secs(300),
+            model_explicit: true,
+            embedded: EmbeddedSettings::default(),
         }
     }
 
     fn backend() -> Embedded {
-        let mut embedded = EmbeddedSettings::with_models_dir(None);
-        embedded.model_file = Some(test_gguf());
-        embedded.download = false;
-        Embedded::new(&llm_settings(), &embedded).unwrap()
+        let mut settings = llm_settings();
+        settings.embedded.model_file = Some(test_gguf());
+        settings.embedded.download = false;
+        Embedded::new(&settings).unwrap()
     }
 
     const SOURCES: &str = "[1] Tardigrades (https://example.org/tardigrades)\nTardigrades are micro-animals. In 2007 tardigrades survived ten days in open space on the FOTON-M3 mission.\n\n[2] Water bears (https://example.org/water-bears)\nWater bears can survive temperatures close to absolute zero.";
@@ -680,9 +682,8 @@ mod engine {
     async fn a_timeout_drops_the_reply_and_frees_the_model_at_once() {
         let mut settings = llm_settings();
         settings.timeout = Duration::from_millis(400);
-        let mut embedded = EmbeddedSettings::with_models_dir(None);
-        embedded.model_file = Some(test_gguf());
-        let backend = Embedded::new(&settings, &embedded).unwrap();
+        settings.embedded.model_file = Some(test_gguf());
+        let backend = Embedded::new(&settings).unwrap();
         load(); // loaded beforehand: the timeout is for the reply
         let mut request = answer_request();
         request.schema = serde_json::json!({"type": "string"});
@@ -781,9 +782,9 @@ mod engine {
         let dir = tempfile::tempdir().unwrap();
         let mut settings = llm_settings();
         settings.model = "qwen3-0.6b".into();
-        let mut embedded = EmbeddedSettings::with_models_dir(Some(dir.path().to_path_buf()));
-        embedded.download = false;
-        let backend = Embedded::new(&settings, &embedded).unwrap();
+        settings.embedded = EmbeddedSettings::with_models_dir(Some(dir.path().to_path_buf()));
+        settings.embedded.download = false;
+        let backend = Embedded::new(&settings).unwrap();
         let err = backend.chat(&answer_request()).await.unwrap_err();
         assert!(matches!(err, Error::ModelNotDownloaded { .. }), "{err:?}");
         assert!(
@@ -793,7 +794,7 @@ mod engine {
         );
         // A name outside the catalogue is a usage error.
         settings.model = "llama3.1:70b".into();
-        let err = Embedded::new(&settings, &embedded).unwrap_err();
+        let err = Embedded::new(&settings).unwrap_err();
         assert_eq!(err.exit_code(), ground::error::exit::USAGE);
     }
 }

@@ -52,10 +52,6 @@ use llama_cpp_2::token::data_array::LlamaTokenDataArray;
 use super::gguf;
 use crate::error::Error;
 
-/// Working memory beyond weights and cache that a loaded model needs (compute
-/// buffers, the vocabulary, the grammar), as counted for the memory check.
-const WORKING_MEMORY: u64 = 256 * 1024 * 1024;
-
 /// Most tokens decoded in one call (llama.cpp's physical batch).
 const MAX_BATCH: usize = 512;
 
@@ -238,40 +234,9 @@ fn take_errors() -> Option<String> {
     (!joined.is_empty()).then_some(joined)
 }
 
-/// `MemAvailable` from /proc/meminfo, in bytes; `None` where there is none.
-pub fn memory_available() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    parse_meminfo(&text)
-}
-
-fn parse_meminfo(text: &str) -> Option<u64> {
-    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kb: u64 = line
-        .trim_start_matches("MemAvailable:")
-        .trim()
-        .trim_end_matches("kB")
-        .trim()
-        .parse()
-        .ok()?;
-    kb.checked_mul(1024)
-}
-
 /// The machine's physical cores (llama.cpp runs best with one thread per core).
 pub fn physical_cores() -> usize {
     num_cpus::get_physical().max(1)
-}
-
-/// Bytes the model in `info` needs with a window of `context_tokens`.
-pub fn memory_needed(info: &gguf::GgufInfo, context_tokens: u32) -> u64 {
-    let window = u64::from(context_tokens).min(info.trained_context().unwrap_or(u64::MAX));
-    // Without the numbers for the cache, a quarter of the weights is a fair guess.
-    let cache = info
-        .kv_bytes_per_token()
-        .map(|per| per.saturating_mul(window))
-        .unwrap_or(info.file_bytes / 4);
-    info.file_bytes
-        .saturating_add(cache)
-        .saturating_add(WORKING_MEMORY)
 }
 
 /// The model at `path`, loaded now or earlier in this process. Blocking; `cancel`
@@ -303,8 +268,8 @@ pub fn load(
         }
         None => return Err(invalid("it does not say its context length".into())),
     };
-    let needed = memory_needed(&info, options.context_tokens);
-    if let Some(available) = options.memory_available.or_else(memory_available)
+    let needed = gguf::memory_needed(&info, options.context_tokens);
+    if let Some(available) = options.memory_available.or_else(gguf::memory_available)
         && available < needed
     {
         return Err(Error::ModelMemory {
@@ -656,10 +621,7 @@ mod tests {
     }
 
     #[test]
-    fn meminfo_and_argmax() {
-        let text = "MemTotal:       24000000 kB\nMemAvailable:    1000 kB\n";
-        assert_eq!(parse_meminfo(text), Some(1_024_000));
-        assert_eq!(parse_meminfo("MemTotal: 1 kB"), None);
+    fn argmax_skips_what_is_not_a_score() {
         assert_eq!(
             argmax(&[0.0, f32::NAN, 3.0, f32::INFINITY, 2.0]),
             Some(LlamaToken::new(2))

@@ -12,7 +12,8 @@
 //! millisecond, instead of inside llama.cpp.
 //!
 //! It also gives the numbers the memory check needs before loading (layers, heads,
-//! the trained context) and the chat template, without mapping a gigabyte of weights.
+//! the trained context; [`memory_needed`] against [`memory_available`]) and the chat
+//! template, without mapping a gigabyte of weights.
 
 use std::collections::HashMap;
 use std::io::{BufReader, Read, Seek};
@@ -124,6 +125,41 @@ impl GgufInfo {
             .checked_mul(key_len.checked_add(value_len)?)?
             .checked_mul(2)
     }
+}
+
+/// Working memory beyond weights and cache that a loaded model needs (compute
+/// buffers, the vocabulary, the grammar), as counted for the memory check.
+const WORKING_MEMORY: u64 = 256 * 1024 * 1024;
+
+/// Bytes the model in `info` needs with a window of `context_tokens`.
+pub fn memory_needed(info: &GgufInfo, context_tokens: u32) -> u64 {
+    let window = u64::from(context_tokens).min(info.trained_context().unwrap_or(u64::MAX));
+    // Without the numbers for the cache, a quarter of the weights is a fair guess.
+    let cache = info
+        .kv_bytes_per_token()
+        .map(|per| per.saturating_mul(window))
+        .unwrap_or(info.file_bytes / 4);
+    info.file_bytes
+        .saturating_add(cache)
+        .saturating_add(WORKING_MEMORY)
+}
+
+/// `MemAvailable` from /proc/meminfo, in bytes; `None` where there is none.
+pub fn memory_available() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    parse_meminfo(&text)
+}
+
+fn parse_meminfo(text: &str) -> Option<u64> {
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kb: u64 = line
+        .trim_start_matches("MemAvailable:")
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    kb.checked_mul(1024)
 }
 
 /// Reads and checks the header of the GGUF file at `path`.
@@ -491,6 +527,20 @@ mod tests {
         assert_eq!(info.chat_template(), Some("{{x}}"));
         // 30 layers x 3 kv heads x (64 + 64) x 2 bytes.
         assert_eq!(info.kv_bytes_per_token(), Some(30 * 3 * 128 * 2));
+    }
+
+    #[test]
+    fn memory_is_read_and_counted() {
+        let text = "MemTotal:       24000000 kB\nMemAvailable:    1000 kB\n";
+        assert_eq!(parse_meminfo(text), Some(1_024_000));
+        assert_eq!(parse_meminfo("MemTotal: 1 kB"), None);
+        let file = write(&sample());
+        let info = read(file.path()).unwrap();
+        // Weights, 4096 tokens of cache, working memory.
+        assert_eq!(
+            memory_needed(&info, 4096),
+            info.file_bytes + 30 * 3 * 128 * 2 * 4096 + WORKING_MEMORY
+        );
     }
 
     #[test]

@@ -23,6 +23,35 @@ pub mod engine;
 #[cfg(feature = "embedded")]
 pub use backend::Embedded;
 
+use std::path::PathBuf;
+
+use crate::error::Error;
+use crate::settings::{LlmBackend, LlmSettings};
+
+/// Makes sure the embedded model's file is on disk before a run, downloading a
+/// missing catalogue model (when downloads are allowed) with `progress` told how it
+/// goes; the file's path, or `None` when `settings` is not the embedded backend.
+pub async fn prepare(
+    settings: &LlmSettings,
+    progress: &mut (dyn FnMut(models::Progress) + Send),
+) -> Result<Option<PathBuf>, Error> {
+    if settings.backend != LlmBackend::Embedded {
+        return Ok(None);
+    }
+    #[cfg(feature = "embedded")]
+    {
+        Embedded::new(settings)?
+            .ensure_file_with(progress)
+            .await
+            .map(Some)
+    }
+    #[cfg(not(feature = "embedded"))]
+    {
+        let _ = progress;
+        Err(Error::EmbeddedNotBuilt)
+    }
+}
+
 #[cfg(feature = "embedded")]
 mod backend {
     use std::path::{Path, PathBuf};
@@ -33,7 +62,7 @@ mod backend {
     use super::models::{self, CatalogueModel};
     use crate::error::Error;
     use crate::llm::client::{ChatBackend, ModelReply, ModelRequest};
-    use crate::settings::{DEFAULT_MODEL, EmbeddedSettings, LlmBackend, LlmSettings};
+    use crate::settings::{EmbeddedSettings, LlmBackend, LlmSettings};
 
     /// Which model file the embedded backend runs.
     #[derive(Debug, Clone)]
@@ -57,10 +86,10 @@ mod backend {
     }
 
     impl Embedded {
-        /// The backend for `settings.model` (a catalogue name; Ollama's default name,
-        /// meaning none was chosen, gives the catalogue's default) or
-        /// `embedded.model_file`.
-        pub fn new(settings: &LlmSettings, embedded: &EmbeddedSettings) -> Result<Self, Error> {
+        /// The backend for `settings.embedded.model_file`, else `settings.model` (a
+        /// catalogue name; when no model was named, the catalogue's default).
+        pub fn new(settings: &LlmSettings) -> Result<Self, Error> {
+            let embedded = &settings.embedded;
             let (source, name, path) = match &embedded.model_file {
                 Some(file) => {
                     let name = file
@@ -72,7 +101,7 @@ mod backend {
                 None => {
                     let model = match models::find(&settings.model) {
                         Some(m) => m,
-                        None if settings.model == DEFAULT_MODEL => {
+                        None if !settings.model_explicit => {
                             models::find(models::DEFAULT_EMBEDDED_MODEL).ok_or_else(|| {
                                 Error::Internal {
                                     message: "the default embedded model is not in the catalogue"
@@ -112,6 +141,14 @@ mod backend {
         /// The model file, downloading a missing catalogue model first when downloads
         /// are allowed (without progress: the binary fetches with its bar beforehand).
         pub async fn ensure_file(&self) -> Result<PathBuf, Error> {
+            self.ensure_file_with(&mut |_| {}).await
+        }
+
+        /// [`Self::ensure_file`], telling `progress` how a download goes.
+        pub async fn ensure_file_with(
+            &self,
+            progress: &mut (dyn FnMut(models::Progress) + Send),
+        ) -> Result<PathBuf, Error> {
             let model = match &self.source {
                 Source::File(path) => {
                     if !path.is_file() {
@@ -140,13 +177,12 @@ mod backend {
                     path,
                 });
             }
-            let mut quiet = |_: models::Progress| {};
             let mut download = models::Download {
                 hub: self.embedded.hub_url.clone(),
                 dir,
                 stall: self.embedded.stall,
                 free_space: None,
-                progress: &mut quiet,
+                progress,
                 name: model.name.into(),
             };
             models::fetch(&model.model_file(), &mut download).await

@@ -134,24 +134,6 @@ pub fn names() -> String {
         .join(", ")
 }
 
-/// Where models are kept: `$XDG_DATA_HOME/ground/models`, else
-/// `~/.local/share/ground/models`; `None` without either variable. `env` looks a
-/// variable up (empty values count as unset), so config and tests can pass theirs.
-pub fn default_dir(env: impl Fn(&str) -> Option<String>) -> Option<PathBuf> {
-    let set = |name: &str| env(name).filter(|v| !v.trim().is_empty());
-    set("XDG_DATA_HOME")
-        .map(|d| Path::new(&d).join("ground").join("models"))
-        .or_else(|| {
-            set("HOME").map(|h| {
-                Path::new(&h)
-                    .join(".local")
-                    .join("share")
-                    .join("ground")
-                    .join("models")
-            })
-        })
-}
-
 /// The URL of `file` on `hub`: `{hub}/{owner}/{repo}/resolve/main/{file}`.
 pub fn file_url(hub: &Url, file: &ModelFile) -> Result<Url, Error> {
     let base = hub.as_str().trim_end_matches('/');
@@ -614,27 +596,6 @@ mod tests {
             file_url(&mirror, &file).unwrap().as_str(),
             "http://127.0.0.1:9/mirror/unsloth/Qwen3-1.7B-GGUF/resolve/main/Qwen3-1.7B-Q4_K_M.gguf"
         );
-    }
-
-    #[test]
-    fn the_folder_follows_xdg() {
-        let env = |pairs: &'static [(&'static str, &'static str)]| {
-            move |k: &str| {
-                pairs
-                    .iter()
-                    .find(|(n, _)| *n == k)
-                    .map(|(_, v)| v.to_string())
-            }
-        };
-        assert_eq!(
-            default_dir(env(&[("XDG_DATA_HOME", "/d"), ("HOME", "/h")])),
-            Some(PathBuf::from("/d/ground/models"))
-        );
-        assert_eq!(
-            default_dir(env(&[("XDG_DATA_HOME", " "), ("HOME", "/h")])),
-            Some(PathBuf::from("/h/.local/share/ground/models"))
-        );
-        assert_eq!(default_dir(env(&[])), None);
     }
 
     #[test]
