@@ -427,6 +427,9 @@ mod engine {
         engine::load(&test_gguf(), &options(), &Arc::new(AtomicBool::new(false))).unwrap()
     }
 
+    /// Settings of the embedded backend in these tests. One thread each: the tests run
+    /// side by side on a small machine, and llama.cpp's threads wait for each other by
+    /// spinning, which oversubscribed cores turn into minutes.
     fn llm_settings() -> LlmSettings {
         LlmSettings {
             backend: LlmBackend::Embedded,
@@ -438,7 +441,10 @@ mod engine {
             answer_language: None,
             timeout: Duration::from_secs(300),
             model_explicit: true,
-            embedded: EmbeddedSettings::default(),
+            embedded: EmbeddedSettings {
+                threads: 1,
+                ..EmbeddedSettings::default()
+            },
         }
     }
 
@@ -446,6 +452,7 @@ mod engine {
         let mut settings = llm_settings();
         settings.embedded.model_file = Some(test_gguf());
         settings.embedded.download = false;
+        settings.embedded.threads = 1;
         Embedded::new(&settings).unwrap()
     }
 
@@ -575,7 +582,7 @@ mod engine {
             schema: None,
             context_tokens: 4096,
             max_tokens: 12,
-            threads: 0,
+            threads: 1,
         };
         let mut pieces = 0;
         let out = engine::generate(&model, &request, &AtomicBool::new(false), &mut |_| {
@@ -604,7 +611,7 @@ mod engine {
             schema: None,
             context_tokens: 256,
             max_tokens: 10,
-            threads: 0,
+            threads: 1,
         };
         let err =
             engine::generate(&model, &request, &AtomicBool::new(false), &mut |_| {}).unwrap_err();
@@ -622,7 +629,10 @@ mod engine {
     /// Runs `request` on a thread, raises the cancel flag once `when` says so, and
     /// returns how long the engine took to stop after that.
     fn stop_time(request: GenerateRequest, when: impl Fn(usize, Duration) -> bool) -> Duration {
-        let model = load();
+        // A model of its own: the other tests' replies do not queue before this one.
+        let dir = tempfile::tempdir().unwrap();
+        let copy = copy_of(&test_gguf(), dir.path());
+        let model = engine::load(&copy, &options(), &Arc::new(AtomicBool::new(false))).unwrap();
         let cancel = Arc::new(AtomicBool::new(false));
         let pieces = Arc::new(AtomicUsize::new(0));
         let (flag, count) = (cancel.clone(), pieces.clone());
@@ -655,7 +665,7 @@ mod engine {
             schema: None,
             context_tokens: 4096,
             max_tokens: 3000,
-            threads: 0,
+            threads: 1,
         };
         let took = stop_time(request, |pieces, _| pieces >= 3);
         assert!(took < Duration::from_secs(1), "{took:?}");
@@ -670,7 +680,7 @@ mod engine {
             schema: None,
             context_tokens: 8192,
             max_tokens: 1,
-            threads: 0,
+            threads: 1,
         };
         // Stopped while the prompt is still being read: the result is Interrupted,
         // not the one token the request would have written.
@@ -680,11 +690,16 @@ mod engine {
 
     #[tokio::test]
     async fn a_timeout_drops_the_reply_and_frees_the_model_at_once() {
+        // A model of its own: the other tests' replies do not queue before this one.
+        let dir = tempfile::tempdir().unwrap();
+        let copy = copy_of(&test_gguf(), dir.path());
         let mut settings = llm_settings();
         settings.timeout = Duration::from_millis(400);
-        settings.embedded.model_file = Some(test_gguf());
+        settings.embedded.model_file = Some(copy.clone());
         let backend = Embedded::new(&settings).unwrap();
-        load(); // loaded beforehand: the timeout is for the reply
+        let load_copy =
+            || engine::load(&copy, &options(), &Arc::new(AtomicBool::new(false))).unwrap();
+        load_copy(); // loaded beforehand: the timeout is for the reply
         let mut request = answer_request();
         request.schema = serde_json::json!({"type": "string"});
         request.max_answer_tokens = 3000;
@@ -692,14 +707,14 @@ mod engine {
         assert!(matches!(err, Error::ModelTimeout { .. }), "{err:?}");
         // The thread saw the cancel: the model is free again within a second.
         let started = Instant::now();
-        let model = load();
+        let model = load_copy();
         let quick = GenerateRequest {
             system: String::new(),
             user: "Hi".into(),
             schema: None,
             context_tokens: 512,
             max_tokens: 1,
-            threads: 0,
+            threads: 1,
         };
         tokio::task::spawn_blocking(move || {
             engine::generate(&model, &quick, &AtomicBool::new(false), &mut |_| {})
@@ -796,5 +811,335 @@ mod engine {
         settings.model = "llama3.1:70b".into();
         let err = Embedded::new(&settings).unwrap_err();
         assert_eq!(err.exit_code(), ground::error::exit::USAGE);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The binary: --llm embedded, --llm auto, ground model, ground doctor
+
+mod cli {
+    use super::*;
+    use crate::common::*;
+    #[cfg(feature = "embedded")]
+    use std::io::Read;
+    #[cfg(feature = "embedded")]
+    use std::path::Path;
+    use std::process::Stdio;
+
+    #[cfg(feature = "embedded")]
+    fn gguf() -> String {
+        let path = std::env::var("GROUND_TEST_GGUF").unwrap_or_else(|_| {
+            panic!("GROUND_TEST_GGUF is not set: it must name SmolLM2-135M-Instruct.Q4_1.gguf (.ci/run sets it)")
+        });
+        assert!(
+            Path::new(&path).is_file(),
+            "GROUND_TEST_GGUF={path} is not a file"
+        );
+        path
+    }
+
+    #[cfg(feature = "embedded")]
+    #[tokio::test]
+    async fn an_answer_from_the_embedded_model_names_it_in_the_report() {
+        let world = World::new().await;
+        world
+            .search_replies_with_capture("searxng/normal.body.json")
+            .await;
+        world.serve_fixture_pages().await;
+        let mut cmd = world.ground();
+        cmd.args([
+            "answer",
+            "--json",
+            "--llm",
+            "embedded",
+            "--model-file",
+            &gguf(),
+            "--max-answer-tokens",
+            "512",
+            "do tardigrades survive in space",
+        ]);
+        let out = run_within(cmd, Duration::from_secs(300)).await;
+        let code = out.status.code();
+        assert!(matches!(code, Some(0 | 6)), "{code:?}: {}", stderr(&out));
+        let report = json_stdout(&out);
+        assert_eq!(report["model"]["backend"], "embedded", "{report}");
+        assert_eq!(report["model"]["name"], "SmolLM2-135M-Instruct.Q4_1.gguf");
+        assert_eq!(report["model"]["file"], gguf().as_str());
+        assert!(report["model"]["prompt_tokens"].as_u64().unwrap() > 100);
+        // An explicit --llm says nothing about choosing.
+        assert!(
+            !stderr(&out).contains("using the embedded"),
+            "{}",
+            stderr(&out)
+        );
+    }
+
+    #[tokio::test]
+    async fn auto_without_ollama_says_so_and_without_downloads_names_the_pull() {
+        let world = World::new().await;
+        world.healthy(&good_answer()).await;
+        let mut cmd = world.ground();
+        cmd.env_remove("GROUND_LLM")
+            .env_remove("GROUND_MODEL")
+            .env("GROUND_LLM_URL", closed_port_url())
+            .env("GROUND_NO_DOWNLOAD", "1")
+            .args(["answer", "do tardigrades survive in space"]);
+        let out = run_within(cmd, Duration::from_secs(30)).await;
+        let err = stderr(&out);
+        if cfg!(feature = "embedded") {
+            assert!(
+                err.contains("ground: no Ollama at http://127.0.0.1:")
+                    && err.contains(": using the embedded qwen3-1.7b"),
+                "{err}"
+            );
+            assert!(err.contains("ground model pull qwen3-1.7b"), "{err}");
+        } else {
+            // Without the engine, auto is Ollama, with Ollama's error.
+            assert!(
+                err.contains("cannot reach the Ollama model server"),
+                "{err}"
+            );
+        }
+        assert_eq!(out.status.code(), Some(5), "{err}");
+        // -q: no line about the choice.
+        let mut cmd = world.ground();
+        cmd.env_remove("GROUND_LLM")
+            .env_remove("GROUND_MODEL")
+            .env("GROUND_LLM_URL", closed_port_url())
+            .env("GROUND_NO_DOWNLOAD", "1")
+            .args(["answer", "-q", "do tardigrades survive in space"]);
+        let out = run_within(cmd, Duration::from_secs(30)).await;
+        assert!(!stderr(&out).contains("no Ollama"), "{}", stderr(&out));
+    }
+
+    #[tokio::test]
+    async fn auto_uses_an_ollama_that_has_the_model() {
+        let world = World::new().await;
+        world.healthy(&good_answer()).await;
+        Mock::given(matchers::method("GET"))
+            .and(matchers::path("/api/tags"))
+            .respond_with(ResponseTemplate::new(200).set_body_json(
+                serde_json::json!({"models": [{"name": "llama3.2:latest", "model": "llama3.2:latest"}]}),
+            ))
+            .mount(&world.ollama)
+            .await;
+        let mut cmd = world.ground();
+        cmd.env_remove("GROUND_LLM")
+            .args(["answer", "do tardigrades survive in space"]);
+        let out = run_within(cmd, Duration::from_secs(30)).await;
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(0), "{err}");
+        if cfg!(feature = "embedded") {
+            assert!(err.contains("has llama3.2: using it"), "{err}");
+        }
+        assert!(stdout(&out).contains("[1]"), "{}", stdout(&out));
+    }
+
+    #[tokio::test]
+    async fn explicit_ollama_keeps_its_error() {
+        let world = World::new().await;
+        world.healthy(&good_answer()).await;
+        let mut cmd = world.ground();
+        cmd.env("GROUND_LLM_URL", closed_port_url()).args([
+            "answer",
+            "--llm",
+            "ollama",
+            "do tardigrades survive in space",
+        ]);
+        let out = run_within(cmd, Duration::from_secs(30)).await;
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(5), "{err}");
+        assert!(
+            err.contains("cannot reach the Ollama model server"),
+            "{err}"
+        );
+        assert!(!err.contains("embedded"), "{err}");
+    }
+
+    /// `ground model ...` with HOME (so the models folder) and the hub of `world`.
+    fn model_cmd(world: &World, hub: &str, args: &[&str]) -> std::process::Command {
+        let mut cmd = world.ground();
+        cmd.env("GROUND_MODEL_HUB", hub).arg("model").args(args);
+        cmd
+    }
+
+    fn models_dir(world: &World) -> PathBuf {
+        world.home.path().join(".local/share/ground/models")
+    }
+
+    #[tokio::test]
+    async fn model_list_and_rm_show_and_delete_what_is_downloaded() {
+        let world = World::new().await;
+        let dir = models_dir(&world);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("Qwen3-0.6B-Q8_0.gguf"), b"x").unwrap();
+        std::fs::write(dir.join("Qwen3-4B-Q4_K_M.gguf.part"), vec![0u8; 2_000_000]).unwrap();
+        let out = run(model_cmd(&world, "http://127.0.0.1:9", &["list"])).await;
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let text = stdout(&out);
+        assert!(
+            text.contains("qwen3-1.7b") && text.contains("(default)"),
+            "{text}"
+        );
+        assert!(text.contains("partly downloaded (2 MB"), "{text}");
+        let out = run(model_cmd(&world, "http://127.0.0.1:9", &["list", "--json"])).await;
+        let listed = json_stdout(&out);
+        let row = |name: &str| {
+            listed["models"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|m| m["name"] == name)
+                .unwrap()
+                .clone()
+        };
+        assert_eq!(row("qwen3-0.6b")["downloaded"], true);
+        assert_eq!(row("qwen3-1.7b")["downloaded"], false);
+        let out = run(model_cmd(
+            &world,
+            "http://127.0.0.1:9",
+            &["rm", "qwen3-0.6b"],
+        ))
+        .await;
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        assert!(!dir.join("Qwen3-0.6B-Q8_0.gguf").exists());
+        let out = run(model_cmd(&world, "http://127.0.0.1:9", &["rm", "gpt-5"])).await;
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    }
+
+    /// A hub serving `bytes` for the 0.6B model's file, each answer `delay` late.
+    async fn slow_hub(bytes: Vec<u8>, delay: Duration) -> MockServer {
+        let server = MockServer::start().await;
+        Mock::given(matchers::method("GET"))
+            .and(matchers::path(
+                "/unsloth/Qwen3-0.6B-GGUF/resolve/main/Qwen3-0.6B-Q8_0.gguf",
+            ))
+            .respond_with(
+                ResponseTemplate::new(200)
+                    .set_body_bytes(bytes)
+                    .set_delay(delay),
+            )
+            .mount(&server)
+            .await;
+        server
+    }
+
+    #[tokio::test]
+    async fn a_pull_of_the_wrong_file_is_refused_and_deleted() {
+        let world = World::new().await;
+        let hub = slow_hub(payload(), Duration::ZERO).await;
+        let out = run(model_cmd(&world, &hub.uri(), &["pull", "qwen3-0.6b"])).await;
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(5), "{err}");
+        assert!(
+            err.contains("is not the expected file") && err.contains("was deleted"),
+            "{err}"
+        );
+        let dir = models_dir(&world);
+        assert!(!dir.join("Qwen3-0.6B-Q8_0.gguf").exists());
+        assert!(!dir.join("Qwen3-0.6B-Q8_0.gguf.part").exists());
+        // Not a terminal: a line per 10 %.
+        assert!(err.contains("downloading qwen3-0.6b: 100%"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn two_pulls_at_once_take_turns_on_the_file() {
+        let world = World::new().await;
+        let hub = slow_hub(payload(), Duration::from_millis(800)).await;
+        let start = |world: &World| {
+            let mut cmd = model_cmd(world, &hub.uri(), &["pull", "qwen3-0.6b"]);
+            cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+            cmd.spawn().unwrap()
+        };
+        let (a, b) = (start(&world), start(&world));
+        let (a, b) = tokio::task::spawn_blocking(move || {
+            (a.wait_with_output().unwrap(), b.wait_with_output().unwrap())
+        })
+        .await
+        .unwrap();
+        // Both refuse the wrong file; the second started only when the first let go
+        // of the lock: the hub never served two at once.
+        assert_eq!(a.status.code(), Some(5), "{}", stderr(&a));
+        assert_eq!(b.status.code(), Some(5), "{}", stderr(&b));
+        let requests = hub.received_requests().await.unwrap();
+        assert_eq!(requests.len(), 2);
+    }
+
+    #[cfg(feature = "embedded")]
+    #[tokio::test]
+    async fn doctor_checks_the_embedded_model_file_and_memory() {
+        let world = World::new().await;
+        world.healthy(&good_answer()).await;
+        let mut cmd = world.ground();
+        cmd.args([
+            "doctor",
+            "--json",
+            "--llm",
+            "embedded",
+            "--model-file",
+            &gguf(),
+        ]);
+        let out = run_within(cmd, Duration::from_secs(60)).await;
+        let checks = json_stdout(&out);
+        let text = checks.to_string();
+        for name in [
+            "model.embedded",
+            "model.file",
+            "model.memory",
+            "model.context",
+        ] {
+            assert!(text.contains(name), "{name}: {text}");
+        }
+        assert!(text.contains("trained for 8192"), "{text}");
+        // A catalogue model not downloaded yet is a warning that names the pull.
+        let mut cmd = world.ground();
+        cmd.env_remove("GROUND_MODEL")
+            .args(["doctor", "--llm", "embedded"]);
+        let out = run_within(cmd, Duration::from_secs(60)).await;
+        assert!(
+            stdout(&out).contains("ground model pull qwen3-1.7b"),
+            "{}",
+            stdout(&out)
+        );
+    }
+
+    #[cfg(feature = "embedded")]
+    #[tokio::test]
+    async fn ctrl_c_stops_an_embedded_answer_at_once() {
+        let world = World::new().await;
+        world
+            .search_replies_with_capture("searxng/normal.body.json")
+            .await;
+        world.serve_fixture_pages().await;
+        let mut cmd = world.ground();
+        cmd.args([
+            "answer",
+            "--llm",
+            "embedded",
+            "--model-file",
+            &gguf(),
+            "do tardigrades survive in space",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+        let (code, after) = tokio::task::spawn_blocking(move || {
+            let mut child = cmd.spawn().unwrap();
+            std::thread::sleep(Duration::from_millis(1500));
+            let sent = Instant::now();
+            let status = std::process::Command::new("kill")
+                .args(["-INT", &child.id().to_string()])
+                .status()
+                .unwrap();
+            assert!(status.success());
+            let mut err = String::new();
+            let _ = child.stderr.take().unwrap().read_to_string(&mut err);
+            let code = child.wait().unwrap().code();
+            (code, sent.elapsed())
+        })
+        .await
+        .unwrap();
+        // Either it was interrupted (130), or the tiny model had already answered.
+        assert!(matches!(code, Some(130 | 0 | 6)), "{code:?}");
+        assert!(after < Duration::from_secs(1), "{after:?}");
     }
 }
