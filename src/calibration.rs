@@ -305,6 +305,8 @@ mod tests {
                 max_answer_tokens: 512,
                 timeout: Duration::from_secs(60),
                 answer_language: None,
+                model_explicit: true,
+                embedded: Default::default(),
             },
         )
     }

@@ -17,10 +17,13 @@ use crate::settings::{LlmBackend, SearchBackend};
 /// Model call details for the report.
 #[derive(Debug, Clone, Serialize)]
 pub struct ModelInfo {
-    /// "ollama" or "openai".
+    /// "ollama", "openai" or "embedded".
     pub backend: LlmBackend,
     /// Model name.
     pub name: String,
+    /// The model file, for the embedded model.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
     /// Prompt tokens the server counted.
     pub prompt_tokens: Option<u32>,
     /// Tokens generated.

@@ -428,6 +428,11 @@ pub enum LlmBackend {
     /// `/v1/chat/completions` as served by llama.cpp's llama-server, vLLM, LM Studio
     /// and hosted OpenAI-compatible services.
     OpenAi,
+    /// llama.cpp inside this process, on a GGUF file (cargo feature `embedded`).
+    Embedded,
+    /// The default: Ollama when it answers at its URL and has the model, else the
+    /// embedded model. Resolved once per run by `llm::choose`.
+    Auto,
 }
 
 impl std::fmt::Display for LlmBackend {
@@ -435,16 +440,21 @@ impl std::fmt::Display for LlmBackend {
         f.write_str(match self {
             LlmBackend::Ollama => "Ollama",
             LlmBackend::OpenAi => "OpenAI-compatible",
+            LlmBackend::Embedded => "embedded",
+            LlmBackend::Auto => "auto",
         })
     }
 }
 
 impl LlmBackend {
-    /// Parses `ollama` / `openai` (as in flags, env and the config file).
+    /// Parses `auto` / `ollama` / `openai` / `embedded` (as in flags, env and the
+    /// config file).
     pub fn parse(value: &str) -> Option<Self> {
         match value.trim().to_ascii_lowercase().as_str() {
             "ollama" => Some(Self::Ollama),
             "openai" => Some(Self::OpenAi),
+            "embedded" => Some(Self::Embedded),
+            "auto" => Some(Self::Auto),
             _ => None,
         }
     }
@@ -486,8 +496,12 @@ pub struct LlmSettings {
     pub api_key: Option<Secret>,
     /// The model server's base URL.
     pub url: Url,
-    /// The model name, e.g. `llama3.2` or `qwen2.5:7b`.
+    /// The model name, e.g. `llama3.2` or `qwen2.5:7b` (for the embedded model, a
+    /// catalogue name such as `qwen3-1.7b`).
     pub model: String,
+    /// Whether `--model`, `GROUND_MODEL` or `[llm] model` named it (else `model` is
+    /// the backend's default, and `--llm auto` may pick another backend's default).
+    pub model_explicit: bool,
     /// The context window to request (`options.num_ctx`) and budget the prompt to.
     pub context_tokens: u32,
     /// Output-token cap (`options.num_predict`), also reserved in the budget.
@@ -496,7 +510,63 @@ pub struct LlmSettings {
     pub answer_language: Option<String>,
     /// Whole-request limit for one model call.
     pub timeout: Duration,
+    /// The embedded model: its file, downloads and threads.
+    pub embedded: EmbeddedSettings,
 }
+
+/// How the embedded model (`--llm embedded`) is found, fetched and run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EmbeddedSettings {
+    /// A local GGUF file to use instead of a catalogue model (`--model-file`); it is
+    /// never downloaded.
+    pub model_file: Option<PathBuf>,
+    /// Where catalogue models are kept (`$XDG_DATA_HOME/ground/models`); `None` when
+    /// no home is known.
+    pub models_dir: Option<PathBuf>,
+    /// The model hub's base URL (`[llm] hub_url`, `GROUND_MODEL_HUB`).
+    pub hub_url: Url,
+    /// Whether a missing catalogue model may be downloaded (`--no-download`,
+    /// `GROUND_NO_DOWNLOAD=1` turn it off).
+    pub download: bool,
+    /// Threads for generation; 0 = the machine's physical cores.
+    pub threads: usize,
+    /// Let llama.cpp's own log through to stderr (`--verbose`).
+    pub verbose: bool,
+    /// How long a download may receive nothing before it gives up.
+    pub stall: Duration,
+    /// Free memory in bytes to assume instead of /proc/meminfo's `MemAvailable`
+    /// (tests); `None` reads it.
+    pub memory_available: Option<u64>,
+}
+
+impl Default for EmbeddedSettings {
+    fn default() -> Self {
+        Self::with_models_dir(None)
+    }
+}
+
+impl EmbeddedSettings {
+    /// The defaults: catalogue models in `models_dir`, fetched from
+    /// [`DEFAULT_MODEL_HUB`] when missing, on every physical core.
+    pub fn with_models_dir(models_dir: Option<PathBuf>) -> Self {
+        Self {
+            model_file: None,
+            models_dir,
+            hub_url: Url::parse(DEFAULT_MODEL_HUB).expect("the default hub URL is valid"),
+            download: true,
+            threads: 0,
+            verbose: false,
+            stall: Duration::from_secs(30),
+            memory_available: None,
+        }
+    }
+}
+
+/// Hugging Face: where the embedded model catalogue's files are published.
+pub const DEFAULT_MODEL_HUB: &str = "https://huggingface.co";
+
+/// The embedded model used when none is named.
+pub const DEFAULT_EMBEDDED_MODEL: &str = "qwen3-1.7b";
 
 /// How recent results must be (SearXNG's `time_range`; Brave's and Tavily's freshness).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]

@@ -161,7 +161,7 @@ pub(crate) struct FileFetch {
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct FileLlm {
-    /// `backend`: `ollama` or `openai`.
+    /// `backend`: `auto`, `ollama`, `openai` or `embedded`.
     pub backend: Option<String>,
     /// `api_key`: bearer key for a hosted OpenAI-compatible server.
     pub api_key: Option<String>,
@@ -177,6 +177,14 @@ pub(crate) struct FileLlm {
     pub answer_language: Option<String>,
     /// `timeout_secs`: limit for one model call.
     pub timeout_secs: Option<u64>,
+    /// `model_file`: a local GGUF file for the embedded model.
+    pub model_file: Option<PathBuf>,
+    /// `hub_url`: where embedded models are downloaded from.
+    pub hub_url: Option<String>,
+    /// `download`: whether a missing embedded model may be downloaded.
+    pub download: Option<bool>,
+    /// `threads`: threads of the embedded model (0: the physical cores).
+    pub threads: Option<usize>,
 }
 
 /// Where the config file is looked for when `--config` is not given:

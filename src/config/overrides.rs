@@ -39,6 +39,12 @@ pub struct Overrides {
     pub llm_url: Option<String>,
     /// `--model`.
     pub model: Option<String>,
+    /// `--model-file`: a local GGUF file for the embedded model.
+    pub model_file: Option<PathBuf>,
+    /// `--no-download`: never download an embedded model.
+    pub no_download: bool,
+    /// `--verbose`: llama.cpp's own log on stderr.
+    pub verbose: bool,
     /// `--context-tokens`.
     pub context_tokens: Option<u32>,
     /// `--max-answer-tokens`.

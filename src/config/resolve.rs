@@ -244,10 +244,10 @@ pub(super) fn llm(
             ("[llm] backend", file.llm.backend.clone()),
         ],
         LlmBackend::parse,
-        "not ollama or openai",
-        "use ollama (Ollama's own API) or openai (llama.cpp, vLLM, LM Studio, hosted)",
+        "not auto, ollama, openai or embedded",
+        "use auto (Ollama when it runs, else the embedded model), ollama (Ollama's own API), openai (llama.cpp, vLLM, LM Studio, hosted) or embedded (llama.cpp inside ground)",
     )?
-    .unwrap_or(LlmBackend::Ollama);
+    .unwrap_or(LlmBackend::Auto);
     let url = match flags
         .llm_url
         .clone()
@@ -256,11 +256,13 @@ pub(super) fn llm(
     {
         Some((v, origin)) => parse_base_url(&v, origin)?,
         None => match (backend, env("OLLAMA_HOST"), file.llm.url.as_deref()) {
-            (LlmBackend::Ollama, Some(host), _) => {
+            (LlmBackend::Ollama | LlmBackend::Embedded | LlmBackend::Auto, Some(host), _) => {
                 parse_base_url(&ollama_host_to_url(&host), "OLLAMA_HOST")?
             }
             (_, _, Some(url)) => parse_base_url(url, "[llm] url")?,
-            (LlmBackend::Ollama, None, None) => parse_base_url(DEFAULT_OLLAMA_URL, "the default")?,
+            (LlmBackend::Ollama | LlmBackend::Embedded | LlmBackend::Auto, None, None) => {
+                parse_base_url(DEFAULT_OLLAMA_URL, "the default")?
+            }
             (LlmBackend::OpenAi, _, None) => parse_base_url(DEFAULT_OPENAI_URL, "the default")?,
         },
     };
@@ -312,21 +314,76 @@ pub(super) fn llm(
         Some((code, _)) => Some(code.trim().to_string()),
         None => None,
     };
-    let model = flags
+    let given = flags
         .model
         .clone()
         .or_else(|| env("GROUND_MODEL"))
-        .or_else(|| file.llm.model.clone())
-        .unwrap_or_else(|| DEFAULT_MODEL.into());
+        .or_else(|| file.llm.model.clone());
+    let model_explicit = given.is_some();
+    let model = given.unwrap_or_else(|| match backend {
+        LlmBackend::Embedded => DEFAULT_EMBEDDED_MODEL.into(),
+        _ => DEFAULT_MODEL.into(),
+    });
+    let embedded = embedded(flags, env, file)?;
+    if embedded.model_file.is_some() && matches!(backend, LlmBackend::Ollama | LlmBackend::OpenAi) {
+        return Err(Error::Config {
+            message: format!(
+                "--model-file (or [llm] model_file) runs the embedded model, but the backend is {backend}"
+            ),
+            hint: "use --llm embedded (or auto) with --model-file, or drop --model-file".into(),
+        });
+    }
     Ok(LlmSettings {
         backend,
         api_key,
         url,
         model,
+        model_explicit,
         context_tokens,
         max_answer_tokens,
         answer_language,
         timeout: secs(file.llm.timeout_secs, 300, "[llm] timeout_secs")?,
+        embedded,
+    })
+}
+
+/// The embedded model's part of `[llm]`: its file (`--model-file`), where catalogue
+/// models are kept and fetched from, whether they may be fetched, and threads.
+fn embedded(
+    flags: &Overrides,
+    env: &dyn Fn(&str) -> Option<String>,
+    file: &FileConfig,
+) -> Result<EmbeddedSettings, Error> {
+    let model_file = flags
+        .model_file
+        .clone()
+        .or_else(|| env("GROUND_MODEL_FILE").map(PathBuf::from))
+        .or_else(|| file.llm.model_file.clone());
+    let models_dir = env("XDG_DATA_HOME")
+        .map(|d| Path::new(&d).join("ground").join("models"))
+        .or_else(|| env("HOME").map(|h| Path::new(&h).join(".local/share/ground/models")));
+    let hub_url = match env("GROUND_MODEL_HUB")
+        .map(|v| (v, "GROUND_MODEL_HUB"))
+        .or_else(|| file.llm.hub_url.clone().map(|v| (v, "[llm] hub_url")))
+    {
+        Some((v, origin)) => parse_base_url(&v, origin)?,
+        None => parse_base_url(DEFAULT_MODEL_HUB, "the default")?,
+    };
+    let download = !flags.no_download
+        && match env("GROUND_NO_DOWNLOAD") {
+            Some(v) => !parse_bool(&v, "GROUND_NO_DOWNLOAD")?,
+            None => file.llm.download.unwrap_or(true),
+        };
+    let threads = file.llm.threads.unwrap_or(0);
+    check_range("[llm] threads", threads as u64, 0, 1024)?;
+    Ok(EmbeddedSettings {
+        model_file,
+        models_dir,
+        hub_url,
+        download,
+        threads,
+        verbose: flags.verbose,
+        ..EmbeddedSettings::default()
     })
 }
 

@@ -22,8 +22,11 @@
 //! the process; printing them (for a person or as JSON) is
 //! [`crate::render::doctor`]'s, and running them on a runtime is the binary's. This
 //! module holds the checks' data, the order they run in and the configuration checks;
-//! `search` and `model` hold the probes of the two services.
+//! `search` and `model` hold the probes of the two services, `embedded` the embedded
+//! model's checks (engine built in, model file and its checksum, memory), run when
+//! `--llm embedded` is set or `--llm auto` picks it.
 
+mod embedded;
 mod model;
 mod search;
 

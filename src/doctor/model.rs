@@ -17,13 +17,24 @@ use crate::settings::{LlmBackend, LlmSettings, Settings};
 use crate::text::sanitize_line;
 
 pub(super) async fn model_checks(settings: &Settings) -> Vec<Check> {
+    // `--llm auto` is resolved as `ground answer` resolves it, and says how.
+    let chosen = crate::llm::choose(&settings.llm).await;
+    let mut settings = settings.clone();
+    settings.llm = chosen.settings;
     let mut llm = settings.llm.clone();
     llm.timeout = llm.timeout.min(CHECK_TIMEOUT);
-    let (mut checks, trained) = match llm.backend {
-        LlmBackend::Ollama => ollama_checks(&llm).await,
+    let mut checks: Vec<Check> = chosen
+        .note
+        .map(|note| Check::ok("model.backend", Area::Model, format!("--llm auto: {note}")))
+        .into_iter()
+        .collect();
+    let (more, trained) = match llm.backend {
+        LlmBackend::Ollama | LlmBackend::Auto => ollama_checks(&llm).await,
         LlmBackend::OpenAi => (openai_checks(&llm).await, None),
+        LlmBackend::Embedded => super::embedded::embedded_checks(&llm).await,
     };
-    checks.push(context_check(settings, trained));
+    checks.extend(more);
+    checks.push(context_check(&settings, trained));
     checks
 }
 
@@ -278,6 +289,10 @@ fn wrong_server_hint(backend: LlmBackend) -> String {
             "point --llm-url at the server's OpenAI API, e.g. {}; for Ollama's own API use --llm ollama",
             crate::settings::DEFAULT_OPENAI_URL
         ),
+        LlmBackend::Embedded => "the embedded model needs no server".into(),
+        LlmBackend::Auto => {
+            "point --llm-url (or OLLAMA_HOST) at Ollama, or use --llm embedded".into()
+        }
     }
 }
 

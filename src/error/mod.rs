@@ -315,6 +315,94 @@ pub enum Error {
         seconds: u64,
     },
 
+    /// `--llm embedded` in a `ground` built without the `embedded` feature.
+    #[error("this ground was built without the embedded model (cargo feature `embedded`)")]
+    EmbeddedNotBuilt,
+
+    /// A model file is not a usable GGUF file: not GGUF, truncated, corrupt, or
+    /// refused by llama.cpp's loader.
+    #[error("the model file {} cannot be used: {reason}", path.display())]
+    ModelFileInvalid {
+        /// The file.
+        path: std::path::PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
+
+    /// Too little free memory to load the embedded model.
+    #[error("{model} needs about {} of memory and {} is available", gb(*needed), gb(*available))]
+    ModelMemory {
+        /// The model's name (or file name).
+        model: String,
+        /// Bytes it needs: weights, cache for the window, working memory.
+        needed: u64,
+        /// `MemAvailable` from /proc/meminfo.
+        available: u64,
+        /// A smaller catalogue model to suggest.
+        smaller: Option<String>,
+    },
+
+    /// The embedded model is not on disk and downloads are off (`--no-download`).
+    #[error("the embedded model {name} is not downloaded ({} is missing) and downloads are off", path.display())]
+    ModelNotDownloaded {
+        /// The catalogue name.
+        name: String,
+        /// Where its file would be.
+        path: std::path::PathBuf,
+    },
+
+    /// Downloading a model failed: the hub could not be reached, said 404, stalled,
+    /// or the file could not be written.
+    #[error("downloading the model {name} failed: {reason}")]
+    ModelDownload {
+        /// The catalogue name.
+        name: String,
+        /// What went wrong, one line (it says when the part is kept for a resume).
+        reason: String,
+    },
+
+    /// A downloaded model file does not have the SHA-256 pinned in the catalogue.
+    #[error("the downloaded model {name} is not the expected file: SHA-256 {actual}, expected {expected}; the download ({}) was deleted", deleted.display())]
+    ModelChecksum {
+        /// The catalogue name.
+        name: String,
+        /// The pinned SHA-256.
+        expected: String,
+        /// What the received bytes hash to.
+        actual: String,
+        /// The part that was deleted.
+        deleted: std::path::PathBuf,
+    },
+
+    /// Not enough free disk space for a model download.
+    #[error("not enough disk space in {} for the model: {} needed, {} free", dir.display(), gb(*needed), gb(*available))]
+    ModelDiskSpace {
+        /// The models folder.
+        dir: std::path::PathBuf,
+        /// Bytes still to write, with a margin.
+        needed: u64,
+        /// Bytes free there.
+        available: u64,
+    },
+
+    /// The prompt does not fit the embedded model's window.
+    #[error("the prompt is {prompt_tokens} tokens and the model's window is {window}")]
+    ModelPromptTooLong {
+        /// The prompt's exact token count.
+        prompt_tokens: u32,
+        /// The window used: the smaller of --context-tokens and the trained context.
+        window: u32,
+        /// The context the model was trained for.
+        trained: u32,
+    },
+
+    /// The embedded engine failed while preparing or writing a reply.
+    #[error("the embedded model failed: {message}")]
+    ModelEngine {
+        /// What failed, one line.
+        message: String,
+    },
+
     /// The model's reply could not be used, even after one retry.
     #[error(
         "the model's reply is unusable after {attempts} attempts: {detail}; reply began: {raw_start:?}"
@@ -444,7 +532,16 @@ impl Error {
             | ModelStreamFailed { .. }
             | ModelStreamCut { .. }
             | ModelTimeout { .. }
-            | ModelBadReply { .. } => exit::MODEL,
+            | ModelBadReply { .. }
+            | ModelFileInvalid { .. }
+            | ModelMemory { .. }
+            | ModelNotDownloaded { .. }
+            | ModelDownload { .. }
+            | ModelChecksum { .. }
+            | ModelDiskSpace { .. }
+            | ModelPromptTooLong { .. }
+            | ModelEngine { .. } => exit::MODEL,
+            EmbeddedNotBuilt => exit::USAGE,
             Uncited { .. } | NotGrounded { .. } => exit::NOT_GROUNDED,
             McpTransport { .. } => exit::USAGE,
             ReadFile { .. }
@@ -496,6 +593,15 @@ impl Error {
             ModelStreamCut { .. } => "model_stream_cut",
             ModelTimeout { .. } => "model_timeout",
             ModelBadReply { .. } => "model_bad_reply",
+            EmbeddedNotBuilt => "embedded_not_built",
+            ModelFileInvalid { .. } => "model_file_invalid",
+            ModelMemory { .. } => "model_memory",
+            ModelNotDownloaded { .. } => "model_not_downloaded",
+            ModelDownload { .. } => "model_download",
+            ModelChecksum { .. } => "model_checksum",
+            ModelDiskSpace { .. } => "model_disk_space",
+            ModelPromptTooLong { .. } => "model_prompt_too_long",
+            ModelEngine { .. } => "model_engine",
             Uncited { .. } => "uncited",
             NotGrounded { .. } => "not_grounded",
             McpTransport { .. } => "mcp_transport",
@@ -561,6 +667,17 @@ impl Error {
             ModelBadReply { problem: ReplyProblem::CutOff, .. } => "the reply hit the output-token cap: raise --max-answer-tokens, or use a model that follows JSON schemas better".into(),
             ModelBadReply { problem: ReplyProblem::TooLarge, .. } => "the server sent far more than an answer: check that --llm-url points at a model server".into(),
             ModelBadReply { .. } => "use a model that follows JSON schemas better (a larger one usually does), via --model".into(),
+            EmbeddedNotBuilt => "build ground with its default features (`cargo install --locked --path .`, which needs cmake, clang and libclang), or use a model server with --llm ollama or --llm openai".into(),
+            ModelFileInvalid { .. } => "use a complete GGUF model file: download it again, or use a catalogue model with --model (`ground model list`)".into(),
+            ModelMemory { smaller: Some(smaller), .. } => format!("use the smaller model with --model {smaller}, or close programs to free memory"),
+            ModelMemory { .. } => "close programs to free memory, or use a smaller model (--model qwen3-0.6b, or a smaller --model-file)".into(),
+            ModelNotDownloaded { name, .. } => format!("download it once with `ground model pull {name}` (or allow downloads: drop --no-download / GROUND_NO_DOWNLOAD)"),
+            ModelDownload { name, .. } => format!("check the network connection (or [llm] hub_url / GROUND_MODEL_HUB), then run again: `ground model pull {name}` resumes what arrived"),
+            ModelChecksum { name, .. } => format!("run `ground model pull {name}` again; if it fails the same way, the hub (or a proxy in between) serves another file: check [llm] hub_url"),
+            ModelDiskSpace { dir, .. } => format!("free disk space in {}, or set XDG_DATA_HOME to a file system with room", dir.display()),
+            ModelPromptTooLong { trained, window, .. } if window < trained => format!("use fewer --pages, or raise --context-tokens (up to {trained} for this model)"),
+            ModelPromptTooLong { .. } => "use fewer --pages or a shorter question: the window is already the model's whole trained context".into(),
+            ModelEngine { .. } => "run again with --verbose to see llama.cpp's messages; a smaller --context-tokens helps when memory is short".into(),
             Uncited { .. } => "use a model that follows instructions better (--model), or give it more of each page with a larger --context-tokens".into(),
             NotGrounded { .. } => "the answer above is not fully backed by the pages: read what is marked unsupported or unknown, try a narrower question or more --pages, or drop --strict to accept it".into(),
             McpTransport { .. } => "run `ground mcp` from an MCP client (it speaks JSON-RPC on stdin/stdout), not from a terminal".into(),
@@ -736,6 +853,15 @@ impl Error {
             | SearchQuotaSpent { .. }
             | MissingKey { .. }
             | ModelTimeout { .. }
+            | EmbeddedNotBuilt
+            | ModelFileInvalid { .. }
+            | ModelMemory { .. }
+            | ModelNotDownloaded { .. }
+            | ModelDownload { .. }
+            | ModelChecksum { .. }
+            | ModelDiskSpace { .. }
+            | ModelPromptTooLong { .. }
+            | ModelEngine { .. }
             | Uncited { .. }
             | Deadline { .. }
             | Interrupted) => other,
@@ -750,4 +876,9 @@ impl Error {
         }
         out
     }
+}
+
+/// Bytes as gigabytes with one decimal (`1.1 GB`), for memory and disk messages.
+fn gb(bytes: u64) -> String {
+    format!("{:.1} GB", bytes as f64 / 1e9)
 }

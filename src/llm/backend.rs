@@ -1,5 +1,5 @@
-//! The model server the settings name, as one [`Backend`] value that dispatches to
-//! its wire API.
+//! The model the settings name, as one [`Backend`] value that dispatches to its wire
+//! API or to the embedded engine.
 
 use crate::error::Error;
 use crate::settings::{LlmBackend, LlmSettings};
@@ -13,14 +13,31 @@ pub enum Backend {
     Ollama(ollama::Ollama),
     /// `/v1/chat/completions`.
     OpenAi(openai::OpenAi),
+    /// llama.cpp in this process (boxed: its settings are large beside a client).
+    #[cfg(feature = "embedded")]
+    Embedded(Box<super::embedded::Embedded>),
 }
 
 impl Backend {
-    /// Builds the backend the settings name.
+    /// Builds the backend the settings name. `--llm auto` must have been resolved by
+    /// [`super::choose()`] before: it needs a look at the network.
     pub fn new(settings: &LlmSettings) -> Result<Self, Error> {
         Ok(match settings.backend {
             LlmBackend::Ollama => Backend::Ollama(ollama::Ollama::new(settings)?),
             LlmBackend::OpenAi => Backend::OpenAi(openai::OpenAi::new(settings)?),
+            #[cfg(feature = "embedded")]
+            LlmBackend::Embedded => {
+                Backend::Embedded(Box::new(super::embedded::Embedded::new(settings)?))
+            }
+            #[cfg(not(feature = "embedded"))]
+            LlmBackend::Embedded => return Err(Error::EmbeddedNotBuilt),
+            LlmBackend::Auto => {
+                return Err(Error::Internal {
+                    message:
+                        "--llm auto reached the model stage unresolved (llm::choose was not called)"
+                            .into(),
+                });
+            }
         })
     }
 }
@@ -30,6 +47,8 @@ impl ChatBackend for Backend {
         match self {
             Backend::Ollama(b) => b.chat(request).await,
             Backend::OpenAi(b) => b.chat(request).await,
+            #[cfg(feature = "embedded")]
+            Backend::Embedded(b) => b.chat(request).await,
         }
     }
     async fn chat_stream(
@@ -40,18 +59,32 @@ impl ChatBackend for Backend {
         match self {
             Backend::Ollama(b) => b.chat_stream(request, on_text).await,
             Backend::OpenAi(b) => b.chat_stream(request, on_text).await,
+            #[cfg(feature = "embedded")]
+            Backend::Embedded(b) => b.chat_stream(request, on_text).await,
         }
     }
     fn model(&self) -> &str {
         match self {
             Backend::Ollama(b) => b.model(),
             Backend::OpenAi(b) => b.model(),
+            #[cfg(feature = "embedded")]
+            Backend::Embedded(b) => b.model(),
         }
     }
     fn backend(&self) -> LlmBackend {
         match self {
             Backend::Ollama(b) => b.backend(),
             Backend::OpenAi(b) => b.backend(),
+            #[cfg(feature = "embedded")]
+            Backend::Embedded(b) => b.backend(),
+        }
+    }
+    fn model_file(&self) -> Option<&std::path::Path> {
+        match self {
+            Backend::Ollama(b) => b.model_file(),
+            Backend::OpenAi(b) => b.model_file(),
+            #[cfg(feature = "embedded")]
+            Backend::Embedded(b) => b.model_file(),
         }
     }
 }

@@ -36,6 +36,10 @@ pub trait ChatBackend {
     fn model(&self) -> &str;
     /// Which API this is.
     fn backend(&self) -> LlmBackend;
+    /// The model file, for a model run inside this process (the embedded backend).
+    fn model_file(&self) -> Option<&std::path::Path> {
+        None
+    }
 }
 
 /// Builds the HTTP client every model backend uses: our User-Agent, a connect limit

@@ -12,13 +12,19 @@
 //!   streamed);
 //! - [`frames`]: streamed reply bodies (Ollama NDJSON, Server-Sent Events) into text
 //!   pieces and an end marker;
-//! - [`backend`]: the configured server as one [`Backend`];
+//! - [`backend`]: the configured model as one [`Backend`];
+//! - [`choose`](mod@choose): `--llm auto`, Ollama when it runs and has the model, else
+//!   the embedded model;
 //! - [`ollama`], [`openai`]: the two wire APIs;
+//! - [`embedded`]: llama.cpp inside the process (the engine behind the cargo feature
+//!   `embedded`), its model catalogue and downloads;
 //! - [`ask`](mod@ask): one call with its single retry.
 
 pub(crate) mod ask;
 pub(crate) mod backend;
+pub(crate) mod choose;
 pub(crate) mod client;
+pub mod embedded;
 pub(crate) mod frames;
 pub(crate) mod ollama;
 pub(crate) mod openai;
@@ -26,6 +32,7 @@ pub(crate) mod prompt;
 
 pub use ask::{AskEvent, Asked, ask, ask_streaming};
 pub use backend::Backend;
+pub use choose::{Chosen, PROBE, choose};
 pub use client::{ChatBackend, MAX_REPLY_BYTES, ModelReply, ModelRequest};
 pub use prompt::{
     AnswerBounds, MAX_BUCKET_CITATIONS, MAX_BUCKET_ITEMS, MAX_CITATIONS_PER_STATEMENT,

@@ -159,3 +159,45 @@ impl Ollama {
         })
     }
 }
+
+/// The models an Ollama server has (`GET /api/tags`), asked within `limit`; an error
+/// when nothing that looks like Ollama answers in time.
+pub(crate) async fn installed_models(
+    settings: &LlmSettings,
+    limit: std::time::Duration,
+) -> Result<Vec<String>, Error> {
+    let unreachable = |reason: String| Error::ModelUnreachable {
+        backend: LlmBackend::Ollama,
+        url: crate::http::display_url(&settings.url),
+        reason,
+    };
+    let client = crate::http::client_builder(limit, Some(limit))
+        .build()
+        .map_err(|e| unreachable(crate::http::describe_error(&e)))?;
+    let mut url = settings.url.clone();
+    let path = format!("{}/api/tags", url.path().trim_end_matches('/'));
+    url.set_path(&path);
+    let response = client
+        .get(url)
+        .send()
+        .await
+        .map_err(|e| unreachable(crate::http::describe_error(&e)))?;
+    if !response.status().is_success() {
+        return Err(unreachable(format!("HTTP {}", response.status().as_u16())));
+    }
+    let body = crate::http::read_bounded(response, 1024 * 1024)
+        .await
+        .map_err(|e| unreachable(crate::http::describe_error(&e)))?;
+    let tags: serde_json::Value = serde_json::from_slice(&body.bytes)
+        .map_err(|_| unreachable("not Ollama's model list".into()))?;
+    let models = tags
+        .get("models")
+        .and_then(serde_json::Value::as_array)
+        .ok_or_else(|| unreachable("not Ollama's model list".into()))?;
+    Ok(models
+        .iter()
+        .filter_map(|m| m.get("name").or_else(|| m.get("model")))
+        .filter_map(serde_json::Value::as_str)
+        .map(str::to_string)
+        .collect())
+}

@@ -149,6 +149,7 @@ impl Run<'_> {
         ModelInfo {
             backend: self.client.backend(),
             name: self.client.model().to_string(),
+            file: self.client.model_file().map(|p| p.display().to_string()),
             prompt_tokens: reply.prompt_tokens,
             completion_tokens: reply.completion_tokens,
             estimated_prompt_tokens: estimated,

@@ -66,6 +66,9 @@ impl World {
             .env("GROUND_LLM_URL", self.ollama.uri())
             .env("GROUND_ALLOW_PRIVATE_ADDRESSES", "true")
             .env("GROUND_MODEL", "llama3.2")
+            // The default backend is `auto` (Ollama if it answers, else the embedded
+            // model); these tests are about the Ollama stand-in, so they pin it.
+            .env("GROUND_LLM", "ollama")
             .env("GROUND_MAX_PER_MINUTE", "0")
             .env("GROUND_SEARCH", "searxng")
             .env("GROUND_WIKIPEDIA_URL", closed_port_url())

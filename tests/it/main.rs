@@ -15,6 +15,7 @@ mod calibration;
 mod deadline;
 mod doctor;
 mod duckduckgo;
+mod embedded;
 mod evidence;
 mod extract;
 mod fetch;

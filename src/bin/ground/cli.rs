@@ -25,7 +25,8 @@ const DOCTOR_EXIT_CODES: &[(i32, &str)] = &[
 /// Answer questions from live web search, with citations you can check.
 ///
 /// Searches your own SearXNG when it answers (else Brave or Tavily with your key, else
-/// Wikipedia) and asks your own model (Ollama, or any OpenAI-compatible server).
+/// Wikipedia) and asks Ollama when it runs here, else a model inside ground itself
+/// (llama.cpp; downloaded once), or any OpenAI-compatible server.
 #[derive(Debug, Parser)]
 #[command(name = "ground", version, about, max_term_width = 100)]
 pub struct Cli {
@@ -62,6 +63,9 @@ pub enum Command {
     Usage(UsageArgs),
     /// Store, delete or list API keys in the OS keyring (Brave, Tavily, hosted model).
     Key(KeyArgs),
+    /// Download, list or delete the embedded models (the catalogue built into ground).
+    #[command(after_help = exit_codes_help(EXIT_CODE_TABLE))]
+    Model(ModelArgs),
 }
 
 /// How to print the answer for a person.
@@ -129,21 +133,27 @@ impl From<SearchService> for settings::SearchBackend {
     }
 }
 
-/// `--llm`: which API the model server speaks.
+/// `--llm`: which model answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ModelApi {
+    /// Ollama when it answers at its URL and has the model, else the embedded model.
+    Auto,
     /// Ollama's own API.
     Ollama,
     /// The OpenAI-compatible API (llama.cpp's llama-server, vLLM, LM Studio, hosted).
     #[value(name = "openai")]
     OpenAi,
+    /// llama.cpp inside ground, on a catalogue model (downloaded once) or --model-file.
+    Embedded,
 }
 
 impl From<ModelApi> for settings::LlmBackend {
     fn from(api: ModelApi) -> Self {
         match api {
+            ModelApi::Auto => settings::LlmBackend::Auto,
             ModelApi::Ollama => settings::LlmBackend::Ollama,
             ModelApi::OpenAi => settings::LlmBackend::OpenAi,
+            ModelApi::Embedded => settings::LlmBackend::Embedded,
         }
     }
 }
@@ -268,8 +278,9 @@ pub struct FetchOpts {
 /// Which model to ask.
 #[derive(Debug, Clone, Default, Args)]
 pub struct ModelOpts {
-    /// Model server API: `ollama` (Ollama's own API) or `openai` (llama.cpp's
-    /// llama-server, vLLM, LM Studio, hosted) [default: ollama; env: GROUND_LLM].
+    /// Which model answers: `auto` (Ollama when it runs and has the model, else the
+    /// embedded one), `ollama`, `openai` (llama.cpp's llama-server, vLLM, LM Studio,
+    /// hosted) or `embedded` (llama.cpp inside ground) [default: auto; env: GROUND_LLM].
     #[arg(long, value_name = "API", value_enum)]
     pub llm: Option<ModelApi>,
 
@@ -278,9 +289,20 @@ pub struct ModelOpts {
     #[arg(long, value_name = "URL")]
     pub llm_url: Option<String>,
 
-    /// Model name [default: llama3.2; env: GROUND_MODEL].
+    /// Model name [default: llama3.2 for Ollama, qwen3-1.7b for the embedded model
+    /// (see `ground model list`); env: GROUND_MODEL].
     #[arg(long)]
     pub model: Option<String>,
+
+    /// A local GGUF file for the embedded model (never downloaded)
+    /// [env: GROUND_MODEL_FILE].
+    #[arg(long, value_name = "PATH.gguf")]
+    pub model_file: Option<PathBuf>,
+
+    /// Never download an embedded model; a missing one is an error
+    /// [env: GROUND_NO_DOWNLOAD=1].
+    #[arg(long)]
+    pub no_download: bool,
 
     /// The model's context window in tokens; the prompt is fitted to it
     /// [default: 4096; env: GROUND_CONTEXT_TOKENS].
@@ -587,6 +609,44 @@ pub struct UsageArgs {
     pub search: SearchOpts,
 }
 
+/// `ground model`.
+#[derive(Debug, Args)]
+pub struct ModelArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub action: ModelAction,
+
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub config: ConfigOpts,
+}
+
+/// What `ground model` does.
+#[derive(Debug, Subcommand)]
+pub enum ModelAction {
+    /// Download a catalogue model (resumable, checked against its SHA-256)
+    /// [default: qwen3-1.7b].
+    Pull {
+        /// The model's name.
+        name: Option<String>,
+        /// No progress on stderr.
+        #[arg(short, long)]
+        quiet: bool,
+    },
+    /// The catalogue and what of it is downloaded.
+    #[command(visible_alias = "ls")]
+    List {
+        /// Print one JSON object on stdout.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Delete a downloaded model (and any unfinished download of it).
+    Rm {
+        /// The model's name.
+        name: String,
+    },
+}
+
 /// `ground cache` actions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum CacheAction {
@@ -649,6 +709,8 @@ pub fn overrides(
         llm_backend: model.llm.map(Into::into),
         llm_url: model.llm_url,
         model: model.model,
+        model_file: model.model_file,
+        no_download: model.no_download,
         context_tokens: model.context_tokens,
         max_answer_tokens: model.max_answer_tokens,
         answer_language: model.answer_language,

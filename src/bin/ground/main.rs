@@ -8,6 +8,7 @@ mod commands;
 mod input;
 mod live;
 mod output;
+mod progress;
 mod runtime;
 
 use std::process::ExitCode;
@@ -38,5 +39,6 @@ fn main() -> ExitCode {
         Command::Usage(args) => commands::usage::run(args),
         Command::Key(args) => commands::key::run(args),
         Command::Completions(args) => commands::completions::run(args),
+        Command::Model(args) => commands::model::run(args),
     }
 }

@@ -1,10 +1,13 @@
-//! The async runtime of one command, with Ctrl-C, and the settings it runs with.
+//! The async runtime of one command, with Ctrl-C, the settings it runs with, and the
+//! model they name made ready (`--llm auto` resolved, an embedded model downloaded).
 
 use std::future::Future;
 
 use ground::config::{self, Overrides};
 use ground::error::Error;
 use ground::settings::Settings;
+
+use crate::progress::DownloadProgress;
 
 /// Resolves settings from flags, the real environment and the config file, and hands
 /// their secrets to the redactor.
@@ -26,4 +29,23 @@ pub fn block_on<T>(work: impl Future<Output = Result<T, Error>>) -> Result<T, Er
     });
     runtime.shutdown_background();
     outcome
+}
+
+/// Resolves `--llm auto` (saying on stderr which model answers and why, unless
+/// `quiet`) and, for the embedded model, makes sure its file is on disk, downloading
+/// it with a progress display. Runs inside [`block_on`], so Ctrl-C leaves a
+/// resumable download.
+pub async fn ready_model(mut settings: Settings, quiet: bool) -> Result<Settings, Error> {
+    let chosen = ground::llm::choose(&settings.llm).await;
+    if let Some(note) = &chosen.note
+        && !quiet
+    {
+        eprintln!("ground: {note}");
+    }
+    settings.llm = chosen.settings;
+    let mut progress = DownloadProgress::new(&settings.llm.model, quiet);
+    let result = ground::llm::embedded::prepare(&settings.llm, &mut |p| progress.update(p)).await;
+    progress.finish();
+    result?;
+    Ok(settings)
 }

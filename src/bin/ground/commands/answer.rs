@@ -17,7 +17,7 @@ use crate::cli::{self, AnswerArgs, Format};
 use crate::input::read_input;
 use crate::live::Live;
 use crate::output::{code, colour_stdout, fail, print_json};
-use crate::runtime::{block_on, settings};
+use crate::runtime::{block_on, ready_model, settings};
 
 /// Runs `ground answer`.
 pub fn run(args: AnswerArgs) -> ExitCode {
@@ -41,7 +41,8 @@ pub fn run(args: AnswerArgs) -> ExitCode {
     overrides.max_searches = args.max_searches;
     overrides.fallback = args.fallback.map(Into::into);
     overrides.pack = args.pack;
-    let settings = match settings(&overrides) {
+    overrides.verbose = args.verbose;
+    let settings = match settings(&overrides).and_then(|s| block_on(ready_model(s, args.quiet))) {
         Ok(s) => s,
         Err(e) => return fail(json, "question", &question, &e),
     };

@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use crate::cli::{self, McpArgs};
 use crate::output::code;
-use crate::runtime::{block_on, settings};
+use crate::runtime::{block_on, ready_model, settings};
 
 /// Runs `ground mcp` until the client closes the session.
 pub fn run(args: McpArgs) -> ExitCode {
@@ -24,7 +24,12 @@ pub fn run(args: McpArgs) -> ExitCode {
     if args.ignore_robots {
         overrides.robots = Some(ground::settings::RobotsPolicy::Never);
     }
-    match settings(&overrides).and_then(|s| block_on(ground::mcp::serve(s))) {
+    // The model is made ready before the session starts: `--llm auto` says on stderr
+    // which model answers, and a missing embedded model is downloaded now, not in
+    // the middle of an agent's first call.
+    match settings(&overrides)
+        .and_then(|s| block_on(async { ground::mcp::serve(ready_model(s, false).await?).await }))
+    {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("{}", e.report());

@@ -8,5 +8,6 @@ pub mod extract;
 pub mod fetch;
 pub mod key;
 pub mod mcp;
+pub mod model;
 pub mod search;
 pub mod usage;

@@ -1,0 +1,636 @@
+//! llama.cpp inside the process: load a GGUF model once, then write replies with it,
+//! token by token, constrained to the answer's JSON schema.
+//!
+//! Why each part is the way it is:
+//!
+//! - **Loaded once per process, memory-mapped** ([`load`]): a process-wide cache keyed
+//!   by the file's path, so `ground mcp` answers its second call without loading
+//!   again. Before llama.cpp sees a file, [`super::gguf`] checks it (a corrupt or
+//!   truncated file is an error, never a crash), and the free memory is compared with
+//!   what the model needs (weights, the key/value cache of the window, working
+//!   memory): too little is an error naming the smaller catalogue model, not a
+//!   machine pushed into swap.
+//! - **The model's own chat template** from the GGUF file; for Qwen3, the
+//!   non-thinking switch its chat template documents (`enable_thinking=False`: an
+//!   empty `<think>\n\n</think>\n\n` opening the assistant turn), so it answers
+//!   instead of thinking aloud for a thousand tokens.
+//! - **The JSON schema as a grammar** (llama.cpp's `json_schema_to_grammar`), applied
+//!   the cheap way: the most likely token is checked against the grammar alone, and
+//!   only when the grammar refuses it is the whole vocabulary filtered (llama.cpp's
+//!   server samples the same way). Greedy: temperature 0, like the other backends.
+//! - **Exact token counts**: the prompt is tokenized here, so its count is the
+//!   model's own; the window is the smaller of the trained context and the requested
+//!   `context_tokens`, and the reply is capped at `max_tokens` ("length").
+//! - **Stoppable within a second**: generation checks a cancel flag between steps, and
+//!   the prompt is decoded in chunks sized to take about 0.4 s each on this machine, so
+//!   Ctrl-C and `--timeout` never wait for a long prefill.
+//! - **Quiet**: llama.cpp's log goes nowhere (its last errors are kept for the error
+//!   message) unless `verbose` lets it through to stderr.
+//!
+//! Everything here blocks: callers run it on a thread of its own ([`super::Embedded`]
+//! does), never on the async runtime.
+
+use std::collections::{HashMap, VecDeque};
+use std::ffi::{CStr, c_char, c_void};
+use std::io::Write as _;
+use std::num::NonZeroU32;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use llama_cpp_2::context::params::LlamaContextParams;
+use llama_cpp_2::llama_backend::LlamaBackend;
+use llama_cpp_2::llama_batch::LlamaBatch;
+use llama_cpp_2::model::params::LlamaModelParams;
+use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
+use llama_cpp_2::sampling::LlamaSampler;
+use llama_cpp_2::token::LlamaToken;
+use llama_cpp_2::token::data::LlamaTokenData;
+use llama_cpp_2::token::data_array::LlamaTokenDataArray;
+
+use super::gguf;
+use crate::error::Error;
+
+/// Most tokens decoded in one call (llama.cpp's physical batch).
+const MAX_BATCH: usize = 512;
+
+/// What one prompt chunk should take, so a cancel is seen well within a second while
+/// chunks stay large enough for llama.cpp's matrix kernels.
+const CHUNK_TARGET: Duration = Duration::from_millis(400);
+
+/// Qwen3's documented non-thinking switch: what its chat template writes after the
+/// assistant's opening when `enable_thinking` is false.
+const EMPTY_THINK: &str = "<think>\n\n</think>\n\n";
+
+/// How a model is to be loaded.
+#[derive(Debug, Clone)]
+pub struct LoadOptions {
+    /// How the model is named in messages: a catalogue name or the file's name.
+    pub label: String,
+    /// A smaller catalogue model to suggest when memory is short.
+    pub smaller: Option<String>,
+    /// The window that will be asked for, to size the memory check.
+    pub context_tokens: u32,
+    /// Let llama.cpp's log through to stderr.
+    pub verbose: bool,
+    /// Free memory to assume instead of reading /proc/meminfo (tests).
+    pub memory_available: Option<u64>,
+}
+
+/// A model loaded into this process, shared by every call.
+pub struct Model {
+    llama: LlamaModel,
+    path: PathBuf,
+    template: LlamaChatTemplate,
+    /// Whether the file's own template was usable (else ChatML is used).
+    own_template: bool,
+    /// Whether the template has Qwen3's `enable_thinking` switch.
+    thinks: bool,
+    trained_context: u32,
+    file_bytes: u64,
+    load_time: Duration,
+    /// One reply at a time per model: contexts are not built concurrently (llama.cpp
+    /// mutates the model while building one) and two replies would halve each other's
+    /// speed on a CPU anyway.
+    busy: Mutex<()>,
+}
+
+impl std::fmt::Debug for Model {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Model")
+            .field("path", &self.path)
+            .field("trained_context", &self.trained_context)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Model {
+    /// The file it was loaded from.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The context length it was trained for.
+    pub fn trained_context(&self) -> u32 {
+        self.trained_context
+    }
+
+    /// The file's size.
+    pub fn file_bytes(&self) -> u64 {
+        self.file_bytes
+    }
+
+    /// How long loading took (the first time; the cache makes later loads free).
+    pub fn load_time(&self) -> Duration {
+        self.load_time
+    }
+
+    /// Whether the file carries a chat template llama.cpp can apply (otherwise the
+    /// generic ChatML layout is used).
+    pub fn has_own_template(&self) -> bool {
+        self.own_template
+    }
+
+    /// The prompt as the model reads it: system and user message through the model's
+    /// chat template, opened for the assistant's reply (with Qwen3's thinking off).
+    pub fn render_prompt(&self, system: &str, user: &str) -> Result<String, Error> {
+        let message = |role: &str, content: &str| {
+            // A NUL cannot cross into C; page text has no business holding one.
+            LlamaChatMessage::new(role.into(), content.replace('\0', "")).map_err(|e| {
+                Error::ModelEngine {
+                    message: format!("cannot build the chat message: {e}"),
+                }
+            })
+        };
+        let chat = [message("system", system)?, message("user", user)?];
+        let mut text = self
+            .llama
+            .apply_chat_template(&self.template, &chat, true)
+            .map_err(|e| Error::ModelEngine {
+                message: format!("cannot apply the model's chat template: {e}"),
+            })?;
+        if self.thinks {
+            text.push_str(EMPTY_THINK);
+        }
+        Ok(text)
+    }
+
+    /// The prompt's tokens, exactly as they are fed to the model.
+    pub fn prompt_tokens(&self, system: &str, user: &str) -> Result<Vec<LlamaToken>, Error> {
+        let text = self.render_prompt(system, user)?;
+        let vocab = self.llama.vocab();
+        let mut tokens = vocab.tokenize(text.as_bytes(), true, true);
+        // A template that writes the BOS itself, tokenized with BOS added: one is enough.
+        if tokens.len() >= 2 && tokens[0] == vocab.bos() && tokens[1] == vocab.bos() {
+            tokens.remove(0);
+        }
+        Ok(tokens)
+    }
+
+    /// How many tokens the prompt is for this model.
+    pub fn count_prompt_tokens(&self, system: &str, user: &str) -> Result<u32, Error> {
+        Ok(u32::try_from(self.prompt_tokens(system, user)?.len()).unwrap_or(u32::MAX))
+    }
+}
+
+/// The llama.cpp backend, initialised once per process (llama.cpp allows only one).
+fn backend() -> Result<&'static LlamaBackend, Error> {
+    static BACKEND: OnceLock<LlamaBackend> = OnceLock::new();
+    static INIT: Mutex<()> = Mutex::new(());
+    if let Some(b) = BACKEND.get() {
+        return Ok(b);
+    }
+    let _guard = INIT.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(b) = BACKEND.get() {
+        return Ok(b);
+    }
+    install_log();
+    let b = LlamaBackend::init().map_err(|e| Error::ModelEngine {
+        message: format!("cannot start llama.cpp: {e}"),
+    })?;
+    Ok(BACKEND.get_or_init(|| b))
+}
+
+/// Whether llama.cpp's log goes to stderr (`verbose`).
+static LOG_TO_STDERR: AtomicBool = AtomicBool::new(false);
+
+/// llama.cpp's last error lines, for the message when it refuses a file.
+static LAST_ERRORS: Mutex<VecDeque<String>> = Mutex::new(VecDeque::new());
+
+/// Routes llama.cpp's and ggml's log through [`on_log`].
+fn install_log() {
+    // SAFETY: `on_log` is a plain function that lives for the whole program and
+    // ignores its user data.
+    unsafe { llama_cpp_sys_2::llama_log_set(Some(on_log), std::ptr::null_mut()) };
+}
+
+unsafe extern "C" fn on_log(
+    level: llama_cpp_sys_2::ggml_log_level,
+    text: *const c_char,
+    _data: *mut c_void,
+) {
+    if text.is_null() {
+        return;
+    }
+    // SAFETY: llama.cpp passes a NUL-terminated string valid for this call.
+    let text = unsafe { CStr::from_ptr(text) }.to_string_lossy();
+    if LOG_TO_STDERR.load(Ordering::Relaxed) {
+        let _ = std::io::stderr().write_all(text.as_bytes());
+    }
+    if level == llama_cpp_sys_2::GGML_LOG_LEVEL_ERROR {
+        let line = crate::text::sanitize_line(&crate::text::shorten(text.trim(), 300));
+        let mut errors = LAST_ERRORS.lock().unwrap_or_else(|e| e.into_inner());
+        if errors.len() >= 4 {
+            errors.pop_front();
+        }
+        errors.push_back(line);
+    }
+}
+
+/// llama.cpp's error lines since the last call, joined.
+fn take_errors() -> Option<String> {
+    let mut errors = LAST_ERRORS.lock().unwrap_or_else(|e| e.into_inner());
+    let joined = errors.drain(..).collect::<Vec<_>>().join("; ");
+    (!joined.is_empty()).then_some(joined)
+}
+
+/// The machine's physical cores (llama.cpp runs best with one thread per core).
+pub fn physical_cores() -> usize {
+    num_cpus::get_physical().max(1)
+}
+
+/// The model at `path`, loaded now or earlier in this process. Blocking; `cancel`
+/// stops a load in progress.
+pub fn load(
+    path: &Path,
+    options: &LoadOptions,
+    cancel: &Arc<AtomicBool>,
+) -> Result<Arc<Model>, Error> {
+    static MODELS: Mutex<Option<HashMap<PathBuf, Arc<Model>>>> = Mutex::new(None);
+    let invalid = |reason: String| Error::ModelFileInvalid {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let key = std::fs::canonicalize(path).map_err(|e| invalid(format!("cannot open it: {e}")))?;
+    // Loads are serialised: two threads asking for one file load it once.
+    let mut models = MODELS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(model) = models.get_or_insert_with(HashMap::new).get(&key) {
+        return Ok(model.clone());
+    }
+    LOG_TO_STDERR.store(options.verbose, Ordering::Relaxed);
+    let info = gguf::read(&key).map_err(|e| invalid(e.to_string()))?;
+    let trained = match info.trained_context() {
+        Some(n) if n > 0 && n <= i32::MAX as u64 => n as u32,
+        Some(n) => {
+            return Err(invalid(format!(
+                "its trained context length {n} is impossible"
+            )));
+        }
+        None => return Err(invalid("it does not say its context length".into())),
+    };
+    let needed = gguf::memory_needed(&info, options.context_tokens);
+    if let Some(available) = options.memory_available.or_else(gguf::memory_available)
+        && available < needed
+    {
+        return Err(Error::ModelMemory {
+            model: options.label.clone(),
+            needed,
+            available,
+            smaller: options.smaller.clone(),
+        });
+    }
+    let backend = backend()?;
+    take_errors();
+    let started = Instant::now();
+    let flag = cancel.clone();
+    let params = LlamaModelParams::default()
+        .with_use_mmap(true)
+        .with_progress_callback(move |_| !flag.load(Ordering::Relaxed));
+    let llama = LlamaModel::load_from_file(backend, &key, &params).map_err(|e| {
+        if cancel.load(Ordering::Relaxed) {
+            return Error::Interrupted;
+        }
+        invalid(take_errors().unwrap_or_else(|| format!("llama.cpp cannot load it ({e})")))
+    })?;
+    let (template, own_template) = match llama.chat_template(None) {
+        Ok(t) => (t, true),
+        Err(_) => (chatml()?, false),
+    };
+    let thinks = info
+        .chat_template()
+        .is_some_and(|t| t.contains("enable_thinking"));
+    let mut model = Model {
+        llama,
+        path: key.clone(),
+        template,
+        own_template,
+        thinks,
+        trained_context: trained,
+        file_bytes: info.file_bytes,
+        load_time: Duration::ZERO,
+        busy: Mutex::new(()),
+    };
+    // A template llama.cpp cannot apply falls back to ChatML, as llama.cpp's server does.
+    if model.own_template && model.render_prompt("s", "u").is_err() {
+        model.template = chatml()?;
+        model.own_template = false;
+    }
+    model.load_time = started.elapsed();
+    let model = Arc::new(model);
+    models
+        .get_or_insert_with(HashMap::new)
+        .insert(key, model.clone());
+    Ok(model)
+}
+
+fn chatml() -> Result<LlamaChatTemplate, Error> {
+    LlamaChatTemplate::new("chatml").map_err(|e| Error::ModelEngine {
+        message: format!("cannot build the ChatML template: {e}"),
+    })
+}
+
+/// One reply to write.
+#[derive(Debug, Clone)]
+pub struct GenerateRequest {
+    /// Instructions.
+    pub system: String,
+    /// Sources and question.
+    pub user: String,
+    /// The JSON Schema the reply must follow, as a grammar; `None`: free text.
+    pub schema: Option<serde_json::Value>,
+    /// The window to use (capped at the trained context).
+    pub context_tokens: u32,
+    /// Most tokens to write.
+    pub max_tokens: u32,
+    /// Threads; 0 = the physical cores.
+    pub threads: usize,
+}
+
+/// A written reply with its counts and timings.
+#[derive(Debug, Clone, Default)]
+pub struct Generated {
+    /// The reply text.
+    pub text: String,
+    /// `stop` (the model ended it) or `length` (the cap or the window ended it).
+    pub done_reason: String,
+    /// The prompt's tokens.
+    pub prompt_tokens: u32,
+    /// Tokens written.
+    pub completion_tokens: u32,
+    /// The window used.
+    pub window: u32,
+    /// Reading the prompt.
+    pub prefill: Duration,
+    /// Writing the reply.
+    pub decode: Duration,
+}
+
+/// Writes the reply to `request` with `model`, calling `on_text` with each piece of
+/// text as it is decoded. Blocking. Returns [`Error::Interrupted`] soon after `cancel`
+/// is set.
+pub fn generate(
+    model: &Model,
+    request: &GenerateRequest,
+    cancel: &AtomicBool,
+    on_text: &mut dyn FnMut(&str),
+) -> Result<Generated, Error> {
+    let _busy = model.busy.lock().unwrap_or_else(|e| e.into_inner());
+    let stopped = || cancel.load(Ordering::Relaxed);
+    let engine = |what: &str, e: &dyn std::fmt::Display| Error::ModelEngine {
+        message: match take_errors() {
+            Some(log) => format!("{what}: {e} ({log})"),
+            None => format!("{what}: {e}"),
+        },
+    };
+    let tokens = model.prompt_tokens(&request.system, &request.user)?;
+    let prompt_len = tokens.len();
+    let window = request.context_tokens.clamp(1, model.trained_context);
+    let window_len = window as usize;
+    // The reply needs room too: a prompt that leaves less than a few tokens is refused.
+    if prompt_len == 0 || prompt_len + 16 > window_len {
+        return Err(Error::ModelPromptTooLong {
+            prompt_tokens: u32::try_from(prompt_len).unwrap_or(u32::MAX),
+            window,
+            trained: model.trained_context,
+        });
+    }
+    let max_new = (request.max_tokens as usize).min(window_len - prompt_len);
+    let threads = match request.threads {
+        0 => physical_cores(),
+        n => n,
+    };
+    let threads = i32::try_from(threads).unwrap_or(1).max(1);
+    let mut sampler = match &request.schema {
+        Some(schema) => Some(grammar_sampler(model, schema)?),
+        None => None,
+    };
+    let params = LlamaContextParams::default()
+        .with_n_ctx(NonZeroU32::new(window))
+        .with_n_batch(MAX_BATCH as u32)
+        .with_n_ubatch(MAX_BATCH as u32)
+        .with_n_threads(threads)
+        .with_n_threads_batch(threads)
+        // Measured (scripts/bench-embedded.py, 2 cores, a 2,500-token prompt): the
+        // CPU's flash-attention path, which "auto" picks, decodes at half the speed.
+        .with_flash_attention_policy(llama_cpp_sys_2::LLAMA_FLASH_ATTN_TYPE_DISABLED);
+    let backend = backend()?;
+    let mut ctx = model
+        .llama
+        .new_context(backend, params)
+        .map_err(|e| engine("cannot create the model's context", &e))?;
+    let mut batch = LlamaBatch::new(MAX_BATCH, 1);
+
+    // Prefill, in chunks that each take about CHUNK_TARGET.
+    let started = Instant::now();
+    let mut chunk = 32usize;
+    let mut done = 0usize;
+    while done < prompt_len {
+        if stopped() {
+            return Err(Error::Interrupted);
+        }
+        let end = (done + chunk).min(prompt_len);
+        batch.clear();
+        for (i, token) in tokens.iter().enumerate().take(end).skip(done) {
+            batch
+                .add(*token, i as i32, &[0], i + 1 == prompt_len)
+                .map_err(|e| engine("cannot fill the batch", &e))?;
+        }
+        let t = Instant::now();
+        ctx.decode(&mut batch)
+            .map_err(|e| engine("cannot read the prompt", &e))?;
+        let per_token = t.elapsed() / (end - done) as u32;
+        chunk = match per_token.as_nanos() {
+            0 => MAX_BATCH,
+            n => ((CHUNK_TARGET.as_nanos() / n) as usize).clamp(16, MAX_BATCH),
+        };
+        done = end;
+    }
+    let prefill = started.elapsed();
+
+    // Decode: one token at a time, greedy, checked against the grammar.
+    let started = Instant::now();
+    let vocab = model.llama.vocab();
+    let mut text = String::new();
+    let mut utf8 = Utf8Pieces::default();
+    let mut written = 0usize;
+    let mut done_reason = "length";
+    let mut logits_at = batch.n_tokens() - 1;
+    while written < max_new {
+        if stopped() {
+            return Err(Error::Interrupted);
+        }
+        let logits = ctx.get_logits_ith(logits_at);
+        let token = match sampler.as_mut() {
+            Some(grammar) => {
+                pick_with_grammar(logits, grammar).ok_or_else(|| Error::ModelEngine {
+                    message: "the answer grammar allows no next token".into(),
+                })?
+            }
+            None => argmax(logits).ok_or_else(|| Error::ModelEngine {
+                message: "the model gave no scores".into(),
+            })?,
+        };
+        if vocab.is_eog(token) {
+            done_reason = "stop";
+            break;
+        }
+        if let Some(grammar) = sampler.as_mut() {
+            grammar
+                .try_accept(token)
+                .map_err(|e| engine("the answer grammar refused a token", &e))?;
+        }
+        written += 1;
+        let piece = vocab.token_to_piece(token, false, None);
+        let piece = utf8.push(&piece);
+        if !piece.is_empty() {
+            text.push_str(&piece);
+            on_text(&piece);
+        }
+        if written == max_new {
+            break;
+        }
+        batch.clear();
+        batch
+            .add(token, (prompt_len + written - 1) as i32, &[0], true)
+            .map_err(|e| engine("cannot fill the batch", &e))?;
+        ctx.decode(&mut batch)
+            .map_err(|e| engine("cannot write the reply", &e))?;
+        logits_at = 0;
+    }
+    let rest = utf8.finish();
+    if !rest.is_empty() {
+        text.push_str(&rest);
+        on_text(&rest);
+    }
+    Ok(Generated {
+        text,
+        done_reason: done_reason.into(),
+        prompt_tokens: u32::try_from(prompt_len).unwrap_or(u32::MAX),
+        completion_tokens: u32::try_from(written).unwrap_or(u32::MAX),
+        window,
+        prefill,
+        decode: started.elapsed(),
+    })
+}
+
+/// The grammar sampler for `schema`.
+fn grammar_sampler(model: &Model, schema: &serde_json::Value) -> Result<LlamaSampler, Error> {
+    let grammar = llama_cpp_2::json_schema_to_grammar(&schema.to_string()).map_err(|e| {
+        Error::ModelEngine {
+            message: format!("cannot turn the answer schema into a grammar: {e}"),
+        }
+    })?;
+    LlamaSampler::grammar(&model.llama, &grammar, "root").map_err(|e| Error::ModelEngine {
+        message: format!(
+            "llama.cpp refused the answer grammar: {e}{}",
+            take_errors().map(|l| format!(" ({l})")).unwrap_or_default()
+        ),
+    })
+}
+
+/// The index of the highest score, as a token.
+fn argmax(logits: &[f32]) -> Option<LlamaToken> {
+    let mut best: Option<(usize, f32)> = None;
+    for (i, &l) in logits.iter().enumerate() {
+        if l.is_finite() && best.is_none_or(|(_, b)| l > b) {
+            best = Some((i, l));
+        }
+    }
+    best.and_then(|(i, _)| i32::try_from(i).ok())
+        .map(LlamaToken::new)
+}
+
+/// The greedy token the grammar allows: the most likely one when the grammar accepts
+/// it (one check), else the most likely of those the grammar leaves.
+fn pick_with_grammar(logits: &[f32], grammar: &mut LlamaSampler) -> Option<LlamaToken> {
+    let best = argmax(logits)?;
+    let index = usize::try_from(best.0).ok()?;
+    let mut one =
+        LlamaTokenDataArray::new(vec![LlamaTokenData::new(best, logits[index], 0.0)], false);
+    one.apply_sampler(grammar);
+    if one.data.first().is_some_and(|d| d.logit().is_finite()) {
+        return Some(best);
+    }
+    let mut all = LlamaTokenDataArray::from_iter(
+        (0i32..)
+            .zip(logits)
+            .map(|(i, &l)| LlamaTokenData::new(LlamaToken::new(i), l, 0.0)),
+        false,
+    );
+    all.apply_sampler(grammar);
+    all.data
+        .iter()
+        .filter(|d| d.logit().is_finite())
+        .max_by(|a, b| a.logit().total_cmp(&b.logit()))
+        .map(|d| d.id())
+}
+
+/// Token pieces to text: a character split across two tokens waits for its second
+/// half; bytes that can never be UTF-8 become U+FFFD.
+#[derive(Debug, Default)]
+struct Utf8Pieces {
+    pending: Vec<u8>,
+}
+
+impl Utf8Pieces {
+    fn push(&mut self, bytes: &[u8]) -> String {
+        self.pending.extend_from_slice(bytes);
+        let mut out = String::new();
+        loop {
+            match std::str::from_utf8(&self.pending) {
+                Ok(s) => {
+                    out.push_str(s);
+                    self.pending.clear();
+                    return out;
+                }
+                Err(e) => {
+                    let valid = e.valid_up_to();
+                    out.push_str(&String::from_utf8_lossy(&self.pending[..valid]));
+                    match e.error_len() {
+                        Some(bad) => {
+                            out.push(char::REPLACEMENT_CHARACTER);
+                            self.pending.drain(..valid + bad);
+                        }
+                        None => {
+                            self.pending.drain(..valid);
+                            return out;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn finish(&mut self) -> String {
+        let rest = String::from_utf8_lossy(&self.pending).into_owned();
+        self.pending.clear();
+        rest
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pieces_join_split_characters() {
+        let mut u = Utf8Pieces::default();
+        let e = "é".as_bytes();
+        assert_eq!(u.push(&e[..1]), "");
+        assert_eq!(u.push(&e[1..]), "é");
+        assert_eq!(u.push(b"a\xffb"), "a\u{fffd}b");
+        assert_eq!(u.push(&"€".as_bytes()[..2]), "");
+        assert_eq!(u.finish(), "\u{fffd}");
+    }
+
+    #[test]
+    fn argmax_skips_what_is_not_a_score() {
+        assert_eq!(
+            argmax(&[0.0, f32::NAN, 3.0, f32::INFINITY, 2.0]),
+            Some(LlamaToken::new(2))
+        );
+        assert_eq!(argmax(&[f32::NEG_INFINITY]), None);
+        assert!(physical_cores() >= 1);
+    }
+}

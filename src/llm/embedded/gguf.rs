@@ -1,0 +1,582 @@
+//! A bounded reader of a GGUF file's header: the checks a file passes before
+//! llama.cpp sees it, and the few metadata values the engine needs beforehand.
+//!
+//! A model file is untrusted input (a `--model-file` from anywhere, a download cut
+//! short, a disk error): llama.cpp's own loader is C++ and a malformed file should
+//! never reach it. This reader is plain Rust over the file's bytes, every length
+//! checked against what is left of the file, so a corrupt or truncated file is a
+//! clear [`GgufError`] and never a crash. It reads the magic, the version, the
+//! metadata (keeping the scalar values and short strings, skipping arrays such as
+//! the tokenizer's vocabulary) and the tensor table, and checks that every tensor
+//! of a known type lies inside the file: a download cut at 90 % fails here, in a
+//! millisecond, instead of inside llama.cpp.
+//!
+//! It also gives the numbers the memory check needs before loading (layers, heads,
+//! the trained context; [`memory_needed`] against [`memory_available`]) and the chat
+//! template, without mapping a gigabyte of weights.
+
+use std::collections::HashMap;
+use std::io::{BufReader, Read, Seek};
+use std::path::Path;
+
+/// The first four bytes of every GGUF file.
+pub const MAGIC: &[u8; 4] = b"GGUF";
+
+/// Longest metadata string kept (a chat template is a few KB; longer values are
+/// skipped, not kept).
+const MAX_KEPT_STRING: u64 = 256 * 1024;
+
+/// Most dimensions of one tensor (ggml's `GGML_MAX_DIMS`).
+const MAX_DIMS: u32 = 4;
+
+/// Why a file is not a usable GGUF model.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GgufError {
+    /// The file could not be opened or read.
+    #[error("cannot read the file: {0}")]
+    Io(String),
+    /// The first bytes are not `GGUF`.
+    #[error("not a GGUF model file (it does not start with \"GGUF\")")]
+    NotGguf,
+    /// A GGUF version this reader does not know (1 is obsolete, >3 is newer).
+    #[error("GGUF version {0} is not supported (versions 2 and 3 are)")]
+    Version(u32),
+    /// The file ends before its header, metadata or tensor data does.
+    #[error("the file is truncated: {0}")]
+    Truncated(String),
+    /// A count, length or type in the header is impossible.
+    #[error("the file is corrupt: {0}")]
+    Corrupt(String),
+}
+
+/// A metadata value kept from the header.
+#[derive(Debug, Clone, PartialEq)]
+pub enum MetaValue {
+    /// Any integer type (booleans too), widened.
+    Int(i128),
+    /// A float type.
+    Float(f64),
+    /// A string no longer than the kept limit.
+    Str(String),
+}
+
+/// What the header says, read and checked.
+#[derive(Debug, Clone)]
+pub struct GgufInfo {
+    /// The GGUF version (2 or 3).
+    pub version: u32,
+    /// Tensors in the file.
+    pub tensors: u64,
+    /// The file's size in bytes.
+    pub file_bytes: u64,
+    /// Scalar metadata and short strings by key (arrays are skipped).
+    pub meta: HashMap<String, MetaValue>,
+}
+
+impl GgufInfo {
+    /// A metadata integer.
+    pub fn int(&self, key: &str) -> Option<u64> {
+        match self.meta.get(key) {
+            Some(MetaValue::Int(n)) => u64::try_from(*n).ok(),
+            _ => None,
+        }
+    }
+
+    /// A metadata string.
+    pub fn str(&self, key: &str) -> Option<&str> {
+        match self.meta.get(key) {
+            Some(MetaValue::Str(s)) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// `general.architecture`, e.g. `llama` or `qwen3`.
+    pub fn architecture(&self) -> Option<&str> {
+        self.str("general.architecture")
+    }
+
+    /// An architecture-scoped integer, e.g. `block_count` for `qwen3.block_count`.
+    pub fn arch_int(&self, key: &str) -> Option<u64> {
+        self.int(&format!("{}.{key}", self.architecture()?))
+    }
+
+    /// The context length the model was trained for.
+    pub fn trained_context(&self) -> Option<u64> {
+        self.arch_int("context_length")
+    }
+
+    /// The chat template stored in the file (`tokenizer.chat_template`).
+    pub fn chat_template(&self) -> Option<&str> {
+        self.str("tokenizer.chat_template")
+    }
+
+    /// Bytes of key/value cache per token of context (f16 keys and values of every
+    /// layer), when the header says enough to compute it.
+    pub fn kv_bytes_per_token(&self) -> Option<u64> {
+        let layers = self.arch_int("block_count")?;
+        let heads = self.arch_int("attention.head_count")?.max(1);
+        let kv_heads = self.arch_int("attention.head_count_kv").unwrap_or(heads);
+        let key_len = self
+            .arch_int("attention.key_length")
+            .or_else(|| Some(self.arch_int("embedding_length")? / heads))?;
+        let value_len = self.arch_int("attention.value_length").unwrap_or(key_len);
+        layers
+            .checked_mul(kv_heads)?
+            .checked_mul(key_len.checked_add(value_len)?)?
+            .checked_mul(2)
+    }
+}
+
+/// Working memory beyond weights and cache that a loaded model needs (compute
+/// buffers, the vocabulary, the grammar), as counted for the memory check.
+const WORKING_MEMORY: u64 = 256 * 1024 * 1024;
+
+/// Bytes the model in `info` needs with a window of `context_tokens`.
+pub fn memory_needed(info: &GgufInfo, context_tokens: u32) -> u64 {
+    let window = u64::from(context_tokens).min(info.trained_context().unwrap_or(u64::MAX));
+    // Without the numbers for the cache, a quarter of the weights is a fair guess.
+    let cache = info
+        .kv_bytes_per_token()
+        .map(|per| per.saturating_mul(window))
+        .unwrap_or(info.file_bytes / 4);
+    info.file_bytes
+        .saturating_add(cache)
+        .saturating_add(WORKING_MEMORY)
+}
+
+/// `MemAvailable` from /proc/meminfo, in bytes; `None` where there is none.
+pub fn memory_available() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    parse_meminfo(&text)
+}
+
+fn parse_meminfo(text: &str) -> Option<u64> {
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kb: u64 = line
+        .trim_start_matches("MemAvailable:")
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    kb.checked_mul(1024)
+}
+
+/// Reads and checks the header of the GGUF file at `path`.
+pub fn read(path: &Path) -> Result<GgufInfo, GgufError> {
+    let file = std::fs::File::open(path).map_err(|e| GgufError::Io(e.to_string()))?;
+    let len = file
+        .metadata()
+        .map_err(|e| GgufError::Io(e.to_string()))?
+        .len();
+    let mut reader = Reader {
+        inner: BufReader::with_capacity(1 << 16, file),
+        pos: 0,
+        len,
+    };
+    reader.parse()
+}
+
+/// Bytes per block and elements per block of the ggml tensor types whose layout is
+/// certain; other types are only checked to start inside the file.
+fn type_layout(ggml_type: u32) -> Option<(u64, u64)> {
+    Some(match ggml_type {
+        0 => (4, 1),      // F32
+        1 => (2, 1),      // F16
+        2 => (18, 32),    // Q4_0
+        3 => (20, 32),    // Q4_1
+        6 => (22, 32),    // Q5_0
+        7 => (24, 32),    // Q5_1
+        8 => (34, 32),    // Q8_0
+        10 => (84, 256),  // Q2_K
+        11 => (110, 256), // Q3_K
+        12 => (144, 256), // Q4_K
+        13 => (176, 256), // Q5_K
+        14 => (210, 256), // Q6_K
+        15 => (292, 256), // Q8_K
+        24 => (1, 1),     // I8
+        25 => (2, 1),     // I16
+        26 => (4, 1),     // I32
+        27 => (8, 1),     // I64
+        28 => (8, 1),     // F64
+        30 => (2, 1),     // BF16
+        _ => return None,
+    })
+}
+
+struct Reader<R> {
+    inner: R,
+    pos: u64,
+    len: u64,
+}
+
+impl<R: Read + Seek> Reader<R> {
+    fn left(&self) -> u64 {
+        self.len.saturating_sub(self.pos)
+    }
+
+    fn need(&self, bytes: u64, what: &str) -> Result<(), GgufError> {
+        if bytes > self.left() {
+            return Err(GgufError::Truncated(format!(
+                "{what} needs {bytes} bytes at offset {}, the file has {} left",
+                self.pos,
+                self.left()
+            )));
+        }
+        Ok(())
+    }
+
+    fn bytes<const N: usize>(&mut self, what: &str) -> Result<[u8; N], GgufError> {
+        self.need(N as u64, what)?;
+        let mut buf = [0u8; N];
+        self.inner
+            .read_exact(&mut buf)
+            .map_err(|e| GgufError::Io(e.to_string()))?;
+        self.pos += N as u64;
+        Ok(buf)
+    }
+
+    fn u32(&mut self, what: &str) -> Result<u32, GgufError> {
+        self.bytes::<4>(what).map(u32::from_le_bytes)
+    }
+
+    fn u64(&mut self, what: &str) -> Result<u64, GgufError> {
+        self.bytes::<8>(what).map(u64::from_le_bytes)
+    }
+
+    fn skip(&mut self, bytes: u64, what: &str) -> Result<(), GgufError> {
+        self.need(bytes, what)?;
+        let offset = i64::try_from(bytes).map_err(|_| GgufError::Corrupt(what.into()))?;
+        self.inner
+            .seek_relative(offset)
+            .map_err(|e| GgufError::Io(e.to_string()))?;
+        self.pos += bytes;
+        Ok(())
+    }
+
+    /// A string: kept when at most `keep` bytes, else skipped (`None`).
+    fn string(&mut self, what: &str, keep: u64) -> Result<Option<String>, GgufError> {
+        let len = self.u64(what)?;
+        self.need(len, what)?;
+        if len > keep {
+            self.skip(len, what)?;
+            return Ok(None);
+        }
+        let mut buf = vec![0u8; usize::try_from(len).unwrap_or(0)];
+        self.inner
+            .read_exact(&mut buf)
+            .map_err(|e| GgufError::Io(e.to_string()))?;
+        self.pos += len;
+        Ok(Some(String::from_utf8_lossy(&buf).into_owned()))
+    }
+
+    fn parse(&mut self) -> Result<GgufInfo, GgufError> {
+        if self.len < 4 {
+            return Err(GgufError::NotGguf);
+        }
+        if &self.bytes::<4>("the magic")? != MAGIC {
+            return Err(GgufError::NotGguf);
+        }
+        let version = self.u32("the version")?;
+        if !(2..=3).contains(&version) {
+            return Err(GgufError::Version(version));
+        }
+        let tensors = self.u64("the tensor count")?;
+        let kv_count = self.u64("the metadata count")?;
+        // Each metadata entry takes at least 13 bytes, each tensor at least 28: counts
+        // beyond what the file could hold are corrupt, not a reason to loop for ever.
+        if kv_count > self.left() / 13 || tensors > self.left() / 28 {
+            return Err(GgufError::Truncated(format!(
+                "its {kv_count} metadata entries and {tensors} tensors cannot fit in its {} bytes",
+                self.len
+            )));
+        }
+        let mut meta = HashMap::new();
+        for _ in 0..kv_count {
+            let key = self
+                .string("a metadata key", 64 * 1024)?
+                .ok_or_else(|| GgufError::Corrupt("a metadata key is too long".into()))?;
+            let value_type = self.u32("a metadata type")?;
+            if let Some(value) = self.value(value_type, &key, 0)? {
+                meta.insert(key, value);
+            }
+        }
+        let alignment = match meta.get("general.alignment") {
+            Some(MetaValue::Int(n)) => u64::try_from(*n).unwrap_or(0),
+            _ => 32,
+        };
+        if alignment == 0 || !alignment.is_power_of_two() {
+            return Err(GgufError::Corrupt(format!(
+                "general.alignment {alignment} is not a power of two"
+            )));
+        }
+        // The tensor table: where each tensor's data lies, relative to the data section.
+        let mut ends: Vec<u64> = Vec::new();
+        let mut starts_max = 0u64;
+        for _ in 0..tensors {
+            self.string("a tensor name", 64 * 1024)?
+                .ok_or_else(|| GgufError::Corrupt("a tensor name is too long".into()))?;
+            let dims = self.u32("a tensor's dimension count")?;
+            if dims == 0 || dims > MAX_DIMS {
+                return Err(GgufError::Corrupt(format!(
+                    "a tensor has {dims} dimensions"
+                )));
+            }
+            let mut elements: u64 = 1;
+            for _ in 0..dims {
+                let d = self.u64("a tensor dimension")?;
+                elements = elements
+                    .checked_mul(d)
+                    .ok_or_else(|| GgufError::Corrupt("a tensor's size overflows".into()))?;
+            }
+            let ggml_type = self.u32("a tensor type")?;
+            let offset = self.u64("a tensor offset")?;
+            starts_max = starts_max.max(offset);
+            if let Some((block_bytes, block_elements)) = type_layout(ggml_type) {
+                let bytes = (elements / block_elements)
+                    .checked_mul(block_bytes)
+                    .and_then(|b| b.checked_add(offset))
+                    .ok_or_else(|| GgufError::Corrupt("a tensor's size overflows".into()))?;
+                ends.push(bytes);
+            }
+        }
+        let data_start = self.pos.div_ceil(alignment) * alignment;
+        let data_end = ends.iter().copied().max().unwrap_or(0).max(starts_max);
+        if tensors > 0 && data_start.saturating_add(data_end) > self.len {
+            return Err(GgufError::Truncated(format!(
+                "its tensor data needs {} bytes, the file has {}",
+                data_start.saturating_add(data_end),
+                self.len
+            )));
+        }
+        Ok(GgufInfo {
+            version,
+            tensors,
+            file_bytes: self.len,
+            meta,
+        })
+    }
+
+    /// One metadata value of type `value_type`: kept scalars and short strings,
+    /// `None` for what is skipped (arrays, long strings).
+    fn value(
+        &mut self,
+        value_type: u32,
+        key: &str,
+        depth: u32,
+    ) -> Result<Option<MetaValue>, GgufError> {
+        let what = "a metadata value";
+        Ok(Some(match value_type {
+            0 => MetaValue::Int(i128::from(self.bytes::<1>(what)?[0])),
+            1 => MetaValue::Int(i128::from(i8::from_le_bytes(self.bytes::<1>(what)?))),
+            2 => MetaValue::Int(i128::from(u16::from_le_bytes(self.bytes::<2>(what)?))),
+            3 => MetaValue::Int(i128::from(i16::from_le_bytes(self.bytes::<2>(what)?))),
+            4 => MetaValue::Int(i128::from(self.u32(what)?)),
+            5 => MetaValue::Int(i128::from(i32::from_le_bytes(self.bytes::<4>(what)?))),
+            6 => MetaValue::Float(f64::from(f32::from_le_bytes(self.bytes::<4>(what)?))),
+            7 => MetaValue::Int(i128::from(self.bytes::<1>(what)?[0] != 0)),
+            8 => match self.string(what, MAX_KEPT_STRING)? {
+                Some(s) => MetaValue::Str(s),
+                None => return Ok(None),
+            },
+            9 => {
+                if depth > 0 {
+                    return Err(GgufError::Corrupt(format!("{key}: nested arrays")));
+                }
+                let element_type = self.u32(what)?;
+                let count = self.u64(what)?;
+                match fixed_size(element_type) {
+                    Some(size) => {
+                        let bytes = count.checked_mul(size).ok_or_else(|| {
+                            GgufError::Corrupt(format!("{key}: array size overflows"))
+                        })?;
+                        self.skip(bytes, what)?;
+                    }
+                    None if element_type == 8 => {
+                        if count > self.left() / 8 {
+                            return Err(GgufError::Truncated(format!(
+                                "{key}: {count} strings cannot fit in what is left of the file"
+                            )));
+                        }
+                        for _ in 0..count {
+                            let len = self.u64(what)?;
+                            self.skip(len, what)?;
+                        }
+                    }
+                    None => {
+                        return Err(GgufError::Corrupt(format!(
+                            "{key}: unknown array element type {element_type}"
+                        )));
+                    }
+                }
+                return Ok(None);
+            }
+            10 => MetaValue::Int(i128::from(self.u64(what)?)),
+            11 => MetaValue::Int(i128::from(i64::from_le_bytes(self.bytes::<8>(what)?))),
+            12 => MetaValue::Float(f64::from_le_bytes(self.bytes::<8>(what)?)),
+            other => {
+                return Err(GgufError::Corrupt(format!(
+                    "{key}: unknown value type {other}"
+                )));
+            }
+        }))
+    }
+}
+
+/// Bytes of one element of a fixed-size GGUF value type.
+fn fixed_size(value_type: u32) -> Option<u64> {
+    match value_type {
+        0 | 1 | 7 => Some(1),
+        2 | 3 => Some(2),
+        4..=6 => Some(4),
+        10..=12 => Some(8),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A GGUF file in memory: metadata entries, then tensors of `(type, elements)`.
+    pub(crate) fn build(meta: &[(&str, MetaValue)], tensors: &[(u32, u64)]) -> Vec<u8> {
+        let mut out = Vec::new();
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&3u32.to_le_bytes());
+        out.extend_from_slice(&(tensors.len() as u64).to_le_bytes());
+        out.extend_from_slice(&(meta.len() as u64 + 1).to_le_bytes());
+        let string = |out: &mut Vec<u8>, s: &str| {
+            out.extend_from_slice(&(s.len() as u64).to_le_bytes());
+            out.extend_from_slice(s.as_bytes());
+        };
+        for (key, value) in meta {
+            string(&mut out, key);
+            match value {
+                MetaValue::Int(n) => {
+                    out.extend_from_slice(&4u32.to_le_bytes());
+                    out.extend_from_slice(&(*n as u32).to_le_bytes());
+                }
+                MetaValue::Float(f) => {
+                    out.extend_from_slice(&6u32.to_le_bytes());
+                    out.extend_from_slice(&(*f as f32).to_le_bytes());
+                }
+                MetaValue::Str(s) => {
+                    out.extend_from_slice(&8u32.to_le_bytes());
+                    string(&mut out, s);
+                }
+            }
+        }
+        // An array of strings, as the tokenizer's vocabulary is stored.
+        string(&mut out, "tokenizer.ggml.tokens");
+        out.extend_from_slice(&9u32.to_le_bytes());
+        out.extend_from_slice(&8u32.to_le_bytes());
+        out.extend_from_slice(&2u64.to_le_bytes());
+        string(&mut out, "a");
+        string(&mut out, "b");
+        let mut offset = 0u64;
+        let mut sizes = Vec::new();
+        for (i, (ty, elements)) in tensors.iter().enumerate() {
+            string(&mut out, &format!("t{i}"));
+            out.extend_from_slice(&1u32.to_le_bytes());
+            out.extend_from_slice(&elements.to_le_bytes());
+            out.extend_from_slice(&ty.to_le_bytes());
+            out.extend_from_slice(&offset.to_le_bytes());
+            let (bb, be) = type_layout(*ty).unwrap_or((1, 1));
+            let size = elements / be * bb;
+            sizes.push(size);
+            offset += size.div_ceil(32) * 32;
+        }
+        while out.len() % 32 != 0 {
+            out.push(0);
+        }
+        for size in sizes {
+            out.extend(std::iter::repeat_n(7u8, size.div_ceil(32) as usize * 32));
+        }
+        out
+    }
+
+    fn write(bytes: &[u8]) -> tempfile::NamedTempFile {
+        let mut file = tempfile::NamedTempFile::new().unwrap();
+        std::io::Write::write_all(&mut file, bytes).unwrap();
+        file
+    }
+
+    fn sample() -> Vec<u8> {
+        build(
+            &[
+                ("general.architecture", MetaValue::Str("llama".into())),
+                ("llama.context_length", MetaValue::Int(8192)),
+                ("llama.block_count", MetaValue::Int(30)),
+                ("llama.embedding_length", MetaValue::Int(576)),
+                ("llama.attention.head_count", MetaValue::Int(9)),
+                ("llama.attention.head_count_kv", MetaValue::Int(3)),
+                ("tokenizer.chat_template", MetaValue::Str("{{x}}".into())),
+            ],
+            &[(0, 64), (3, 256), (12, 512)],
+        )
+    }
+
+    #[test]
+    fn reads_what_the_engine_needs() {
+        let file = write(&sample());
+        let info = read(file.path()).unwrap();
+        assert_eq!(info.version, 3);
+        assert_eq!(info.tensors, 3);
+        assert_eq!(info.architecture(), Some("llama"));
+        assert_eq!(info.trained_context(), Some(8192));
+        assert_eq!(info.chat_template(), Some("{{x}}"));
+        // 30 layers x 3 kv heads x (64 + 64) x 2 bytes.
+        assert_eq!(info.kv_bytes_per_token(), Some(30 * 3 * 128 * 2));
+    }
+
+    #[test]
+    fn memory_is_read_and_counted() {
+        let text = "MemTotal:       24000000 kB\nMemAvailable:    1000 kB\n";
+        assert_eq!(parse_meminfo(text), Some(1_024_000));
+        assert_eq!(parse_meminfo("MemTotal: 1 kB"), None);
+        let file = write(&sample());
+        let info = read(file.path()).unwrap();
+        // Weights, 4096 tokens of cache, working memory.
+        assert_eq!(
+            memory_needed(&info, 4096),
+            info.file_bytes + 30 * 3 * 128 * 2 * 4096 + WORKING_MEMORY
+        );
+    }
+
+    #[test]
+    fn every_cut_is_an_error_never_a_panic() {
+        let bytes = sample();
+        for cut in 0..bytes.len() {
+            let file = write(&bytes[..cut]);
+            let result = read(file.path());
+            assert!(result.is_err(), "a file cut at {cut} bytes was accepted");
+        }
+    }
+
+    #[test]
+    fn garbage_is_not_gguf_and_flipped_bytes_never_panic() {
+        let file = write(b"<html>not a model</html>");
+        assert_eq!(read(file.path()).unwrap_err(), GgufError::NotGguf);
+        let bytes = sample();
+        for i in 4..bytes.len().min(600) {
+            for flip in [0xffu8, 0x80, 0x01] {
+                let mut copy = bytes.clone();
+                copy[i] ^= flip;
+                let file = write(&copy);
+                let _ = read(file.path());
+            }
+        }
+    }
+
+    #[test]
+    fn huge_counts_are_an_error_not_a_long_loop() {
+        let mut bytes = sample();
+        bytes[16..24].copy_from_slice(&u64::MAX.to_le_bytes());
+        let file = write(&bytes);
+        assert!(matches!(read(file.path()), Err(GgufError::Truncated(_))));
+        let mut bytes = sample();
+        bytes[4..8].copy_from_slice(&1u32.to_le_bytes());
+        let file = write(&bytes);
+        assert_eq!(read(file.path()).unwrap_err(), GgufError::Version(1));
+    }
+}

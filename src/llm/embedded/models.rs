@@ -1,0 +1,631 @@
+//! The embedded model's files: the catalogue built into the binary, where models are
+//! kept, and the download manager that fetches one once.
+//!
+//! Models live in `$XDG_DATA_HOME/ground/models` (by default
+//! `~/.local/share/ground/models`), not in the cache folder: `ground cache clear`
+//! must never delete a gigabyte the user waited for. A download is
+//! `GET {hub}/{owner}/{repo}/resolve/main/{file}` (Hugging Face's layout; the hub's
+//! base URL is a parameter for mirrors and tests), following redirects to the CDN,
+//! and is careful in the ways a 1 GB file on a home connection needs:
+//!
+//! - it writes to `{file}.part` and resumes with an HTTP `Range` request, so a cut
+//!   connection or Ctrl-C costs nothing already received;
+//! - it checks the free disk space before writing (the check is injectable, for tests);
+//! - it hashes while it writes and compares the SHA-256 pinned in the catalogue
+//!   before the rename into place; a mismatch deletes the part and says so;
+//! - it takes an exclusive lock on `{file}.lock`, so two `ground` processes never
+//!   write one file: the second waits for the first and then uses its file;
+//! - a server that sends nothing for the stall limit ends it with an error (the part
+//!   stays for the next try);
+//! - progress goes to a callback: the binary draws a bar on a terminal, a line per
+//!   10 % otherwise.
+//!
+//! Nothing here needs llama.cpp, so the manager builds and is tested without the
+//! `embedded` feature too.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use sha2::{Digest, Sha256};
+use url::Url;
+
+use crate::error::Error;
+
+pub use crate::settings::{DEFAULT_EMBEDDED_MODEL, DEFAULT_MODEL_HUB};
+
+/// Disk space kept free beyond the file itself.
+const SPACE_MARGIN: u64 = 64 * 1024 * 1024;
+
+/// One file on the hub: where it is and what it must hash to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelFile {
+    /// `owner/repo` on the hub, e.g. `unsloth/Qwen3-1.7B-GGUF`.
+    pub repo: String,
+    /// The file's name in the repository, also its name on disk.
+    pub file: String,
+    /// Its SHA-256, lowercase hex.
+    pub sha256: String,
+    /// Its size in bytes, when known in advance (else the server's
+    /// `Content-Length` is used for the space check).
+    pub size: Option<u64>,
+}
+
+/// A model in the catalogue built into the binary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CatalogueModel {
+    /// The name used with `--model`.
+    pub name: &'static str,
+    /// `owner/repo` on Hugging Face.
+    pub repo: &'static str,
+    /// The GGUF file's name.
+    pub file: &'static str,
+    /// Its SHA-256.
+    pub sha256: &'static str,
+    /// Its size in bytes, when pinned.
+    pub size: Option<u64>,
+    /// About how many bytes the file has (for messages before the size is known).
+    pub approx_bytes: u64,
+    /// The next smaller model of the catalogue, suggested when memory is short.
+    pub smaller: Option<&'static str>,
+    /// One line for `ground model list`.
+    pub about: &'static str,
+}
+
+impl CatalogueModel {
+    /// The file to fetch for this model.
+    pub fn model_file(&self) -> ModelFile {
+        ModelFile {
+            repo: self.repo.to_string(),
+            file: self.file.to_string(),
+            sha256: self.sha256.to_string(),
+            size: self.size,
+        }
+    }
+}
+
+/// The models `--model` can name with the embedded engine. All Apache-2.0 (Qwen3, in
+/// unsloth's GGUF conversions; the checksums are the ones independent projects pin).
+pub const CATALOGUE: &[CatalogueModel] = &[
+    CatalogueModel {
+        name: "qwen3-1.7b",
+        repo: "unsloth/Qwen3-1.7B-GGUF",
+        file: "Qwen3-1.7B-Q4_K_M.gguf",
+        sha256: "b139949c5bd74937ad8ed8c8cf3d9ffb1e99c866c823204dc42c0d91fa181897",
+        size: Some(1_107_409_472),
+        approx_bytes: 1_107_409_472,
+        smaller: Some("qwen3-0.6b"),
+        about: "the default: good citations at CPU speed (1.1 GB)",
+    },
+    CatalogueModel {
+        name: "qwen3-0.6b",
+        repo: "unsloth/Qwen3-0.6B-GGUF",
+        file: "Qwen3-0.6B-Q8_0.gguf",
+        sha256: "e150ed544dfe6016930c026a93913a5e3184181ebfe6ab2223ae01dd0491784c",
+        size: None,
+        approx_bytes: 640_000_000,
+        smaller: None,
+        about: "the smallest: for little memory or slow CPUs (0.6 GB)",
+    },
+    CatalogueModel {
+        name: "qwen3-4b",
+        repo: "unsloth/Qwen3-4B-GGUF",
+        file: "Qwen3-4B-Q4_K_M.gguf",
+        sha256: "f6f851777709861056efcdad3af01da38b31223a3ba26e61a4f8bf3a2195813a",
+        size: None,
+        approx_bytes: 2_500_000_000,
+        smaller: Some("qwen3-1.7b"),
+        about: "the largest: better answers, needs about 4 GB of memory (2.5 GB)",
+    },
+];
+
+/// The catalogue model called `name` (case-insensitive).
+pub fn find(name: &str) -> Option<&'static CatalogueModel> {
+    let name = name.trim();
+    CATALOGUE.iter().find(|m| m.name.eq_ignore_ascii_case(name))
+}
+
+/// The catalogue's names, comma-separated, for messages.
+pub fn names() -> String {
+    CATALOGUE
+        .iter()
+        .map(|m| m.name)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The URL of `file` on `hub`: `{hub}/{owner}/{repo}/resolve/main/{file}`.
+pub fn file_url(hub: &Url, file: &ModelFile) -> Result<Url, Error> {
+    let base = hub.as_str().trim_end_matches('/');
+    let url = format!("{base}/{}/resolve/main/{}", file.repo, file.file);
+    Url::parse(&url).map_err(|e| Error::Config {
+        message: format!("the model hub URL {url:?} is not valid: {e}"),
+        hint:
+            "set [llm] hub_url (or GROUND_MODEL_HUB) to a base URL such as https://huggingface.co"
+                .into(),
+    })
+}
+
+/// What is on disk for one catalogue model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Installed {
+    /// The catalogue entry.
+    pub model: &'static CatalogueModel,
+    /// The complete file's path (whether or not it exists).
+    pub path: PathBuf,
+    /// Its size when it is there.
+    pub bytes: Option<u64>,
+    /// Bytes of an unfinished download (`.part`), resumable.
+    pub partial: Option<u64>,
+}
+
+/// The catalogue with what of it is in `dir`.
+pub fn list(dir: &Path) -> Vec<Installed> {
+    CATALOGUE
+        .iter()
+        .map(|model| {
+            let path = dir.join(model.file);
+            let size = |p: &Path| std::fs::metadata(p).ok().map(|m| m.len());
+            Installed {
+                model,
+                bytes: size(&path),
+                partial: size(&part_path(&path)),
+                path,
+            }
+        })
+        .collect()
+}
+
+/// Deletes a catalogue model's file, its unfinished part and its lock from `dir`;
+/// says whether there was anything to delete.
+pub fn remove(dir: &Path, model: &CatalogueModel) -> Result<bool, Error> {
+    let path = dir.join(model.file);
+    let mut removed = false;
+    for p in [path.clone(), part_path(&path), lock_path(&path)] {
+        match std::fs::remove_file(&p) {
+            Ok(()) => removed |= p == path || p == part_path(&path),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                return Err(Error::Usage {
+                    message: format!("cannot delete {}: {e}", p.display()),
+                    hint: "check the file's permissions".into(),
+                });
+            }
+        }
+    }
+    Ok(removed)
+}
+
+/// `{path}.part`.
+pub fn part_path(path: &Path) -> PathBuf {
+    with_suffix(path, ".part")
+}
+
+/// `{path}.lock`.
+pub fn lock_path(path: &Path) -> PathBuf {
+    with_suffix(path, ".lock")
+}
+
+fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(suffix);
+    path.with_file_name(name)
+}
+
+/// How far a download is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Progress {
+    /// Bytes of the file on disk so far (a resumed part included).
+    pub done: u64,
+    /// The file's size, when known.
+    pub total: Option<u64>,
+    /// Bytes that were already there when this download started (resumed).
+    pub resumed_from: u64,
+}
+
+/// Where and how to download.
+pub struct Download<'a> {
+    /// The hub's base URL.
+    pub hub: Url,
+    /// The models folder (created when missing).
+    pub dir: PathBuf,
+    /// How long the server may send nothing before the download gives up.
+    pub stall: Duration,
+    /// Free bytes on the folder's file system: `None` asks the OS (statvfs); tests
+    /// pass a number.
+    pub free_space: Option<u64>,
+    /// Hears progress after every chunk written (throttle in the callback).
+    pub progress: &'a mut (dyn FnMut(Progress) + Send),
+    /// Model name for messages.
+    pub name: String,
+}
+
+/// The complete file for `file` in `download.dir`: there already, or fetched now.
+/// Only one process writes it: a second one waits for the first's lock and then uses
+/// the file it finished (or, when the first gave up, resumes its part).
+pub async fn fetch(file: &ModelFile, download: &mut Download<'_>) -> Result<PathBuf, Error> {
+    let path = download.dir.join(&file.file);
+    if path.is_file() {
+        return Ok(path);
+    }
+    std::fs::create_dir_all(&download.dir).map_err(|e| Error::ModelDownload {
+        name: download.name.clone(),
+        reason: format!("cannot create {}: {e}", download.dir.display()),
+    })?;
+    let _lock = lock(&path, &download.name, download.stall).await?;
+    if path.is_file() {
+        return Ok(path); // another process finished it while we waited
+    }
+    transfer(file, &path, download).await?;
+    Ok(path)
+}
+
+/// An exclusive lock on `{path}.lock`, released when dropped (the file stays). While
+/// another process holds it, waits, giving up only when its part stops growing for
+/// the stall limit.
+async fn lock(path: &Path, name: &str, stall: Duration) -> Result<std::fs::File, Error> {
+    let lock_file = lock_path(path);
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_file)
+        .map_err(|e| Error::ModelDownload {
+            name: name.into(),
+            reason: format!("cannot create the lock {}: {e}", lock_file.display()),
+        })?;
+    let part = part_path(path);
+    let mut last = (
+        std::fs::metadata(&part).map(|m| m.len()).ok(),
+        std::time::Instant::now(),
+    );
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(file),
+            Err(std::fs::TryLockError::WouldBlock) => {}
+            Err(std::fs::TryLockError::Error(e)) => {
+                return Err(Error::ModelDownload {
+                    name: name.into(),
+                    reason: format!("cannot lock {}: {e}", lock_file.display()),
+                });
+            }
+        }
+        let size = std::fs::metadata(&part).map(|m| m.len()).ok();
+        if size != last.0 {
+            last = (size, std::time::Instant::now());
+        } else if last.1.elapsed() > stall {
+            return Err(Error::ModelDownload {
+                name: name.into(),
+                reason: format!(
+                    "another ground process is downloading {} and has written nothing for {} s",
+                    path.display(),
+                    stall.as_secs()
+                ),
+            });
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The download proper, with the lock held: resume the part, stream, hash, check,
+/// rename.
+async fn transfer(file: &ModelFile, path: &Path, download: &mut Download<'_>) -> Result<(), Error> {
+    let url = file_url(&download.hub, file)?;
+    let shown = crate::http::display_url(&url);
+    let name = download.name.clone();
+    let failed = |reason: String| Error::ModelDownload {
+        name: name.clone(),
+        reason,
+    };
+    let part = part_path(path);
+    // What is already there is hashed first (off the runtime: it can be a gigabyte).
+    let (mut hasher, mut have) = hash_existing(&part)
+        .await
+        .map_err(|e| failed(format!("cannot read {}: {e}", part.display())))?;
+    if let Some(size) = file.size
+        && have > size
+    {
+        // Longer than the file can be: not ours to trust.
+        have = 0;
+        hasher = Sha256::new();
+    }
+    let client = crate::http::client_builder(Duration::from_secs(10), None)
+        .build()
+        .map_err(|e| failed(format!("cannot build the HTTP client: {e}")))?;
+    let mut request = client.get(url.clone());
+    if have > 0 {
+        request = request.header(reqwest::header::RANGE, format!("bytes={have}-"));
+    }
+    let stall = download.stall;
+    let stalled = || {
+        failed(format!(
+            "{shown} sent nothing for {} s (what arrived is kept; run again to resume)",
+            stall.as_secs()
+        ))
+    };
+    let response = tokio::time::timeout(stall, request.send())
+        .await
+        .map_err(|_| stalled())?
+        .map_err(|e| failed(format!("{shown}: {}", crate::http::describe_error(&e))))?;
+    let status = response.status().as_u16();
+    let length = response.content_length();
+    let resumed = match status {
+        206 if have > 0 => {
+            let start = response
+                .headers()
+                .get(reqwest::header::CONTENT_RANGE)
+                .and_then(|v| v.to_str().ok())
+                .and_then(content_range_start);
+            if start != Some(have) {
+                return Err(failed(format!(
+                    "{shown} answered the resume request with another range ({start:?} instead of {have})"
+                )));
+            }
+            true
+        }
+        200 => false,
+        416 if have > 0 => {
+            // Nothing after what we have: the part is the whole file, or garbage.
+            return finish(file, path, &part, hasher, have, &name, &shown);
+        }
+        404 => {
+            return Err(failed(format!(
+                "{shown} answered HTTP 404: the hub has no such file (is [llm] hub_url a Hugging Face mirror?)"
+            )));
+        }
+        other => return Err(failed(format!("{shown} answered HTTP {other}"))),
+    };
+    if !resumed {
+        have = 0;
+        hasher = Sha256::new();
+    }
+    let total = file.size.or(length.map(|l| l + have));
+    if let Some(total) = total {
+        let needed = total.saturating_sub(have) + SPACE_MARGIN;
+        let free = match download.free_space {
+            Some(free) => Some(free),
+            None => free_space(&download.dir),
+        };
+        if let Some(free) = free
+            && free < needed
+        {
+            return Err(Error::ModelDiskSpace {
+                dir: download.dir.clone(),
+                needed,
+                available: free,
+            });
+        }
+    }
+    let mut out = std::fs::OpenOptions::new()
+        .create(true)
+        .append(resumed)
+        .write(true)
+        .truncate(!resumed)
+        .open(&part)
+        .map_err(|e| failed(format!("cannot write {}: {e}", part.display())))?;
+    (download.progress)(Progress {
+        done: have,
+        total,
+        resumed_from: have,
+    });
+    let resumed_from = have;
+    let mut response = response;
+    loop {
+        let chunk = tokio::time::timeout(stall, response.chunk())
+            .await
+            .map_err(|_| stalled())?
+            .map_err(|e| {
+                failed(format!(
+                    "the download from {shown} broke off at {have} bytes: {} (run again to resume)",
+                    crate::http::describe_error(&e)
+                ))
+            })?;
+        let Some(chunk) = chunk else { break };
+        out.write_all(&chunk)
+            .map_err(|e| failed(format!("cannot write {}: {e}", part.display())))?;
+        hasher.update(&chunk);
+        have += chunk.len() as u64;
+        if let Some(size) = file.size
+            && have > size
+        {
+            drop(out);
+            let _ = std::fs::remove_file(&part);
+            return Err(failed(format!(
+                "{shown} sent more than the {size} bytes the file has; the part was deleted"
+            )));
+        }
+        (download.progress)(Progress {
+            done: have,
+            total,
+            resumed_from,
+        });
+    }
+    out.sync_all()
+        .map_err(|e| failed(format!("cannot write {}: {e}", part.display())))?;
+    drop(out);
+    finish(file, path, &part, hasher, have, &name, &shown)
+}
+
+/// The part is complete: check its size and hash, then rename it into place (or
+/// delete it and say why).
+fn finish(
+    file: &ModelFile,
+    path: &Path,
+    part: &Path,
+    hasher: Sha256,
+    have: u64,
+    name: &str,
+    shown: &str,
+) -> Result<(), Error> {
+    if let Some(size) = file.size
+        && have < size
+    {
+        return Err(Error::ModelDownload {
+            name: name.into(),
+            reason: format!(
+                "{shown} ended the file at {have} of {size} bytes (what arrived is kept; run again to resume)"
+            ),
+        });
+    }
+    let actual = hex(&hasher.finalize());
+    if !actual.eq_ignore_ascii_case(&file.sha256) {
+        let _ = std::fs::remove_file(part);
+        return Err(Error::ModelChecksum {
+            name: name.into(),
+            expected: file.sha256.to_ascii_lowercase(),
+            actual,
+            deleted: part.to_path_buf(),
+        });
+    }
+    std::fs::rename(part, path).map_err(|e| Error::ModelDownload {
+        name: name.into(),
+        reason: format!("cannot move {} into place: {e}", part.display()),
+    })?;
+    if let Some(dir) = path.parent()
+        && let Ok(d) = std::fs::File::open(dir)
+    {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+/// The SHA-256 of `path`'s bytes and their count; an empty hash when it is missing.
+async fn hash_existing(path: &Path) -> std::io::Result<(Sha256, u64)> {
+    let path = path.to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        let mut hasher = Sha256::new();
+        let mut file = match std::fs::File::open(&path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((hasher, 0)),
+            Err(e) => return Err(e),
+        };
+        let mut buf = vec![0u8; 1 << 20];
+        let mut total = 0u64;
+        loop {
+            let n = file.read(&mut buf)?;
+            if n == 0 {
+                return Ok((hasher, total));
+            }
+            hasher.update(&buf[..n]);
+            total += n as u64;
+        }
+    })
+    .await
+    .map_err(std::io::Error::other)?
+}
+
+/// Whether the file at `path` has the SHA-256 `expected` (blocking: reads it all).
+pub fn verify(path: &Path, expected: &str) -> std::io::Result<bool> {
+    let mut file = std::fs::File::open(path)?;
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = file.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+    }
+    Ok(hex(&hasher.finalize()).eq_ignore_ascii_case(expected))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The first byte of a `Content-Range: bytes START-END/TOTAL` header.
+fn content_range_start(value: &str) -> Option<u64> {
+    let rest = value.trim().strip_prefix("bytes")?.trim_start();
+    rest.split('-').next()?.trim().parse().ok()
+}
+
+/// Free bytes for an unprivileged user on the file system holding `dir`.
+#[cfg(unix)]
+#[allow(clippy::unnecessary_cast)] // statvfs's field types differ between platforms
+pub fn free_space(dir: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let path = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+    let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `path` is a NUL-terminated string and `stat` a writable statvfs.
+    let rc = unsafe { libc::statvfs(path.as_ptr(), &mut stat) };
+    if rc != 0 {
+        return None;
+    }
+    Some((stat.f_bavail as u64).saturating_mul(stat.f_frsize as u64))
+}
+
+/// Free bytes on the file system holding `dir`: unknown here, so not checked.
+#[cfg(not(unix))]
+pub fn free_space(_dir: &Path) -> Option<u64> {
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn catalogue_names_are_unique_and_pinned() {
+        for (i, m) in CATALOGUE.iter().enumerate() {
+            assert_eq!(m.sha256.len(), 64, "{}", m.name);
+            assert!(m.sha256.bytes().all(|b| b.is_ascii_hexdigit()));
+            assert!(m.file.ends_with(".gguf"));
+            assert!(CATALOGUE[i + 1..].iter().all(|o| o.name != m.name));
+            if let Some(smaller) = m.smaller {
+                assert!(find(smaller).unwrap().approx_bytes < m.approx_bytes);
+            }
+        }
+        assert_eq!(
+            find(DEFAULT_EMBEDDED_MODEL).unwrap().size,
+            Some(1_107_409_472)
+        );
+        assert_eq!(find(" Qwen3-4B ").unwrap().name, "qwen3-4b");
+        assert!(find("llama3.2").is_none());
+    }
+
+    #[test]
+    fn urls_follow_the_hub_layout() {
+        let file = find("qwen3-1.7b").unwrap().model_file();
+        let hub = Url::parse("https://huggingface.co").unwrap();
+        assert_eq!(
+            file_url(&hub, &file).unwrap().as_str(),
+            "https://huggingface.co/unsloth/Qwen3-1.7B-GGUF/resolve/main/Qwen3-1.7B-Q4_K_M.gguf"
+        );
+        let mirror = Url::parse("http://127.0.0.1:9/mirror/").unwrap();
+        assert_eq!(
+            file_url(&mirror, &file).unwrap().as_str(),
+            "http://127.0.0.1:9/mirror/unsloth/Qwen3-1.7B-GGUF/resolve/main/Qwen3-1.7B-Q4_K_M.gguf"
+        );
+    }
+
+    #[test]
+    fn content_ranges_and_suffixes() {
+        assert_eq!(content_range_start("bytes 100-199/200"), Some(100));
+        assert_eq!(content_range_start("bytes */200"), None);
+        assert_eq!(
+            part_path(Path::new("/m/a.gguf")),
+            PathBuf::from("/m/a.gguf.part")
+        );
+        assert_eq!(
+            lock_path(Path::new("/m/a.gguf")),
+            PathBuf::from("/m/a.gguf.lock")
+        );
+        assert!(free_space(Path::new("/")).is_some());
+    }
+
+    #[test]
+    fn list_and_remove_see_files_and_parts() {
+        let dir = tempfile::tempdir().unwrap();
+        let model = find("qwen3-0.6b").unwrap();
+        std::fs::write(dir.path().join(model.file), b"x").unwrap();
+        std::fs::write(part_path(&dir.path().join("Qwen3-4B-Q4_K_M.gguf")), b"xy").unwrap();
+        let listed = list(dir.path());
+        let get = |n: &str| listed.iter().find(|i| i.model.name == n).unwrap();
+        assert_eq!(get("qwen3-0.6b").bytes, Some(1));
+        assert_eq!(get("qwen3-4b").partial, Some(2));
+        assert_eq!(get("qwen3-1.7b").bytes, None);
+        assert!(remove(dir.path(), model).unwrap());
+        assert!(!remove(dir.path(), model).unwrap());
+        assert!(remove(dir.path(), find("qwen3-4b").unwrap()).unwrap());
+    }
+}
