@@ -172,33 +172,6 @@ impl Session {
     }
 }
 
-/// Why `content` matches none of the schema's choices (result or error): each
-/// choice's own errors with the place they are at, since the `anyOf` alone only says
-/// that none matched.
-fn schema_problems(schema: &Value, content: &Value) -> String {
-    let mut out = String::new();
-    for choice in schema["anyOf"].as_array().into_iter().flatten() {
-        let name = choice["$ref"]
-            .as_str()
-            .unwrap_or("")
-            .trim_start_matches("#/$defs/");
-        let mut alone = schema["$defs"][name].clone();
-        alone["$defs"] = schema["$defs"].clone();
-        let validator = jsonschema::validator_for(&alone).expect("schema compiles");
-        out.push_str(&format!("as {name}:\n"));
-        for error in validator.iter_errors(content) {
-            let at = error.instance_path().to_string();
-            let what = error.to_string();
-            // The whole object is in some messages; the place and its start suffice.
-            out.push_str(&format!(
-                "  at {at:?}: {}\n",
-                what.chars().take(200).collect::<String>()
-            ));
-        }
-    }
-    out
-}
-
 /// A successful tool result's object: `structuredContent`, which must equal the JSON
 /// in the text content (for clients that only read text).
 fn structured(result: &Value) -> Value {
