@@ -152,6 +152,14 @@ pub fn run(args: AnswerArgs) -> ExitCode {
     if printed.is_err() {
         return ExitCode::SUCCESS; // stdout closed (e.g. piped into `head`): nothing to report
     }
+    let wants_related =
+        !args.quiet && (args.related || std::io::stdout().is_terminal()) && !args.pack && !json;
+    if wants_related && let Some(lines) = render::person::related(&report, style) {
+        let mut out = std::io::stdout().lock();
+        if write!(out, "\n{lines}").is_err() {
+            return ExitCode::SUCCESS;
+        }
+    }
 
     match &judged {
         Verdict::Accepted => {}
