@@ -1,7 +1,8 @@
 //! The sources the model is shown: the pages read, numbered in rank order, then the
 //! short sources the search itself gave (infoboxes, instant answers, and the snippets
-//! of results not read: cheap evidence, each a source of its own kind), fitted into the token budget that the window, the answer's reserve and the
-//! calibrated token ratio leave.
+//! of results not read: cheap evidence, each a source of its own kind), fitted into
+//! the token budget that the window, the answer's reserve and the calibrated token
+//! ratio leave.
 
 use std::collections::HashSet;
 
