@@ -301,6 +301,9 @@ pub struct Partial {
     pub timings: Timings,
     /// Warnings gathered before the failure.
     pub warnings: Vec<String>,
+    /// What the searches returned besides results (a search that found nothing may
+    /// still offer a correction).
+    pub extras: SearchExtras,
 }
 
 /// A failed run: the error, and everything the run got to before it.

@@ -127,13 +127,15 @@ impl Run<'_> {
         self.so_far.timings.search = elapsed_ms(t);
         let (hits, searches, warnings, extras) = match searched {
             Ok(found) => found,
-            Err((error, searches)) => {
+            Err((error, searches, extras)) => {
                 self.so_far.searches = searches;
+                self.so_far.extras = extras;
                 return Err(error);
             }
         };
         self.so_far.warnings.extend(warnings);
         self.so_far.searches = searches.clone();
+        self.so_far.extras = extras.clone();
         let pages = self.fetch_pages(&hits, 0).await;
         self.so_far.pages = pages.clone();
         Ok(Searched {
@@ -192,8 +194,9 @@ impl Run<'_> {
                         .filter(|hit| seen.insert(normalise_url(&hit.url)))
                         .collect()
                 }
-                Err((error, runs)) => {
+                Err((error, runs, more)) => {
                     searches.extend(runs);
+                    extras.merge(more);
                     first_error.get_or_insert(error);
                     Vec::new()
                 }
@@ -233,6 +236,8 @@ impl Run<'_> {
         {
             return Err(error);
         }
+        // Kept for a failure's report too: a correction is what to try next.
+        self.so_far.extras = extras.clone();
         if hits.is_empty() {
             return Err(search::no_hits_error(&queries.join(" | "), &[]));
         }
@@ -289,7 +294,7 @@ impl Run<'_> {
         &self,
         service: &SearchSettings,
         queries: &[String],
-    ) -> Result<Merged, (Error, Vec<SearchRun>)> {
+    ) -> Result<Merged, (Error, Vec<SearchRun>, SearchExtras)> {
         let settings = self.settings;
         let cache = &self.cache;
         let events = self.events;
@@ -377,7 +382,7 @@ impl Run<'_> {
             .take()
             .filter(|_| runs.iter().all(|r| r.error.is_some()))
         {
-            return Err((error, runs));
+            return Err((error, runs, extras));
         }
         ranked.sort_by_key(|(position, qi, _)| (*position, *qi));
         let mut hits: Vec<SearchHit> = Vec::new();
@@ -393,6 +398,7 @@ impl Run<'_> {
             return Err((
                 search::no_hits_error(&queries.join(" | "), &unresponsive),
                 runs,
+                extras,
             ));
         }
         let mut warnings = notes;

@@ -313,6 +313,10 @@ pub fn json_failed(question: &str, failed: &Failed) -> Value {
     let sources: Vec<Value> = partial.pages.iter().map(|p| source_json(p, None)).collect();
     if let Value::Object(map) = &mut value {
         map.insert("searches".into(), json!(partial.searches));
+        map.insert(
+            "search".into(),
+            json!({"suggestions": partial.extras.suggestions, "corrections": partial.extras.corrections}),
+        );
         map.insert("sources".into(), Value::Array(sources));
         map.insert("webSearchQueries".into(), json!(partial.queries));
         map.insert("timings_ms".into(), json!(partial.timings));

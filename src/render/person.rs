@@ -260,6 +260,30 @@ fn source_mark(report: &Report, number: usize) -> String {
     }
 }
 
+/// "Did you mean: a · b", one line, for the search service's corrections of a query
+/// (sanitised; Markdown escaped in Markdown); `None` without any. A run that failed
+/// for want of results shows it too.
+pub fn did_you_mean(corrections: &[String], style: Style) -> Option<String> {
+    if corrections.is_empty() {
+        return None;
+    }
+    let fixes: Vec<String> = corrections
+        .iter()
+        .map(|text| match style {
+            Style::Markdown => escape_markdown(&sanitize_line(text)),
+            Style::Text { .. } => sanitize_line(text),
+        })
+        .collect();
+    let paint = Paint {
+        on: matches!(style, Style::Text { colour: true }),
+    };
+    Some(format!(
+        "{} {}\n",
+        paint.bold("Did you mean:"),
+        fixes.join(" · ")
+    ))
+}
+
 /// Fewer results than this is "found little": a correction of the query is then
 /// worth a "Did you mean" line.
 const FEW_RESULTS: usize = 3;
@@ -281,9 +305,8 @@ pub fn related(report: &Report, style: Style) -> Option<String> {
         on: matches!(style, Style::Text { colour: true }),
     };
     let mut out = String::new();
-    if found_little && !extras.corrections.is_empty() {
-        let fixes: Vec<String> = extras.corrections.iter().map(clean).collect();
-        let _ = writeln!(out, "{} {}", paint.bold("Did you mean:"), fixes.join(" · "));
+    if found_little {
+        out.push_str(&did_you_mean(&extras.corrections, style).unwrap_or_default());
     }
     if !extras.suggestions.is_empty() {
         let related: Vec<String> = extras.suggestions.iter().map(clean).collect();

@@ -387,3 +387,43 @@ async fn a_hostile_infobox_is_neutralised_and_bounded() {
     );
     assert!(related.chars().count() < 300, "{related}");
 }
+
+#[tokio::test]
+async fn a_search_that_found_nothing_still_says_did_you_mean() {
+    let world = World::new().await;
+    // The real capture of an empty result, with SearXNG's correction added.
+    let mut reply: Value =
+        serde_json::from_str(&fixture("searxng/searxng/empty-result.body.json")).unwrap();
+    reply["corrections"] = json!(["quillfeather lighthouse"]);
+    Mock::given(method("GET"))
+        .and(path("/search"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(&reply))
+        .mount(&world.searx)
+        .await;
+    let mut cmd = world.ground();
+    cmd.args(["answer", "--json", "quilfeather lighthose"]);
+    let out = run(cmd).await;
+    let json = json_stdout(&out);
+    assert_eq!(json["error"]["kind"], "no_results", "{json}");
+    assert_eq!(
+        json["search"]["corrections"],
+        json!(["quillfeather lighthouse"])
+    );
+
+    let mut cmd = world.ground();
+    cmd.args(["answer", "--related", "quilfeather lighthose"]);
+    let out = run(cmd).await;
+    assert_ne!(out.status.code(), Some(0));
+    assert!(
+        stderr(&out).ends_with("Did you mean: quillfeather lighthouse\n"),
+        "{}",
+        stderr(&out)
+    );
+    // Not piped without --related, never with -q.
+    for flags in [&[][..], &["--related", "-q"][..]] {
+        let mut cmd = world.ground();
+        cmd.arg("answer").args(flags).arg("quilfeather lighthose");
+        let out = run(cmd).await;
+        assert!(!stderr(&out).contains("Did you mean"), "{flags:?}");
+    }
+}

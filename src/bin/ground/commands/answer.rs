@@ -89,6 +89,16 @@ pub fn run(args: AnswerArgs) -> ExitCode {
                 }
             }
             eprintln!("{}", failed.error.report());
+            // What the search service suggests instead, where the error is read.
+            let wanted = !args.quiet && (args.related || std::io::stderr().is_terminal());
+            if wanted
+                && let Some(line) = render::person::did_you_mean(
+                    &failed.partial.extras.corrections,
+                    Style::Text { colour: false },
+                )
+            {
+                eprint!("{line}");
+            }
             return code(failed.error.exit_code());
         }
     };
