@@ -184,3 +184,59 @@ fn html_to_text(fragment: &str) -> String {
     let parsed = scraper::Html::parse_fragment(fragment);
     crate::text::clean_inline(&parsed.root_element().text().collect::<String>())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A reply in the shape of Brave's Web Search API documentation: `query` holds
+    /// what Brave did with the query, `altered` when it searched a spelling fix.
+    fn reply(altered: Option<&str>) -> Vec<u8> {
+        let mut query = serde_json::json!({"original": "quilfeather lighthose", "show_strict_warning": false, "is_navigational": false});
+        if let Some(altered) = altered {
+            query["altered"] = serde_json::json!(altered);
+        }
+        serde_json::to_vec(&serde_json::json!({
+            "type": "search",
+            "query": query,
+            "web": {"type": "search", "results": [
+                {"title": "Quillfeather <strong>Lighthouse</strong>", "url": "https://example.org/q",
+                 "description": "A lighthouse.", "page_age": "2024-01-02T00:00:00"}
+            ]}
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn an_altered_query_is_a_correction_and_the_public_page_is_named() {
+        let url = "https://api.search.brave.com";
+        let found = parse_reply(
+            200,
+            &reply(Some("quillfeather lighthouse")),
+            url,
+            "quilfeather lighthose",
+            10,
+        )
+        .unwrap();
+        assert_eq!(found.corrections, ["quillfeather lighthouse"]);
+        assert!(found.suggestions.is_empty() && found.infoboxes.is_empty());
+        assert_eq!(
+            found.search_page.as_deref(),
+            Some("https://search.brave.com/search?q=quilfeather+lighthose")
+        );
+        let plain = parse_reply(200, &reply(None), url, "quilfeather lighthose", 10).unwrap();
+        assert!(plain.corrections.is_empty());
+        let same = parse_reply(
+            200,
+            &reply(Some("quilfeather lighthose")),
+            url,
+            "quilfeather lighthose",
+            10,
+        )
+        .unwrap();
+        assert!(
+            same.corrections.is_empty(),
+            "an unaltered query is no correction"
+        );
+    }
+}

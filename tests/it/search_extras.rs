@@ -13,7 +13,7 @@ use wiremock::matchers::{method, path};
 use wiremock::{Mock, ResponseTemplate};
 
 /// The three result pages of the fixture: none says how many steps there are.
-async fn serve_lighthouse_pages(world: &World) {
+pub(crate) async fn serve_lighthouse_pages(world: &World) {
     let pages = [
         (
             "history",
@@ -44,7 +44,7 @@ async fn serve_lighthouse_pages(world: &World) {
 }
 
 /// A model reply citing source `n` with `quote` for the steps, and a false quote.
-fn steps_answer(n: usize, quote: &str) -> String {
+pub(crate) fn steps_answer(n: usize, quote: &str) -> String {
     json!({
         "answerable": true,
         "statements": [
