@@ -55,7 +55,10 @@ pub(super) fn read(
     suggestions: &Value,
     corrections: &Value,
 ) -> Extras {
-    let members = |value: &Value| value.as_array().cloned().unwrap_or_default();
+    // Borrowed, never copied: a member may be a megabyte of attributes.
+    fn members(value: &Value) -> &[Value] {
+        value.as_array().map(Vec::as_slice).unwrap_or(&[])
+    }
     Extras {
         infoboxes: members(infoboxes)
             .iter()
@@ -88,7 +91,12 @@ fn strings(value: &Value, max: usize) -> Vec<String> {
 
 /// One line of clean text from a string member, cut to `max` characters.
 fn line(value: Option<&Value>, max: usize) -> String {
-    let text = value.and_then(Value::as_str).unwrap_or("");
+    clean(value.and_then(Value::as_str).unwrap_or(""), max)
+}
+
+/// `text` as one line of clean text, cut to `max` characters; only its first few
+/// times `max` characters are ever read.
+fn clean(text: &str, max: usize) -> String {
     let bounded: String = text.chars().take(max * 4).collect();
     shorten(&sanitize_line(&bounded), max)
 }
@@ -97,7 +105,7 @@ fn line(value: Option<&Value>, max: usize) -> String {
 /// objects and null are no text.
 fn scalar(value: Option<&Value>, max: usize) -> Option<String> {
     let text = match value? {
-        Value::String(s) => line(Some(&Value::String(s.clone())), max),
+        Value::String(s) => clean(s, max),
         Value::Number(n) => n.to_string(),
         Value::Bool(b) => b.to_string(),
         _ => return None,
@@ -136,7 +144,7 @@ fn engines(member: &Value) -> Vec<String> {
 fn html_text(html: &str) -> String {
     let bounded: String = html.chars().take(CONTENT_HTML_CHARS).collect();
     if !bounded.contains('<') && !bounded.contains('&') {
-        return shorten(&sanitize_line(&bounded), CONTENT_CHARS);
+        return clean(&bounded, CONTENT_CHARS);
     }
     let fragment = scraper::Html::parse_fragment(&bounded);
     let text: String = fragment.root_element().text().collect::<Vec<_>>().join(" ");
