@@ -39,6 +39,200 @@ pub struct SearchOutcome {
     /// failed over, JSON off so the HTML page was read); shown once per run.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// SearXNG's infoboxes (Wikipedia/Wikidata summaries), bounded; empty elsewhere.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub infoboxes: Vec<Infobox>,
+    /// SearXNG's instant answers (answerers, plugins), bounded; empty elsewhere.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub answers: Vec<InstantAnswer>,
+    /// Related searches the service offered (SearXNG's `suggestions`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub suggestions: Vec<String>,
+    /// "Did you mean" queries: SearXNG's `corrections`, Brave's altered query.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub corrections: Vec<String>,
+    /// The results page a person would open for this query on the service that
+    /// answered (the SearXNG instance, or the backend's public search page); `None`
+    /// for a service without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search_page: Option<String>,
+}
+
+/// Most infoboxes kept from one reply.
+pub const MAX_INFOBOXES: usize = 3;
+/// Most instant answers kept from one reply.
+pub const MAX_ANSWERS: usize = 3;
+/// Most suggestions (related searches) kept, from one reply or merged over a run.
+pub const MAX_SUGGESTIONS: usize = 8;
+/// Most corrections kept, from one reply or merged over a run.
+pub const MAX_CORRECTIONS: usize = 3;
+/// Longest suggestion or correction kept, in characters; a longer one is cut.
+pub const MAX_SUGGESTION_CHARS: usize = 100;
+
+/// An infobox: a search engine's summary of the query's subject (SearXNG's
+/// Wikipedia and Wikidata engines give them), as plain text with its links.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct Infobox {
+    /// Its heading (SearXNG's `infobox` key).
+    pub title: String,
+    /// Its summary as plain text (SearXNG's `content`, HTML removed).
+    pub content: String,
+    /// Its facts, in order: "label: value" when shown to the model.
+    pub attributes: Vec<InfoboxAttribute>,
+    /// Its links, http(s) only, in order; the first one is its source URL.
+    pub urls: Vec<InfoboxLink>,
+    /// The engines that gave it.
+    pub engines: Vec<String>,
+}
+
+/// One fact of an infobox.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct InfoboxAttribute {
+    /// What the fact is ("Born", "Height").
+    pub label: String,
+    /// Its value as text.
+    pub value: String,
+}
+
+/// One link of an infobox.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct InfoboxLink {
+    /// The link's name ("Wikipedia", "Official website").
+    pub title: String,
+    /// The address (http or https).
+    pub url: String,
+}
+
+impl Infobox {
+    /// The text a source made of it holds: the summary, then one "label: value" line
+    /// per attribute.
+    pub fn text(&self) -> String {
+        let mut text = self.content.trim().to_string();
+        for attribute in &self.attributes {
+            if !text.is_empty() {
+                text.push('\n');
+            }
+            text.push_str(&format!("{}: {}", attribute.label, attribute.value));
+        }
+        text
+    }
+
+    /// Its source URL: the first of its links.
+    pub fn url(&self) -> Option<&str> {
+        self.urls.first().map(|link| link.url.as_str())
+    }
+}
+
+/// An instant answer: a short answer computed or looked up by the search service
+/// itself (SearXNG's answerers and plugins: a sum, a hash, a conversion).
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct InstantAnswer {
+    /// The answer as text.
+    pub answer: String,
+    /// Where it came from, or the results page that showed it (see
+    /// [`SearchOutcome::search_page`]) when the service named no address.
+    pub url: Option<String>,
+    /// The engine, answerer or plugin that gave it, when named.
+    pub engine: Option<String>,
+}
+
+/// What a run's searches returned besides their results, merged over its queries in
+/// the order they ran: each infobox and answer once, suggestions and corrections
+/// deduplicated (none that is a query of the run) and bounded, and each query's
+/// results page.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SearchExtras {
+    /// Infoboxes, at most [`MAX_INFOBOXES`].
+    pub infoboxes: Vec<Infobox>,
+    /// Instant answers, at most [`MAX_ANSWERS`].
+    pub answers: Vec<InstantAnswer>,
+    /// Related searches, at most [`MAX_SUGGESTIONS`].
+    pub suggestions: Vec<String>,
+    /// "Did you mean" queries, at most [`MAX_CORRECTIONS`].
+    pub corrections: Vec<String>,
+    /// Each query that ran, once, with the results page for it when its service has
+    /// one ([`SearchOutcome::search_page`]).
+    pub search_pages: Vec<(String, Option<String>)>,
+}
+
+impl SearchExtras {
+    /// What the search for `query` returned besides results.
+    pub fn of(query: &str, outcome: &SearchOutcome) -> SearchExtras {
+        let mut extras = SearchExtras::default();
+        extras.merge(SearchExtras {
+            infoboxes: outcome.infoboxes.clone(),
+            answers: outcome.answers.clone(),
+            suggestions: outcome.suggestions.clone(),
+            corrections: outcome.corrections.clone(),
+            search_pages: vec![(query.to_string(), outcome.search_page.clone())],
+        });
+        extras
+    }
+
+    /// Adds `other`'s after these, keeping the bounds and dropping repeats.
+    pub fn merge(&mut self, other: SearchExtras) {
+        for infobox in other.infoboxes {
+            let same = |kept: &Infobox| {
+                kept.url() == infobox.url()
+                    && kept.title.to_lowercase() == infobox.title.to_lowercase()
+            };
+            if self.infoboxes.len() < MAX_INFOBOXES && !self.infoboxes.iter().any(same) {
+                self.infoboxes.push(infobox);
+            }
+        }
+        for answer in other.answers {
+            let seen = self.answers.iter().any(|a| a.answer == answer.answer);
+            if self.answers.len() < MAX_ANSWERS && !seen {
+                self.answers.push(answer);
+            }
+        }
+        for (query, page) in other.search_pages {
+            if !self.search_pages.iter().any(|(q, _)| *q == query) {
+                self.search_pages.push((query, page));
+            }
+        }
+        // A query the run made is no suggestion for it.
+        let ran: Vec<String> = self
+            .search_pages
+            .iter()
+            .map(|(q, _)| q.trim().to_lowercase())
+            .collect();
+        let not_ran = |texts: Vec<String>| -> Vec<String> {
+            texts
+                .into_iter()
+                .filter(|s| !ran.contains(&s.trim().to_lowercase()))
+                .collect()
+        };
+        self.suggestions
+            .retain(|s| !ran.contains(&s.to_lowercase()));
+        self.corrections
+            .retain(|s| !ran.contains(&s.to_lowercase()));
+        let (suggestions, corrections) = (not_ran(other.suggestions), not_ran(other.corrections));
+        merge_queries(&mut self.suggestions, suggestions, MAX_SUGGESTIONS);
+        merge_queries(&mut self.corrections, corrections, MAX_CORRECTIONS);
+    }
+}
+
+/// Adds `new` strings to `into` in order, skipping empty ones and ones already there
+/// (compared case-insensitively), each cut to [`MAX_SUGGESTION_CHARS`], while `into`
+/// holds fewer than `max`: how suggestions and corrections are kept per reply and
+/// merged over the queries of a run.
+pub fn merge_queries(into: &mut Vec<String>, new: impl IntoIterator<Item = String>, max: usize) {
+    for text in new {
+        if into.len() >= max {
+            return;
+        }
+        let one_line = crate::text::sanitize_line(&text);
+        let cut = crate::text::shorten(&one_line, MAX_SUGGESTION_CHARS);
+        if cut.is_empty()
+            || into
+                .iter()
+                .any(|kept| kept.to_lowercase() == cut.to_lowercase())
+        {
+            continue;
+        }
+        into.push(cut);
+    }
 }
 
 /// A URL in the form used to recognise the same page across queries and in the
@@ -146,7 +340,39 @@ pub struct UsageReport {
 
 #[cfg(test)]
 mod tests {
-    use super::normalise_url;
+    use super::*;
+
+    #[test]
+    fn extras_merge_over_queries_once_each_and_bounded() {
+        let outcome = |suggestions: &[&str], corrections: &[&str]| SearchOutcome {
+            suggestions: suggestions.iter().map(|s| s.to_string()).collect(),
+            corrections: corrections.iter().map(|s| s.to_string()).collect(),
+            answers: vec![InstantAnswer {
+                answer: "42".into(),
+                url: None,
+                engine: None,
+            }],
+            search_page: Some("https://searx.example/search?q=a".into()),
+            ..SearchOutcome::default()
+        };
+        let mut extras =
+            SearchExtras::of("first query", &outcome(&["a b", "First Query"], &["fix"]));
+        let many: Vec<String> = (0..20).map(|i| format!("s{i}")).collect();
+        let many: Vec<&str> = many.iter().map(String::as_str).collect();
+        extras.merge(SearchExtras::of("A B", &outcome(&many, &["FIX", "other"])));
+        // A query of the run is no suggestion; repeats (any case) are dropped.
+        assert_eq!(extras.suggestions.len(), MAX_SUGGESTIONS);
+        assert!(
+            !extras
+                .suggestions
+                .iter()
+                .any(|s| s == "a b" || s == "First Query")
+        );
+        assert_eq!(extras.corrections, ["fix", "other"]);
+        assert_eq!(extras.answers.len(), 1);
+        assert_eq!(extras.search_pages.len(), 2);
+        assert_eq!(extras.search_pages[1].0, "A B");
+    }
 
     #[test]
     fn urls_are_normalised_for_merging() {

@@ -5,10 +5,10 @@
 use serde::Serialize;
 
 use crate::answer::AskUser;
-use crate::context::{Context, SourceText};
+use crate::context::{Context, SourceKind, SourceText};
 use crate::error::{Error, exit};
 use crate::grounding::{GroundedAnswer, Statement, Support};
-use crate::hits::SearchHit;
+use crate::hits::{SearchExtras, SearchHit};
 use crate::language::AnswerLanguage;
 use crate::page::PageAttempt;
 use crate::plan::{Decision, PlanRun};
@@ -119,11 +119,15 @@ pub struct Report {
     pub hits: Vec<SearchHit>,
     /// Every page tried, in rank order.
     pub pages: Vec<PageAttempt>,
-    /// The sources the model saw: the pages read, then search-result snippets.
+    /// The sources the model saw: the pages read, then the short sources the search
+    /// gave (infoboxes, instant answers, snippets).
     pub sources: Vec<SourceText>,
-    /// How many of `sources`, at the end, are search-result snippets rather than pages
-    /// read (see [`Report::is_snippet`]).
-    pub snippets: usize,
+    /// The kinds of the short sources at the end of `sources`, in order (see
+    /// [`Report::kind`]).
+    pub short_kinds: Vec<SourceKind>,
+    /// What the searches returned besides results: suggestions, corrections and each
+    /// query's results page (its infoboxes and answers are among `sources`).
+    pub extras: SearchExtras,
     /// How the sources were fitted.
     pub context: Context,
     /// The checked answer.
@@ -157,9 +161,19 @@ pub struct PackEntry {
 }
 
 impl Report {
-    /// Whether source `number` is a search-result snippet, not a page read in full.
-    pub fn is_snippet(&self, number: usize) -> bool {
-        number > self.sources.len() - self.snippets.min(self.sources.len())
+    /// What source `number` is: a page read, or a short source the search gave.
+    pub fn kind(&self, number: usize) -> SourceKind {
+        let first_short = self.sources.len() - self.short_kinds.len().min(self.sources.len());
+        match number.checked_sub(first_short + 1) {
+            Some(i) => self.short_kinds.get(i).copied().unwrap_or(SourceKind::Page),
+            None => SourceKind::Page,
+        }
+    }
+
+    /// Whether source `number` is a short source the search gave (an infobox, an
+    /// instant answer or a snippet), not a page read in full.
+    pub fn is_short(&self, number: usize) -> bool {
+        self.kind(number) != SourceKind::Page
     }
 }
 
@@ -287,6 +301,9 @@ pub struct Partial {
     pub timings: Timings,
     /// Warnings gathered before the failure.
     pub warnings: Vec<String>,
+    /// What the searches returned besides results (a search that found nothing may
+    /// still offer a correction).
+    pub extras: SearchExtras,
 }
 
 /// A failed run: the error, and everything the run got to before it.

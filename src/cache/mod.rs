@@ -203,6 +203,7 @@ mod fixtures {
             }],
             unresponsive_engines: vec![("google".into(), "timeout".into())],
             warnings: Vec::new(),
+            ..SearchOutcome::default()
         }
     }
 

@@ -58,6 +58,11 @@ mod tokens;
 
 use serde::Serialize;
 
+mod short;
+pub use short::{
+    ANSWER_MAX_TOKENS, INFOBOX_MAX_TOKENS, ShortSource, SourceKind, build_with_snippets,
+};
+
 use passages::{Passage, byte_len_of_chars, original_spans, split_passages};
 pub use passages::{cut_to_tokens, sentence_spans};
 pub use rank::stem;
@@ -128,29 +133,37 @@ pub const SNIPPET_MAX_TOKENS: u32 = 60;
 /// evidence beside the pages read, never instead of them.
 pub const SNIPPET_BUDGET_PERCENT: u32 = 25;
 
-/// Fits the pages read and, after them, the snippets of results that were not read
-/// into `budget_tokens`. Snippets are numbered after the pages, in the order given,
-/// each a short `<source id="n" kind="snippet">` block of its own (URL, title and at
-/// most [`SNIPPET_MAX_TOKENS`] of snippet); they are taken in order while their cost
-/// stays within [`SNIPPET_BUDGET_PERCENT`] of the budget, and the pages get the rest.
-/// Returns the context and how many snippets it holds (the first `n` given).
-pub fn build_with_snippets(
+/// Fits the pages read and, after them, short sources (infoboxes, instant answers,
+/// snippets of results that were not read) into `budget_tokens`. Short sources are
+/// numbered after the pages, in the order given, each a `<source id="n" kind="...">`
+/// block of its own (URL, title and at most its kind's share of tokens:
+/// [`SNIPPET_MAX_TOKENS`], [`ANSWER_MAX_TOKENS`], [`INFOBOX_MAX_TOKENS`]); they are
+/// taken in order while their cost stays within [`SNIPPET_BUDGET_PERCENT`] of the
+/// budget, and the pages get the rest. Returns the context and how many short sources
+/// it holds (the first `n` given).
+pub fn build_with_short_sources(
     pages: &[SourceText],
-    snippets: &[SourceText],
+    shorts: &[ShortSource],
     question: &str,
     budget_tokens: u32,
 ) -> (Context, usize) {
     let cap = budget_tokens.saturating_mul(SNIPPET_BUDGET_PERCENT) / 100;
     let mut blocks: Vec<(String, SourceCut)> = Vec::new();
     let mut spent = 0u32;
-    for snippet in snippets {
-        let text = cut_to_tokens(&neutralise(snippet.text.trim()), SNIPPET_MAX_TOKENS).to_string();
+    for short in shorts {
+        let snippet = &short.source;
+        let text =
+            cut_to_tokens(&neutralise(snippet.text.trim()), short.kind.max_tokens()).to_string();
         if text.is_empty() {
             break;
         }
         let head = header(snippet).replacen(
             &format!("<source id=\"{}\">", snippet.number),
-            &format!("<source id=\"{}\" kind=\"snippet\">", snippet.number),
+            &format!(
+                "<source id=\"{}\" kind=\"{}\">",
+                snippet.number,
+                short.kind.name()
+            ),
             1,
         );
         let block = format!("{head}{text}{CLOSE}");

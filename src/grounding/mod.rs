@@ -40,7 +40,7 @@ use crate::text::normalise;
 use anchors::{Features, missing_anchor, negation_conflict};
 use matches::Shown;
 
-pub use gemini::grounding_metadata;
+pub use gemini::{grounding_metadata, search_entry_point};
 pub use matches::{
     ALL_TERMS_UP_TO, CONFIDENCE_MATCH, MAX_CANDIDATES, MAX_MATCHED_SOURCES, MAX_POSTINGS,
     MAX_STATEMENT_TERMS, MIN_COVERAGE, MIN_PAIR_COVERAGE, MIN_SHARED_TERMS, MIN_WINDOW_COVERAGE,
@@ -568,7 +568,7 @@ mod tests {
         assert!(g.grounded());
         assert_eq!(g.rejected.len(), 1);
         assert!(g.rejected[0].reason.contains("no source 7"));
-        let meta = grounding_metadata(&g, &sources, 0, &["q".into()]);
+        let meta = grounding_metadata(&g, &sources, &[], &["q".into()], &[]);
         assert_eq!(
             meta["groundingSupports"][1]["groundingChunkIndices"],
             json!([1])
@@ -591,7 +591,7 @@ mod tests {
         assert!(!g.grounded());
         assert!(!g.statements[0].supported());
         assert_eq!(g.statements[0].citations[0].confidence, 0.0);
-        let meta = grounding_metadata(&g, &sources, 0, &[]);
+        let meta = grounding_metadata(&g, &sources, &[], &[], &[]);
         assert_eq!(meta["groundingSupports"], json!([]));
     }
 
@@ -748,7 +748,7 @@ mod tests {
         .verify(&answer);
         assert_eq!(seen.statements[0].support, Support::Match);
         assert!(seen.grounded() && !seen.grounded_by_quotes());
-        let meta = grounding_metadata(&seen, &[source(1, LIGHTHOUSE)], 0, &[]);
+        let meta = grounding_metadata(&seen, &[source(1, LIGHTHOUSE)], &[], &[], &[]);
         assert_eq!(meta["groundingSupports"][0]["support"], "match");
         assert_eq!(
             meta["groundingSupports"][0]["groundingChunkIndices"],

@@ -203,7 +203,10 @@ impl GroundServer {
     /// `ground search --json` as a tool.
     #[tool(
         description = "Search the web. Returns {query, backend, results: [{url, title, \
-                       snippet, engines, published}], unresponsive_engines}, at most 10 results.",
+                       snippet, engines, published}], unresponsive_engines, answers: [{answer, \
+                       url, engine}], infoboxes: [{title, content, attributes: [{label, value}], \
+                       urls: [{title, url}], engines}], suggestions, corrections}, at most 10 \
+                       results.",
         output_schema = schemas::web_search(),
         annotations(read_only_hint = true, open_world_hint = true)
     )]
@@ -294,8 +297,9 @@ impl GroundServer {
                        searches, reads the top pages, asks the configured model and checks \
                        every quote against the pages. Returns the same object as `ground \
                        answer --json`: answer, grounded, statements, citations[{source_url, \
-                       text, verified}], sources with retrieval status, groundingMetadata \
-                       (Gemini's shape), model, timings_ms.",
+                       text, verified}], sources with their kind (page, infobox, answer, \
+                       snippet) and retrieval status, search {suggestions, corrections}, \
+                       groundingMetadata (Gemini's shape), model, timings_ms.",
         output_schema = schemas::grounded_answer(),
         annotations(read_only_hint = true, open_world_hint = true)
     )]

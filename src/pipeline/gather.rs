@@ -14,7 +14,7 @@ use crate::cache::{Cache, SearchKey};
 use crate::error::Error;
 use crate::events::Stage;
 use crate::fetch::{Fetcher, RetrievalStatus, elapsed_ms};
-use crate::hits::{SearchHit, normalise_url};
+use crate::hits::{SearchExtras, SearchHit, normalise_url};
 use crate::page::{PageAttempt, fetch_and_extract};
 use crate::plan::{self, PlanRun, StopReason};
 use crate::report::SearchRun;
@@ -33,6 +33,8 @@ pub(super) struct Gathered {
     pub pages: Vec<PageAttempt>,
     /// How the plan went (`None` for a single query).
     pub plan: Option<PlanRun>,
+    /// What the searches returned besides results (infoboxes, answers, suggestions).
+    pub extras: SearchExtras,
 }
 
 /// Searching's raw outcome before the plan's record is finished.
@@ -41,10 +43,12 @@ struct Searched {
     searches: Vec<SearchRun>,
     pages: Vec<PageAttempt>,
     plan: PlanRun,
+    extras: SearchExtras,
 }
 
-/// A merged search: results, every call, and the searches' own warnings.
-type Merged = (Vec<SearchHit>, Vec<SearchRun>, Vec<String>);
+/// A merged search: results, every call, the searches' own warnings, and what they
+/// returned besides results.
+type Merged = (Vec<SearchHit>, Vec<SearchRun>, Vec<String>, SearchExtras);
 
 impl Run<'_> {
     /// Searches the planned queries (at once or in rounds) and reads their pages. With
@@ -73,6 +77,7 @@ impl Run<'_> {
             searches,
             pages,
             plan: mut plan_run,
+            extras,
         } = if planned.rounds {
             self.search_in_rounds(&service, planned).await?
         } else {
@@ -105,6 +110,7 @@ impl Run<'_> {
             searches,
             pages,
             plan: planned.outcome(plan_run),
+            extras,
         })
     }
 
@@ -119,15 +125,17 @@ impl Run<'_> {
         let t = Instant::now();
         let searched = self.search_all(service, queries).await;
         self.so_far.timings.search = elapsed_ms(t);
-        let (hits, searches, warnings) = match searched {
+        let (hits, searches, warnings, extras) = match searched {
             Ok(found) => found,
-            Err((error, searches)) => {
+            Err((error, searches, extras)) => {
                 self.so_far.searches = searches;
+                self.so_far.extras = extras;
                 return Err(error);
             }
         };
         self.so_far.warnings.extend(warnings);
         self.so_far.searches = searches.clone();
+        self.so_far.extras = extras.clone();
         let pages = self.fetch_pages(&hits, 0).await;
         self.so_far.pages = pages.clone();
         Ok(Searched {
@@ -135,6 +143,7 @@ impl Run<'_> {
             searches,
             pages,
             plan: PlanRun::default(),
+            extras,
         })
     }
 
@@ -156,6 +165,7 @@ impl Run<'_> {
         let mut seen: HashSet<String> = HashSet::new();
         let mut first_error = None;
         let mut outcome = PlanRun::default();
+        let mut extras = SearchExtras::default();
         for (round, query) in queries.iter().enumerate() {
             self.events.stage(
                 Stage::Searching,
@@ -171,8 +181,9 @@ impl Run<'_> {
             self.so_far.timings.search += elapsed_ms(t);
             outcome.rounds += 1;
             let fresh: Vec<SearchHit> = match searched {
-                Ok((found, runs, warnings)) => {
+                Ok((found, runs, warnings, more)) => {
                     searches.extend(runs);
+                    extras.merge(more);
                     for warning in warnings {
                         if !self.so_far.warnings.contains(&warning) {
                             self.so_far.warnings.push(warning);
@@ -183,8 +194,9 @@ impl Run<'_> {
                         .filter(|hit| seen.insert(normalise_url(&hit.url)))
                         .collect()
                 }
-                Err((error, runs)) => {
+                Err((error, runs, more)) => {
                     searches.extend(runs);
+                    extras.merge(more);
                     first_error.get_or_insert(error);
                     Vec::new()
                 }
@@ -224,6 +236,8 @@ impl Run<'_> {
         {
             return Err(error);
         }
+        // Kept for a failure's report too: a correction is what to try next.
+        self.so_far.extras = extras.clone();
         if hits.is_empty() {
             return Err(search::no_hits_error(&queries.join(" | "), &[]));
         }
@@ -238,6 +252,7 @@ impl Run<'_> {
             searches,
             pages,
             plan: outcome,
+            extras,
         })
     }
 
@@ -279,7 +294,7 @@ impl Run<'_> {
         &self,
         service: &SearchSettings,
         queries: &[String],
-    ) -> Result<Merged, (Error, Vec<SearchRun>)> {
+    ) -> Result<Merged, (Error, Vec<SearchRun>, SearchExtras)> {
         let settings = self.settings;
         let cache = &self.cache;
         let events = self.events;
@@ -319,9 +334,11 @@ impl Run<'_> {
         let mut unresponsive: Vec<(String, String)> = Vec::new();
         let mut notes: Vec<String> = Vec::new(); // the searches' own warnings, each once
         let mut ranked: Vec<(usize, usize, SearchHit)> = Vec::new(); // (position, query index, hit)
+        let mut extras = SearchExtras::default();
         for (qi, (query, outcome, ms, cached)) in results.into_iter().enumerate() {
             let run = match outcome {
                 Ok(found) => {
+                    extras.merge(SearchExtras::of(&query, &found));
                     for note in found.warnings {
                         if !notes.contains(&note) {
                             notes.push(note);
@@ -365,7 +382,7 @@ impl Run<'_> {
             .take()
             .filter(|_| runs.iter().all(|r| r.error.is_some()))
         {
-            return Err((error, runs));
+            return Err((error, runs, extras));
         }
         ranked.sort_by_key(|(position, qi, _)| (*position, *qi));
         let mut hits: Vec<SearchHit> = Vec::new();
@@ -381,6 +398,7 @@ impl Run<'_> {
             return Err((
                 search::no_hits_error(&queries.join(" | "), &unresponsive),
                 runs,
+                extras,
             ));
         }
         let mut warnings = notes;
@@ -393,7 +411,7 @@ impl Run<'_> {
         if runs.iter().any(|r| r.error.is_some()) {
             warnings.push("some searches failed; answering from the others".to_string());
         }
-        Ok((hits, runs, warnings))
+        Ok((hits, runs, warnings, extras))
     }
 }
 

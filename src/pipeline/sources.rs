@@ -1,7 +1,8 @@
 //! The sources the model is shown: the pages read, numbered in rank order, then the
-//! snippets of results not read (cheap evidence, sent as short sources of their own),
-//! fitted into the token budget that the window, the answer's reserve and the
-//! calibrated token ratio leave.
+//! short sources the search itself gave (infoboxes, instant answers, and the snippets
+//! of results not read: cheap evidence, each a source of its own kind), fitted into
+//! the token budget that the window, the answer's reserve and the calibrated token
+//! ratio leave.
 
 use std::collections::HashSet;
 
@@ -10,7 +11,7 @@ use serde_json::json;
 use super::Run;
 use super::gather::Gathered;
 use crate::calibration::{self, Calibration, TokenRatio};
-use crate::context::{self, Context, SourceText};
+use crate::context::{self, Context, ShortSource, SourceKind, SourceText};
 use crate::error::Error;
 use crate::events::Stage;
 use crate::fetch::RetrievalStatus;
@@ -25,10 +26,10 @@ pub const MAX_SNIPPET_SOURCES: usize = 7;
 pub(super) struct Fitted {
     /// Searches, results and pages (their text moved into `sources`).
     pub gathered: Gathered,
-    /// The sources sent: pages read, then snippets.
+    /// The sources sent: pages read, then short sources.
     pub sources: Vec<SourceText>,
-    /// How many of `sources` are snippets.
-    pub snippets: usize,
+    /// The kinds of the short sources at the end of `sources`, in order.
+    pub short_kinds: Vec<SourceKind>,
     /// The sources fitted to the budget.
     pub context: Context,
     /// Estimated tokens of the prompt besides the sources.
@@ -105,10 +106,12 @@ impl Run<'_> {
             ratio.as_ref(),
         );
         let pages_read = sources.len();
-        let snippets = snippet_sources(&gathered, pages_read);
-        let (context, snippets_sent) =
-            context::build_with_snippets(&sources, &snippets, question, budget);
-        sources.extend(snippets.into_iter().take(snippets_sent));
+        let shorts = short_sources(&gathered, pages_read);
+        let (context, shorts_sent) =
+            context::build_with_short_sources(&sources, &shorts, question, budget);
+        let shorts: Vec<ShortSource> = shorts.into_iter().take(shorts_sent).collect();
+        let short_kinds = shorts.iter().map(|s| s.kind).collect();
+        sources.extend(shorts.into_iter().map(|s| s.source));
         let cut: Vec<usize> = context
             .sources
             .iter()
@@ -131,13 +134,55 @@ impl Run<'_> {
         Ok(Fitted {
             gathered,
             sources,
-            snippets: snippets_sent,
+            short_kinds,
             context,
             overhead,
             calibration,
             ratio,
         })
     }
+}
+
+/// The short sources, numbered after the `pages_read` pages: the searches' infoboxes
+/// (summary and "label: value" facts, cited by their first link) and instant answers
+/// first, the most direct evidence a search gives, then the snippets of results not
+/// read.
+fn short_sources(gathered: &Gathered, pages_read: usize) -> Vec<ShortSource> {
+    let extras = &gathered.extras;
+    let infoboxes = extras.infoboxes.iter().filter_map(|infobox| {
+        let source = SourceText {
+            number: 0,
+            url: infobox.url()?.to_string(),
+            title: infobox.title.clone(),
+            text: infobox.text(),
+        };
+        Some((SourceKind::Infobox, source))
+    });
+    let answers = extras.answers.iter().filter_map(|answer| {
+        let source = SourceText {
+            number: 0,
+            url: answer.url.clone()?,
+            title: match &answer.engine {
+                Some(engine) => format!("Instant answer ({engine})"),
+                None => "Instant answer".to_string(),
+            },
+            text: answer.answer.clone(),
+        };
+        Some((SourceKind::Answer, source))
+    });
+    let snippets = snippet_sources(gathered, 0)
+        .into_iter()
+        .map(|s| (SourceKind::Snippet, s));
+    infoboxes
+        .chain(answers)
+        .chain(snippets)
+        .filter(|(_, s)| !s.text.trim().is_empty())
+        .enumerate()
+        .map(|(i, (kind, mut source))| {
+            source.number = pages_read + 1 + i;
+            ShortSource { kind, source }
+        })
+        .collect()
 }
 
 /// Results that were not read still carry their engine's title and snippet: each

@@ -4,6 +4,7 @@
 
 use serde_json::{Value, json};
 
+use crate::context::SourceKind;
 use crate::error::Error;
 use crate::grounding::{self, CheckedCitation, Statement, Support};
 use crate::page::PageAttempt;
@@ -74,6 +75,7 @@ pub fn json(report: &Report, verdict: &Verdict) -> Value {
         })
         .collect();
     let searches_cached = !report.searches.is_empty() && report.searches.iter().all(|s| s.cached);
+    let kinds: Vec<SourceKind> = (1..=report.sources.len()).map(|n| report.kind(n)).collect();
     let sources: Vec<Value> = report
         .pages
         .iter()
@@ -87,18 +89,20 @@ pub fn json(report: &Report, verdict: &Verdict) -> Value {
             report
                 .sources
                 .iter()
-                .filter(|s| report.is_snippet(s.number))
+                .filter(|s| report.is_short(s.number))
                 .map(|s| {
                     let sent = report.context.sources.iter().find(|c| c.number == s.number);
-                    // The keys of a page's entry, so scripts read both alike; a
-                    // snippet is never fetched, and is cached when its search was.
+                    let kind = report.kind(s.number).name();
+                    // The keys of a page's entry, so scripts read both alike; a short
+                    // source (infobox, answer, snippet) is never fetched, and is
+                    // cached when its search was.
                     json!({
                         "index": s.number,
-                        "kind": "snippet",
+                        "kind": kind,
                         "url": s.url,
                         "final_url": null,
                         "title": s.title,
-                        "status": "SNIPPET",
+                        "status": kind.to_ascii_uppercase(),
                         "http_status": null,
                         "content_type": null,
                         "text": s.text,
@@ -133,7 +137,11 @@ pub fn json(report: &Report, verdict: &Verdict) -> Value {
         "rejected_citations": answer.rejected,
         "unknowns": answer.unknowns,
         "sources": sources,
-        "groundingMetadata": grounding::grounding_metadata(answer, &report.sources, report.snippets, &report.queries),
+        "search": {
+            "suggestions": report.extras.suggestions,
+            "corrections": report.extras.corrections,
+        },
+        "groundingMetadata": grounding::grounding_metadata(answer, &report.sources, &kinds, &report.queries, &report.extras.search_pages),
         "model": report.model,
         "context": {
             "budget_tokens": report.context.budget_tokens,
@@ -158,11 +166,7 @@ pub fn pack(report: &Report) -> Value {
     let grounded_run = report.mode == AnswerMode::Grounded;
     let source_ref = |n: usize| {
         let s = &report.sources[n - 1];
-        if report.is_snippet(n) {
-            json!({"index": n, "url": s.url, "title": s.title, "kind": "snippet"})
-        } else {
-            json!({"index": n, "url": s.url, "title": s.title})
-        }
+        json!({"index": n, "url": s.url, "title": s.title, "kind": report.kind(n).name()})
     };
     // A supported statement or bucket item as a key point, or why it is uncertain.
     let checked = |statement: &Statement| -> Result<Value, String> {
@@ -282,6 +286,7 @@ pub fn json_error(input_name: &str, input: &str, error: &Error) -> Value {
 fn source_json(p: &PageAttempt, sent: Option<(usize, bool)>) -> Value {
     json!({
         "index": p.index,
+        "kind": "page",
         "url": p.url,
         "final_url": p.final_url,
         "title": p.title,
@@ -308,6 +313,10 @@ pub fn json_failed(question: &str, failed: &Failed) -> Value {
     let sources: Vec<Value> = partial.pages.iter().map(|p| source_json(p, None)).collect();
     if let Value::Object(map) = &mut value {
         map.insert("searches".into(), json!(partial.searches));
+        map.insert(
+            "search".into(),
+            json!({"suggestions": partial.extras.suggestions, "corrections": partial.extras.corrections}),
+        );
         map.insert("sources".into(), Value::Array(sources));
         map.insert("webSearchQueries".into(), json!(partial.queries));
         map.insert("timings_ms".into(), json!(partial.timings));

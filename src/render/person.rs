@@ -15,6 +15,7 @@
 
 use std::fmt::Write as _;
 
+use crate::context::SourceKind;
 use crate::grounding::{Statement, Support};
 use crate::render::json::markers;
 use crate::report::{AnswerMode, Report};
@@ -247,15 +248,76 @@ fn source_title(source: &crate::context::SourceText) -> String {
 }
 
 /// "2 quotes verified", "cited, 1 quote not found on the page", "1 quote verified, 1
-/// statement matched", "not cited"; a search-result snippet says so first ("search
-/// snippet, not cited").
+/// statement matched", "not cited"; a short source says its kind first ("search
+/// snippet, not cited", "infobox, 1 quote verified", "instant answer, not cited").
 fn source_mark(report: &Report, number: usize) -> String {
     let mark = citation_mark(report, number);
-    if report.is_snippet(number) {
-        format!("search snippet, {mark}")
-    } else {
-        mark
+    match report.kind(number) {
+        SourceKind::Page => mark,
+        SourceKind::Snippet => format!("search snippet, {mark}"),
+        SourceKind::Infobox => format!("infobox, {mark}"),
+        SourceKind::Answer => format!("instant answer, {mark}"),
     }
+}
+
+/// "Did you mean: a · b", one line, for the search service's corrections of a query
+/// (sanitised; Markdown escaped in Markdown); `None` without any. A run that failed
+/// for want of results shows it too.
+pub fn did_you_mean(corrections: &[String], style: Style) -> Option<String> {
+    if corrections.is_empty() {
+        return None;
+    }
+    let fixes: Vec<String> = corrections
+        .iter()
+        .map(|text| match style {
+            Style::Markdown => escape_markdown(&sanitize_line(text)),
+            Style::Text { .. } => sanitize_line(text),
+        })
+        .collect();
+    let paint = Paint {
+        on: matches!(style, Style::Text { colour: true }),
+    };
+    Some(format!(
+        "{} {}\n",
+        paint.bold("Did you mean:"),
+        fixes.join(" · ")
+    ))
+}
+
+/// Fewer results than this is "found little": a correction of the query is then
+/// worth a "Did you mean" line.
+const FEW_RESULTS: usize = 3;
+
+/// The lines that end person output on a terminal: "Did you mean: …" when the search
+/// service corrected a query and the run found little (fewer than [`FEW_RESULTS`]
+/// results, or no supported statement), and one "Related searches: a · b · c" line.
+/// The texts came from the search service: each is one sanitised line (Markdown
+/// escaped in Markdown). `None` when there is neither.
+pub fn related(report: &Report, style: Style) -> Option<String> {
+    let extras = &report.extras;
+    let found_little =
+        report.hits.len() < FEW_RESULTS || !report.answer.statements.iter().any(|s| s.supported());
+    let clean = |text: &String| match style {
+        Style::Markdown => escape_markdown(&sanitize_line(text)),
+        Style::Text { .. } => sanitize_line(text),
+    };
+    let paint = Paint {
+        on: matches!(style, Style::Text { colour: true }),
+    };
+    let mut out = String::new();
+    if found_little {
+        out.push_str(&did_you_mean(&extras.corrections, style).unwrap_or_default());
+    }
+    if !extras.suggestions.is_empty() {
+        let related: Vec<String> = extras.suggestions.iter().map(clean).collect();
+        let _ = writeln!(
+            out,
+            "{} {}",
+            paint.dim("Related searches:"),
+            related.join(" · ")
+        );
+    }
+    (!out.is_empty()).then_some(out)
 }
 
 /// How the answer cited source `number`, and how many statements ground matched in it.

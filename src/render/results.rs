@@ -1,5 +1,6 @@
 //! Search results for a person (a numbered list) and for scripts (`ground search
-//! --json`, MCP `web_search`).
+//! --json`, MCP `web_search`), with what the service returned besides them: instant
+//! answers and infoboxes first, "Did you mean" and related searches last.
 
 use std::fmt::Write as _;
 
@@ -7,11 +8,38 @@ use serde_json::{Value, json};
 
 use crate::hits::{SearchOutcome, describe_unresponsive};
 use crate::settings::SearchSettings;
-use crate::text::sanitize_line;
+use crate::text::{sanitize_line, shorten};
 
 /// The results as a numbered list for a person.
 pub fn person(outcome: &SearchOutcome, limit: usize) -> String {
     let mut out = String::new();
+    for answer in &outcome.answers {
+        let _ = writeln!(out, "Answer: {}", sanitize_line(&answer.answer));
+    }
+    for infobox in &outcome.infoboxes {
+        let _ = writeln!(out, "Infobox: {}", sanitize_line(&infobox.title));
+        if !infobox.content.is_empty() {
+            let _ = writeln!(
+                out,
+                "    {}",
+                sanitize_line(&shorten(&infobox.content, 300))
+            );
+        }
+        for a in &infobox.attributes {
+            let _ = writeln!(
+                out,
+                "    {}: {}",
+                sanitize_line(&a.label),
+                sanitize_line(&a.value)
+            );
+        }
+        if let Some(url) = infobox.url() {
+            let _ = writeln!(out, "    {}", sanitize_line(url));
+        }
+    }
+    if !(outcome.answers.is_empty() && outcome.infoboxes.is_empty()) {
+        out.push('\n');
+    }
     if outcome.hits.is_empty() {
         out.push_str("No results.\n");
     }
@@ -43,6 +71,19 @@ pub fn person(outcome: &SearchOutcome, limit: usize) -> String {
             "\nEngines that failed: {}",
             sanitize_line(&describe_unresponsive(&outcome.unresponsive_engines))
         );
+    }
+    let line = |texts: &[String]| {
+        texts
+            .iter()
+            .map(|t| sanitize_line(t))
+            .collect::<Vec<_>>()
+            .join(" · ")
+    };
+    if !outcome.corrections.is_empty() {
+        let _ = writeln!(out, "\nDid you mean: {}", line(&outcome.corrections));
+    }
+    if !outcome.suggestions.is_empty() {
+        let _ = writeln!(out, "\nRelated searches: {}", line(&outcome.suggestions));
     }
     out
 }
@@ -80,6 +121,10 @@ pub fn json(
         "backend": settings.backend,
         "results": results,
         "unresponsive_engines": unresponsive,
+        "answers": outcome.answers,
+        "infoboxes": outcome.infoboxes,
+        "suggestions": outcome.suggestions,
+        "corrections": outcome.corrections,
     });
     // What the user should know about how the results were got (a fallback of
     // `--search auto`, an instance that failed over); absent when there is nothing.

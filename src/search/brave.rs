@@ -9,7 +9,7 @@ use serde::Deserialize;
 
 use super::client::{display_url, http_client, provider_message, send};
 use crate::error::Error;
-use crate::hits::{SearchHit, SearchOutcome, collect_hits};
+use crate::hits::{MAX_CORRECTIONS, SearchHit, SearchOutcome, collect_hits, merge_queries};
 use crate::settings::{SearchBackend, SearchSettings, TimeRange};
 
 /// Brave returns at most this many results per request.
@@ -19,6 +19,22 @@ pub const MAX_COUNT: usize = 20;
 struct Reply {
     #[serde(default)]
     web: Option<Web>,
+    #[serde(default)]
+    query: Option<QueryInfo>,
+}
+
+/// Brave's `query` object: what it did with the query (only `altered` is read).
+#[derive(Deserialize)]
+struct QueryInfo {
+    #[serde(default)]
+    altered: Option<String>,
+}
+
+/// Brave's public results page for `query`.
+pub fn public_search_page(query: &str) -> String {
+    let mut url = url::Url::parse("https://search.brave.com/search").expect("a valid URL");
+    url.query_pairs_mut().append_pair("q", query);
+    url.to_string()
 }
 
 #[derive(Deserialize)]
@@ -126,6 +142,14 @@ pub fn parse_reply(
         url: url.into(),
         detail: e.to_string(),
     })?;
+    // Brave's `query.altered`: the query it searched instead of the one sent (a
+    // spelling fix), the "did you mean" of its reply.
+    let mut altered = Vec::new();
+    if let Some(q) = &reply.query
+        && let Some(changed) = q.altered.as_deref().filter(|a| a.trim() != query.trim())
+    {
+        merge_queries(&mut altered, [changed.to_string()], MAX_CORRECTIONS);
+    }
     let results = reply.web.map(|w| w.results).unwrap_or_default();
     let hits = collect_hits(
         results.into_iter().map(|r| {
@@ -145,6 +169,9 @@ pub fn parse_reply(
         hits,
         unresponsive_engines: Vec::new(),
         warnings: Vec::new(),
+        corrections: altered,
+        search_page: Some(public_search_page(query)),
+        ..SearchOutcome::default()
     })
 }
 
@@ -156,4 +183,60 @@ fn html_to_text(fragment: &str) -> String {
     }
     let parsed = scraper::Html::parse_fragment(fragment);
     crate::text::clean_inline(&parsed.root_element().text().collect::<String>())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A reply in the shape of Brave's Web Search API documentation: `query` holds
+    /// what Brave did with the query, `altered` when it searched a spelling fix.
+    fn reply(altered: Option<&str>) -> Vec<u8> {
+        let mut query = serde_json::json!({"original": "quilfeather lighthose", "show_strict_warning": false, "is_navigational": false});
+        if let Some(altered) = altered {
+            query["altered"] = serde_json::json!(altered);
+        }
+        serde_json::to_vec(&serde_json::json!({
+            "type": "search",
+            "query": query,
+            "web": {"type": "search", "results": [
+                {"title": "Quillfeather <strong>Lighthouse</strong>", "url": "https://example.org/q",
+                 "description": "A lighthouse.", "page_age": "2024-01-02T00:00:00"}
+            ]}
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn an_altered_query_is_a_correction_and_the_public_page_is_named() {
+        let url = "https://api.search.brave.com";
+        let found = parse_reply(
+            200,
+            &reply(Some("quillfeather lighthouse")),
+            url,
+            "quilfeather lighthose",
+            10,
+        )
+        .unwrap();
+        assert_eq!(found.corrections, ["quillfeather lighthouse"]);
+        assert!(found.suggestions.is_empty() && found.infoboxes.is_empty());
+        assert_eq!(
+            found.search_page.as_deref(),
+            Some("https://search.brave.com/search?q=quilfeather+lighthose")
+        );
+        let plain = parse_reply(200, &reply(None), url, "quilfeather lighthose", 10).unwrap();
+        assert!(plain.corrections.is_empty());
+        let same = parse_reply(
+            200,
+            &reply(Some("quilfeather lighthose")),
+            url,
+            "quilfeather lighthose",
+            10,
+        )
+        .unwrap();
+        assert!(
+            same.corrections.is_empty(),
+            "an unaltered query is no correction"
+        );
+    }
 }

@@ -136,7 +136,10 @@ pub async fn search(settings: &SearchSettings, query: &str) -> Result<SearchOutc
     });
     let budget = super::searxng::HTML_BUDGET;
     match tokio::time::timeout(budget, read).await {
-        Ok(Ok(Ok(found))) => Ok(found),
+        Ok(Ok(Ok(mut found))) => {
+            found.search_page = Some(public_search_page(query));
+            Ok(found)
+        }
         Ok(Ok(Err(PageError::Challenge))) => Err(Error::SearchChallenged {
             backend: SearchBackend::DuckDuckGo,
             query: query.to_string(),
@@ -335,7 +338,15 @@ pub fn parse_page(html: &str, query: &str, max_results: usize) -> Result<SearchO
         hits: collect_hits(results.into_iter(), max_results),
         unresponsive_engines: Vec::new(),
         warnings: Vec::new(),
+        ..SearchOutcome::default()
     })
+}
+
+/// DuckDuckGo's public results page for `query`.
+pub fn public_search_page(query: &str) -> String {
+    let mut url = Url::parse("https://duckduckgo.com/").expect("a valid URL");
+    url.query_pairs_mut().append_pair("q", query);
+    url.to_string()
 }
 
 /// What one result holds, gathered during the one walk.

@@ -24,6 +24,7 @@ pub mod duckduckgo;
 pub(crate) mod limit;
 pub(crate) mod log;
 pub mod searxng;
+pub(crate) mod searxng_extras;
 pub(crate) mod searxng_html;
 pub(crate) mod searxng_result;
 pub(crate) mod state;

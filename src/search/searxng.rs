@@ -25,6 +25,7 @@ use serde_json::Value;
 use url::Url;
 
 use super::client::{display_url, http_client, send};
+use super::searxng_extras;
 use super::searxng_html::parse_html;
 use super::searxng_result::{RawResult, to_hit};
 use crate::error::Error;
@@ -129,6 +130,7 @@ async fn search_one(settings: &SearchSettings, query: &str) -> Result<SearchOutc
         Err(json_off @ Error::SearchJsonDisabled { .. }) => {
             match search_html(settings, query).await {
                 Ok(mut found) => {
+                    found.search_page = Some(search_page(settings, query));
                     found.warnings.push(format!(
                         "SearXNG at {} has its JSON format off (HTTP 403 to format=json), so its HTML results page was read instead; {FORMATS_ADVICE}",
                         display_url(settings)
@@ -172,12 +174,33 @@ pub async fn search_json(settings: &SearchSettings, query: &str) -> Result<Searc
             format!("{language}, en;q=0.5"),
         );
     let reply = send(settings, request).await?;
-    parse_reply(
+    let mut found = parse_reply(
         reply.status,
         &reply.body,
         &display_url(settings),
         settings.max_results,
-    )
+    )?;
+    let page = search_page(settings, query);
+    // An answer that names no address is cited as the results page that showed it.
+    for answer in found.answers.iter_mut().filter(|a| a.url.is_none()) {
+        answer.url = Some(page.clone());
+    }
+    found.search_page = Some(page);
+    Ok(found)
+}
+
+/// The instance's results page for `query`, as a person would open it: no `format`,
+/// no credentials.
+pub fn search_page(settings: &SearchSettings, query: &str) -> String {
+    let mut url = settings.url.clone();
+    let _ = url.set_username("");
+    let _ = url.set_password(None);
+    let path = format!("{}/search", url.path().trim_end_matches('/'));
+    url.set_path(&path);
+    url.set_query(None);
+    url.set_fragment(None);
+    url.query_pairs_mut().append_pair("q", query);
+    url.to_string()
 }
 
 /// Reads one instance's HTML results page (the same query without `format`), with
@@ -268,6 +291,15 @@ struct Reply {
     results: Vec<RawResult>,
     #[serde(default)]
     unresponsive_engines: Vec<Value>,
+    // The rest of the reply, read member by member: any shape parses.
+    #[serde(default)]
+    infoboxes: Value,
+    #[serde(default)]
+    answers: Value,
+    #[serde(default)]
+    suggestions: Value,
+    #[serde(default)]
+    corrections: Value,
 }
 
 #[derive(Deserialize)]
@@ -346,10 +378,21 @@ pub fn parse_reply(
         .query
         .and_then(|q| q.as_str().map(str::to_string))
         .unwrap_or_default();
+    let extras = searxng_extras::read(
+        &reply.infoboxes,
+        &reply.answers,
+        &reply.suggestions,
+        &reply.corrections,
+    );
     Ok(SearchOutcome {
         query,
         hits,
         unresponsive_engines,
         warnings: Vec::new(),
+        infoboxes: extras.infoboxes,
+        answers: extras.answers,
+        suggestions: extras.suggestions,
+        corrections: extras.corrections,
+        search_page: None,
     })
 }

@@ -100,6 +100,7 @@ pub fn parse_html(
         hits,
         unresponsive_engines: Vec::new(),
         warnings: Vec::new(),
+        ..SearchOutcome::default()
     })
 }
 

@@ -124,5 +124,7 @@ pub fn parse_reply(
         hits,
         unresponsive_engines: Vec::new(),
         warnings: Vec::new(),
+        // Tavily is an API only: no results page a person could open.
+        ..SearchOutcome::default()
     })
 }

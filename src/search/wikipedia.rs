@@ -96,13 +96,27 @@ pub async fn search(settings: &SearchSettings, query: &str) -> Result<SearchOutc
             crate::http::user_agent_with_contact(settings.contact.as_deref()),
         );
     let reply = send(&one, request).await?;
-    reply.noted(parse_reply(
+    let mut found = reply.noted(parse_reply(
         reply.status,
         &reply.body,
         &display_url(&one),
         query,
         settings.max_results,
-    ))
+    ))?;
+    found.search_page = Some(search_page(&one.url, query));
+    Ok(found)
+}
+
+/// The wiki's own search page for `query` (MediaWiki's `index.php?search=`).
+pub fn search_page(base: &Url, query: &str) -> String {
+    let mut url = base.clone();
+    let _ = url.set_username("");
+    let _ = url.set_password(None);
+    let path = format!("{}/w/index.php", url.path().trim_end_matches('/'));
+    url.set_path(&path);
+    url.set_query(None);
+    url.query_pairs_mut().append_pair("search", query);
+    url.to_string()
 }
 
 /// The wiki's language code: `language`'s base (`de-CH` is `de`; Norwegian Bokmål's
@@ -228,6 +242,7 @@ pub fn parse_reply(
         hits,
         unresponsive_engines: Vec::new(),
         warnings: Vec::new(),
+        ..SearchOutcome::default()
     })
 }
 

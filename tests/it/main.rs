@@ -35,6 +35,7 @@ mod robots;
 mod sanitising;
 mod search;
 mod search_auto;
+mod search_extras;
 mod searxng;
 mod secrets;
 mod setup_files;

@@ -325,6 +325,67 @@ async fn a_session_lists_and_calls_every_tool() {
     assert!(stderr.contains("ground mcp: serving"), "{stderr}");
 }
 
+/// Issue 27: web_search returns SearXNG's answers, infoboxes, suggestions and
+/// corrections; grounded_answer's sources say their kind.
+#[tokio::test]
+async fn web_search_returns_the_whole_reply_and_answers_say_each_sources_kind() {
+    let world = World::new().await;
+    world
+        .search_replies_with_capture("searxng/infobox-lighthouse.body.json")
+        .await;
+    crate::search_extras::serve_lighthouse_pages(&world).await;
+    world
+        .model_replies(&crate::search_extras::steps_answer(
+            4,
+            "Steps: 287 Height: 41 m",
+        ))
+        .await;
+    let (mut mcp, _) = Session::start(world.ground(), &["--allow-private-addresses"]).await;
+    let found = structured(
+        &mcp.call(
+            "web_search",
+            json!({"query": "quilfeather lighthouse steps"}),
+        )
+        .await,
+    );
+    assert_eq!(found["corrections"], json!(["quillfeather lighthouse"]));
+    assert_eq!(
+        found["suggestions"],
+        json!([
+            "quillfeather lighthouse steps characteristics",
+            "quillfeather lighthouse steps history"
+        ])
+    );
+    assert_eq!(found["infoboxes"][0]["title"], "Quillfeather Lighthouse");
+    assert_eq!(
+        found["answers"][0]["answer"],
+        "The Quillfeather Lighthouse has 287 steps."
+    );
+    let answered = structured(
+        &mcp.call(
+            "grounded_answer",
+            json!({"question": "How many steps does the Quillfeather Lighthouse have?"}),
+        )
+        .await,
+    );
+    let kinds: Vec<&str> = answered["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["kind"].as_str().unwrap())
+        .collect();
+    assert!(
+        kinds.contains(&"infobox") && kinds.contains(&"answer"),
+        "{kinds:?}"
+    );
+    assert_eq!(
+        answered["search"]["corrections"],
+        json!(["quillfeather lighthouse"])
+    );
+    let (code, stderr) = mcp.close().await;
+    assert_eq!(code, Some(0), "{stderr}");
+}
+
 #[tokio::test]
 async fn failures_are_tool_errors_and_the_session_goes_on() {
     let world = World::new().await;

@@ -162,7 +162,7 @@ async fn a_grounding_pack_moves_unverifiable_points_to_uncertain() {
     assert_eq!(pack["key_points"].as_array().unwrap().len(), 1);
     assert_eq!(
         pack["key_points"][0]["sources"],
-        json!([{"index": 1, "url": "http://pages.test/pages/tardigrades-space.html", "title": "Tardigrades in space: the FOTON-M3 experiment"}])
+        json!([{"index": 1, "kind": "page", "url": "http://pages.test/pages/tardigrades-space.html", "title": "Tardigrades in space: the FOTON-M3 experiment"}])
     );
     assert_eq!(pack["key_points"][0]["confidence"], 1.0);
     assert_eq!(

@@ -353,9 +353,16 @@ pub struct AnswerArgs {
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
 
-    /// No progress or warnings on stderr (errors are still printed).
+    /// No progress or warnings on stderr (errors are still printed), and no "Did you
+    /// mean" or "Related searches" line.
     #[arg(short, long)]
     pub quiet: bool,
+
+    /// End the text even when stdout is no terminal with the search service's "Did
+    /// you mean" and "Related searches" lines (on a terminal they are printed
+    /// unless -q).
+    #[arg(long, conflicts_with_all = ["json", "pack"])]
+    pub related: bool,
 
     /// Details on stderr: every page tried with its status, token estimates.
     #[arg(short, long)]

@@ -89,6 +89,16 @@ pub fn run(args: AnswerArgs) -> ExitCode {
                 }
             }
             eprintln!("{}", failed.error.report());
+            // What the search service suggests instead, where the error is read.
+            let wanted = !args.quiet && (args.related || std::io::stderr().is_terminal());
+            if wanted
+                && let Some(line) = render::person::did_you_mean(
+                    &failed.partial.extras.corrections,
+                    Style::Text { colour: false },
+                )
+            {
+                eprint!("{line}");
+            }
             return code(failed.error.exit_code());
         }
     };
@@ -151,6 +161,14 @@ pub fn run(args: AnswerArgs) -> ExitCode {
     };
     if printed.is_err() {
         return ExitCode::SUCCESS; // stdout closed (e.g. piped into `head`): nothing to report
+    }
+    let wants_related =
+        !args.quiet && (args.related || std::io::stdout().is_terminal()) && !args.pack && !json;
+    if wants_related && let Some(lines) = render::person::related(&report, style) {
+        let mut out = std::io::stdout().lock();
+        if write!(out, "\n{lines}").is_err() {
+            return ExitCode::SUCCESS;
+        }
     }
 
     match &judged {

@@ -59,7 +59,13 @@ pub fn run(args: SearchArgs) -> ExitCode {
     }
     if outcome.hits.is_empty() {
         let error = ground::search::no_hits_error(&query, &outcome.unresponsive_engines);
-        return fail(args.json, "query", &query, &error);
+        let code = fail(args.json, "query", &query, &error);
+        // A search that found nothing may still have been corrected: what to try next.
+        let plain = ground::render::Style::Text { colour: false };
+        if let Some(line) = ground::render::person::did_you_mean(&outcome.corrections, plain) {
+            eprint!("{line}");
+        }
+        return code;
     }
     // Told on stderr already; `--json` carries it too.
     outcome.warnings.splice(0..0, note);
