@@ -64,6 +64,7 @@ impl Run<'_> {
             answer_language: None,
             plan: None,
             pack_items: Vec::new(),
+            followup: self.followup.take(),
         })
     }
 }
