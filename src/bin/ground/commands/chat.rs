@@ -145,6 +145,7 @@ impl Chat<'_> {
     /// ends with the first failed turn's exit code, else 0.
     fn piped(&mut self) -> ExitCode {
         let stdin = std::io::stdin();
+        let mut answered = false;
         for (n, line) in stdin.lock().lines().enumerate() {
             let line = match line {
                 Ok(line) => line,
@@ -157,9 +158,11 @@ impl Chat<'_> {
             if line.is_empty() {
                 continue;
             }
-            if n > 0 {
+            // A blank line between answers.
+            if answered && !line.starts_with('/') {
                 println!();
             }
+            answered |= !line.starts_with('/');
             if let Step::Quit = self.line(line) {
                 break;
             }
