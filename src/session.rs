@@ -8,6 +8,8 @@
 //! Design decisions:
 //! - **A name is never a path.** Names are 1-64 letters, digits, `-` and `_`
 //!   ([`check_name`]); the file is always `sessions/NAME.json` in the state folder.
+//!   `ground chat` without a name starts a new conversation named for the time
+//!   ([`new_chat_name`]), never silently continuing an old one.
 //! - **Bounded.** A file holds at most [`MAX_TURNS`] turns and the run's
 //!   [`MAX_SESSION_SOURCES`] sources, each text cut to [`MAX_SOURCE_CHARS`]; it is
 //!   written under [`MAX_SESSION_BYTES`] (the oldest sources' texts are dropped
@@ -45,8 +47,12 @@ pub const MAX_AGE: Duration = Duration::from_secs(30 * 24 * 3600);
 pub const MAX_NAME_CHARS: usize = 64;
 /// The folder under the state folder that holds the sessions.
 pub const FOLDER: &str = "sessions";
-/// The name `ground chat` uses when given none.
-pub const DEFAULT_CHAT: &str = "chat";
+/// The name of a new `ground chat` conversation started without `--session`:
+/// `chat-` and the UTC time, e.g. `chat-2026-11-24-213509`.
+pub fn new_chat_name() -> String {
+    let time = crate::search::state::rfc3339(files::unix_ms());
+    format!("chat-{}", time.replace('T', "-").replace([':', 'Z'], ""))
+}
 
 /// One answered turn.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -388,6 +394,9 @@ mod tests {
 
     #[test]
     fn names_are_plain_never_paths() {
+        let chat = new_chat_name();
+        assert!(check_name(&chat).is_ok(), "{chat}");
+        assert_eq!(chat.len(), "chat-2026-11-24-213509".len(), "{chat}");
         for good in ["chat", "lighthouse-notes", "a_1", &"x".repeat(64)] {
             assert!(check_name(good).is_ok(), "{good}");
         }

@@ -377,7 +377,7 @@ async fn chat_reads_one_question_per_line_from_a_pipe() {
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
     let input = format!(
-        "{FIRST}\n\nand how do they survive drying out?\n/sources\n/save {}\n/quit\nnever asked\n",
+        "{FIRST}\n\nand how do they survive drying out?\n/sources\n/save {}\n/new\n/quit\nnever asked\n",
         transcript.display()
     );
     let out = tokio::task::spawn_blocking(move || {
@@ -407,6 +407,44 @@ async fn chat_reads_one_question_per_line_from_a_pipe() {
     assert!(md.contains(&format!("## {FIRST}")), "{md}");
     assert!(md.contains("[^1]: "), "{md}");
     assert!(!md.contains("never asked"));
+    assert!(
+        md.contains("## and how do they survive drying out?"),
+        "{md}"
+    );
+    // /new left the conversation empty, under the same name.
+    let saved: Value =
+        serde_json::from_slice(&std::fs::read(session_file(&world, "piped")).unwrap()).unwrap();
+    assert_eq!(saved["turns"], json!([]));
+    assert_eq!(saved["sources"], json!([]));
+}
+
+#[tokio::test]
+async fn an_unusable_rewrite_searches_the_question_as_asked_and_says_so() {
+    let world = World::new().await;
+    world
+        .search_replies_with_capture("searxng/normal.body.json")
+        .await;
+    world.serve_fixture_pages().await;
+    model_call(&world, REWRITE, "I think you mean the tardigrades.", 1).await;
+    model_call(&world, ANSWER, &good_answer(), 2).await;
+    first_turn(&world, "vague", "3").await;
+
+    let mut cmd = world.ground();
+    cmd.args(["answer", "--json", "--session", "vague", "and on the moon?"]);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            "warning: the follow-up rewrite failed (the reply is not JSON); using the question as asked"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    let v = json_stdout(&out);
+    assert_eq!(v["session"]["searched"], true);
+    assert_eq!(v["session"]["standalone_question"], "and on the moon?");
+    assert_eq!(v["searches"][0]["query"], "and on the moon?");
+    assert_eq!(searches(&world).await, 2);
 }
 
 #[cfg(unix)]

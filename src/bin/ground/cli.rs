@@ -434,8 +434,8 @@ pub struct AnswerArgs {
 /// `ground chat`.
 #[derive(Debug, Args)]
 pub struct ChatArgs {
-    /// The conversation to continue or start [default: chat]; kept under the state
-    /// folder (sessions/NAME.json).
+    /// The conversation to continue or start (letters, digits, - and _); kept under
+    /// the state folder (sessions/NAME.json) [default: a new one, chat-DATE-TIME].
     #[arg(long, value_name = "NAME")]
     pub session: Option<String>,
 

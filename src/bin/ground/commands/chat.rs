@@ -41,10 +41,10 @@ pub fn run(args: ChatArgs) -> ExitCode {
         args.pages,
     );
     overrides.timeout_secs = args.timeout;
-    let name = args.session.as_deref().unwrap_or(session::DEFAULT_CHAT);
+    let name = args.session.clone().unwrap_or_else(session::new_chat_name);
     let opened = settings(&overrides)
         .and_then(|s| block_on(ready_model(s, args.quiet)))
-        .and_then(|s| Ok((Session::open(state_dir(&s)?, name)?, s)));
+        .and_then(|s| Ok((Session::open(state_dir(&s)?, &name)?, s)));
     let (mut session, settings) = match opened {
         Ok(opened) => opened,
         Err(e) => {
@@ -110,7 +110,7 @@ impl Chat<'_> {
         };
         if !self.printing.quiet {
             eprintln!(
-                "ground chat: conversation {:?} ({} turns, {} sources). /help for commands, Ctrl-D to end.",
+                "ground chat: conversation {:?} ({} turns, {} sources; --session NAME resumes one). /help for commands, Ctrl-D to end.",
                 self.session.name,
                 self.session.turns.len(),
                 self.session.sources.len()
