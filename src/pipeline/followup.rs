@@ -23,7 +23,7 @@ use crate::context::{SourceText, estimate_tokens};
 use crate::error::Error;
 use crate::events::Stage;
 use crate::fetch::{RetrievalStatus, elapsed_ms};
-use crate::hits::normalise_url;
+use crate::hits::{SearchHit, normalise_url};
 use crate::page::PageAttempt;
 use crate::plan;
 use crate::report::FollowUp;
@@ -181,7 +181,7 @@ impl Run<'_> {
 
     /// `hits` less the pages the conversation has read already (their text is in
     /// the prior sources).
-    pub(super) fn unread(&self, hits: &[crate::hits::SearchHit]) -> Vec<crate::hits::SearchHit> {
+    pub(super) fn unread(&self, hits: &[SearchHit]) -> Vec<SearchHit> {
         match self.prior {
             Some(prior) => hits
                 .iter()
@@ -201,13 +201,14 @@ impl Run<'_> {
             None => (Vec::new(), Vec::new()),
         };
         let mut past_cap = 0;
-        let mut seen: HashSet<String> = sources.iter().map(|s| normalise_url(&s.url)).collect();
+        // A page that redirected to one read in an earlier turn keeps that number's text.
+        let known: HashSet<String> = sources.iter().map(|s| normalise_url(&s.url)).collect();
         for page in pages
             .iter_mut()
             .filter(|p| p.status == RetrievalStatus::Success)
         {
             let url = page.final_url.clone().unwrap_or_else(|| page.url.clone());
-            if !seen.insert(normalise_url(&url)) {
+            if known.contains(&normalise_url(&url)) {
                 continue;
             }
             if self.prior.is_some() && sources.len() >= MAX_SESSION_SOURCES {
