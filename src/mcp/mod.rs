@@ -39,12 +39,17 @@
 //!   lines (start, stop, failed calls) go to stderr, which MCP clients keep as the
 //!   server's log.
 //!
+//! - **Every tool declares its `outputSchema`** ([`schemas`]): the shape of its
+//!   structured content, result or error, so clients validate what they get.
+//!
 //! The parts: this module holds the server and its three tools; [`stdio`] is the line
-//! guard in front of the JSON-RPC, [`reuse`] the session's reused runs, and a private
-//! `failure` module turns every failed call into its tool result.
+//! guard in front of the JSON-RPC, [`reuse`] the session's reused runs, [`schemas`]
+//! the output schemas, and a private `failure` module turns every failed call into
+//! its tool result.
 
 mod failure;
 pub(crate) mod reuse;
+pub mod schemas;
 pub(crate) mod stdio;
 
 use std::sync::Arc;
@@ -277,6 +282,7 @@ impl GroundServer {
     #[tool(
         description = "Search the web. Returns {query, backend, results: [{url, title, \
                        snippet, engines, published}], unresponsive_engines}, at most 10 results.",
+        output_schema = schemas::web_search(),
         annotations(read_only_hint = true, open_world_hint = true)
     )]
     async fn web_search(&self, params: Parameters<WebSearchArgs>) -> CallToolResult {
@@ -333,6 +339,7 @@ impl GroundServer {
                        http_status, content_type, title, text, chars}. Private and loopback \
                        addresses are blocked unless the server was started with \
                        --allow-private-addresses.",
+        output_schema = schemas::web_fetch(),
         annotations(read_only_hint = true, open_world_hint = true)
     )]
     async fn web_fetch(&self, params: Parameters<WebFetchArgs>) -> CallToolResult {
@@ -367,6 +374,7 @@ impl GroundServer {
                        answer --json`: answer, grounded, statements, citations[{source_url, \
                        text, verified}], sources with retrieval status, groundingMetadata \
                        (Gemini's shape), model, timings_ms.",
+        output_schema = schemas::grounded_answer(),
         annotations(read_only_hint = true, open_world_hint = true)
     )]
     async fn grounded_answer(&self, params: Parameters<GroundedAnswerArgs>) -> CallToolResult {

@@ -69,6 +69,7 @@ async fn json_output_has_the_documented_shape() {
     let out = run(cmd).await;
     assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
     let value = json_stdout(&out);
+    assert_matches_schema(ground::mcp::schemas::GROUNDED_ANSWER, &value);
     // Segment offsets are exact UTF-8 byte offsets into the answer.
     let answer = value["answer"].as_str().unwrap();
     for support in value["groundingMetadata"]["groundingSupports"]

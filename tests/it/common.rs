@@ -490,3 +490,43 @@ pub fn assert_json_failure(out: &Output, question: &str, expected: &Failure<'_>)
 
 /// For [`fails_both_ways`]: no flags beyond the question.
 pub fn no_changes(_: &mut Command) {}
+
+/// Why `content` matches none of the schema's choices (result or error): each
+/// choice's own errors with the place they are at, since the `anyOf` alone only says
+/// that none matched.
+pub fn schema_problems(schema: &Value, content: &Value) -> String {
+    let mut out = String::new();
+    for choice in schema["anyOf"].as_array().into_iter().flatten() {
+        let name = choice["$ref"]
+            .as_str()
+            .unwrap_or("")
+            .trim_start_matches("#/$defs/");
+        let mut alone = schema["$defs"][name].clone();
+        alone["$defs"] = schema["$defs"].clone();
+        let validator = jsonschema::validator_for(&alone).expect("schema compiles");
+        out.push_str(&format!("as {name}:\n"));
+        for error in validator.iter_errors(content) {
+            let at = error.instance_path().to_string();
+            let what = error.to_string();
+            // The whole object is in some messages; the place and its start suffice.
+            out.push_str(&format!(
+                "  at {at:?}: {}\n",
+                what.chars().take(200).collect::<String>()
+            ));
+        }
+    }
+    out
+}
+
+/// Fails the test unless `value` matches `schema` (JSON Schema text, e.g. one of
+/// `ground::mcp::schemas`: the CLI's `--json` objects are the MCP tools' results, so
+/// their declared schemas hold for both), naming every place that does not.
+pub fn assert_matches_schema(schema: &str, value: &Value) {
+    let schema: Value = serde_json::from_str(schema).expect("schema is JSON");
+    let validator = jsonschema::validator_for(&schema).expect("schema compiles");
+    assert!(
+        validator.is_valid(value),
+        "the output does not match its schema:\n{}",
+        schema_problems(&schema, value)
+    );
+}

@@ -68,6 +68,7 @@ async fn json_has_status_and_sizes() {
     let out = run(cmd).await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let v = json_stdout(&out);
+    assert_matches_schema(ground::mcp::schemas::WEB_FETCH, &v);
     assert_eq!(v["status"], "SUCCESS");
     assert_eq!(v["http_status"], 200);
     assert_eq!(v["content_type"], "text/html; charset=utf-8");

@@ -58,6 +58,7 @@ async fn check_verdict(case: Verdict) {
             assert!(v.get("error").is_none(), "the report, not an error: {v}");
             assert_eq!(v["grounded"], case.grounded, "{v}");
             check_gemini_rules(&v);
+            assert_matches_schema(ground::mcp::schemas::GROUNDED_ANSWER, &v);
         }
         outputs.push(out);
     }

@@ -4,8 +4,12 @@
 //!
 //! The client here is written by hand on purpose: it checks the wire format itself
 //! (every stdout line is one JSON-RPC message, nothing else), which an SDK client
-//! would hide. Every read has a time limit, so a hung server fails the test.
+//! would hide. Every read has a time limit, so a hung server fails the test. Like the
+//! official SDK clients, it reads each tool's `outputSchema` at the start and checks
+//! every structured result, success or error, against it (the CI's end-to-end test
+//! does the same with the TypeScript SDK's own client: e2e/mcp_sdk_client.mjs).
 
+use std::collections::HashMap;
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -29,6 +33,10 @@ struct Session {
     stdout: Lines<BufReader<ChildStdout>>,
     stderr: tokio::task::JoinHandle<String>,
     next_id: u64,
+    /// Each tool's declared `outputSchema`, compiled, from `tools/list`.
+    output_schemas: HashMap<String, jsonschema::Validator>,
+    /// The same schemas as declared, to explain a mismatch.
+    declared: HashMap<String, Value>,
 }
 
 impl Session {
@@ -57,6 +65,8 @@ impl Session {
             stdout,
             stderr,
             next_id: 1,
+            output_schemas: HashMap::new(),
+            declared: HashMap::new(),
         };
         let init = session
             .request(
@@ -71,6 +81,16 @@ impl Session {
         session
             .send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
             .await;
+        let tools = session.request("tools/list", json!({})).await;
+        for tool in tools["tools"].as_array().expect("tools") {
+            let name = tool["name"].as_str().expect("tool name").to_string();
+            let schema = &tool["outputSchema"];
+            assert_eq!(schema["type"], "object", "{name}: outputSchema {schema}");
+            let validator = jsonschema::validator_for(schema)
+                .unwrap_or_else(|e| panic!("{name}: outputSchema is not a JSON Schema: {e}"));
+            session.output_schemas.insert(name.clone(), validator);
+            session.declared.insert(name, schema.clone());
+        }
         (session, init)
     }
 
@@ -122,10 +142,22 @@ impl Session {
         reply["result"].clone()
     }
 
-    /// `tools/call`: the CallToolResult.
+    /// `tools/call`: the CallToolResult, whose structured content (on success and on
+    /// error alike) must match the tool's declared `outputSchema`.
     async fn call(&mut self, tool: &str, arguments: Value) -> Value {
-        self.request("tools/call", json!({"name": tool, "arguments": arguments}))
-            .await
+        let result = self
+            .request("tools/call", json!({"name": tool, "arguments": arguments}))
+            .await;
+        if let Some(validator) = self.output_schemas.get(tool)
+            && let Some(content) = result.get("structuredContent")
+            && !validator.is_valid(content)
+        {
+            panic!(
+                "{tool}: structuredContent does not match its outputSchema:\n{}",
+                schema_problems(&self.declared[tool], content)
+            );
+        }
+        result
     }
 
     /// Closes stdin (the client goes away) and returns the exit code and stderr.
@@ -191,6 +223,26 @@ async fn a_session_lists_and_calls_every_tool() {
     let search_schema = &tools[2]["inputSchema"]["properties"];
     assert_eq!(search_schema["limit"]["minimum"], 1);
     assert_eq!(search_schema["limit"]["maximum"], 10);
+    // Each tool declares the schema of its structured content: the result or the
+    // error object (the files in src/mcp/schemas, as compiled in).
+    for (name, file) in [
+        ("web_search", ground::mcp::schemas::WEB_SEARCH),
+        ("web_fetch", ground::mcp::schemas::WEB_FETCH),
+        ("grounded_answer", ground::mcp::schemas::GROUNDED_ANSWER),
+    ] {
+        let tool = tools.iter().find(|t| t["name"] == name).unwrap();
+        let declared = &tool["outputSchema"];
+        assert_eq!(
+            declared,
+            &serde_json::from_str::<Value>(file).unwrap(),
+            "{name}"
+        );
+        assert_eq!(
+            declared["anyOf"].as_array().map(Vec::len),
+            Some(2),
+            "{name}"
+        );
+    }
 
     // web_search: the CLI's `search --json` object, cut to the limit.
     let found = structured(

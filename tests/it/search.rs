@@ -32,6 +32,7 @@ async fn searxng_results_as_json_from_both_versions() {
         let out = run(cmd).await;
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
         let v = json_stdout(&out);
+        assert_matches_schema(ground::mcp::schemas::WEB_SEARCH, &v);
         assert_eq!(v["query"], "tardigrades space");
         assert_eq!(v["backend"], "searxng");
         let results = v["results"].as_array().unwrap();
