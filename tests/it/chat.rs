@@ -122,6 +122,7 @@ async fn a_follow_up_the_pages_read_answer_makes_no_search_and_keeps_the_numbers
         "no page fetched again"
     );
     let v = json_stdout(&out);
+    assert_matches_schema(ground::mcp::schemas::GROUNDED_ANSWER, &v);
     assert_eq!(
         v["session"],
         json!({"name": "bears", "turn": 2, "standalone_question": standalone, "reused_sources": 3, "searched": false})
@@ -208,6 +209,7 @@ async fn a_follow_up_the_pages_do_not_answer_searches_and_numbers_new_pages_afte
         "the evidence was missing: one search"
     );
     let v = json_stdout(&out);
+    assert_matches_schema(ground::mcp::schemas::GROUNDED_ANSWER, &v);
     assert_eq!(v["session"]["searched"], true);
     assert_eq!(v["session"]["reused_sources"], 2);
     let sources = numbered(&v);
