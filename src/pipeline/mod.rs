@@ -171,7 +171,8 @@ impl<'a> Run<'a> {
 
     /// The stages in order.
     async fn steps(&mut self, as_asked: &str) -> Result<Report, Error> {
-        // 0. A follow-up: rewritten to stand alone; the evidence already read first.
+        // A follow-up is rewritten to stand alone; when the pages the conversation
+        // already read hold its answer, steps 4-6 run on them and nothing is searched.
         let (standalone, reuse) = self.follow_up(as_asked).await?;
         let question = standalone.as_str();
         if reuse {
