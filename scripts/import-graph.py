@@ -32,7 +32,7 @@ LAYERS = {
     "search": 2, "pdf": 2, "fetch": 2, "page": 2, "llm": 2, "grounding": 2, "plan": 2, "cache": 2,
     "calibration": 2, "extract_files": 2,
     # L3 run
-    "pipeline": 3, "report": 3,
+    "pipeline": 3, "report": 3, "session": 3,
     # L4 faces
     "render": 4, "doctor": 4, "mcp": 4, "mcp_stdio": 4,
     # L5 the binary (and, before the move, the command-line files inside the library)

@@ -24,7 +24,8 @@
 //!   estimated token, kept beside the cache).
 //! - **The run**: [`pipeline`] sequences the stages, one `Run` value owning what they
 //!   share, into a [`report::Report`]; [`report::verdict`] decides whether it is
-//!   grounded.
+//!   grounded; [`session`] keeps a conversation (turns and the sources read) between
+//!   runs, for follow-up questions.
 //! - **Faces**: [`render`] (person, Markdown, JSON, doctor, live printing), [`doctor`]
 //!   (the checks), [`mcp`] (the server, its line guard, reuse within a session).
 //!
@@ -62,6 +63,7 @@ pub mod render;
 pub mod report;
 pub(crate) mod robots;
 pub mod search;
+pub mod session;
 pub mod settings;
 pub mod text;
 

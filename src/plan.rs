@@ -480,6 +480,94 @@ pub fn dedupe_queries(queries: Vec<String>, count: usize) -> Vec<String> {
     out
 }
 
+/// Longest standalone question the rewrite keeps, in characters.
+pub const MAX_STANDALONE_CHARS: usize = 300;
+
+const REWRITE_PROMPT: &str = "You rewrite the last question of a conversation so that it can be understood without the conversation. Answer with JSON only: \"question\" is the last question rewritten as a standalone question (replace words like it, he, they, there with what they refer to; keep its language; do not answer it). \"must_have_evidence\" lists at most three short phrases (a few words each) that a text answering the standalone question must contain.";
+
+fn rewrite_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "question": {"type": "string", "minLength": 1, "maxLength": MAX_STANDALONE_CHARS},
+            "must_have_evidence": {"type": "array", "maxItems": MAX_EVIDENCE, "items": {"type": "string", "minLength": 1, "maxLength": MAX_PHRASE_CHARS}}
+        },
+        "required": ["question", "must_have_evidence"]
+    })
+}
+
+/// A follow-up rewritten to stand alone, with what a text answering it must hold
+/// (checked against the evidence already read before any search).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Rewrite {
+    /// The standalone question.
+    pub question: String,
+    /// Short phrases a text answering it must contain (0-3).
+    pub must_have_evidence: Vec<String>,
+}
+
+/// Rewrites `question`, the latest of a conversation whose earlier turns are in
+/// `history` (already bounded by the caller), into a standalone question: one short
+/// strict-JSON call, like the planner. An unusable reply keeps the question as asked,
+/// with nothing to check (so the caller searches), and says why as a warning; a
+/// server failure is an error.
+pub async fn rewrite_followup(
+    client: &impl ChatBackend,
+    history: &str,
+    question: &str,
+    context_tokens: u32,
+) -> Result<(Rewrite, Option<String>), Error> {
+    let user = format!("Conversation so far:\n{history}\nLast question: {question}");
+    let req = request(REWRITE_PROMPT, user, rewrite_schema(), context_tokens, 256);
+    let as_asked = Rewrite {
+        question: question.to_string(),
+        must_have_evidence: Vec::new(),
+    };
+    let value = match call(client, &req).await {
+        Ok((value, _)) => value,
+        Err(Ok(problem)) => {
+            return Ok((
+                as_asked,
+                Some(format!(
+                    "the follow-up rewrite failed ({problem}); using the question as asked"
+                )),
+            ));
+        }
+        Err(Err(error)) => return Err(error),
+    };
+    let standalone: String = value["question"]
+        .as_str()
+        .map(crate::text::sanitize_line)
+        .unwrap_or_default()
+        .chars()
+        .take(MAX_STANDALONE_CHARS)
+        .collect();
+    let standalone = standalone.trim();
+    if standalone.is_empty() {
+        return Ok((
+            as_asked,
+            Some("the follow-up rewrite gave no question; using the question as asked".into()),
+        ));
+    }
+    let phrases = value["must_have_evidence"]
+        .as_array()
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok((
+        Rewrite {
+            question: standalone.to_string(),
+            must_have_evidence: clean_phrases(phrases, MAX_EVIDENCE),
+        },
+        None,
+    ))
+}
+
 /// The model's own answer, with no sources: for `--auto` when no search is needed
 /// and for `--fallback offline`.
 pub async fn answer_offline(

@@ -146,6 +146,23 @@ pub struct Report {
     pub plan: Option<PlanRun>,
     /// The grounding pack's bucket items, checked like statements (`--pack` only).
     pub pack_items: Vec<PackEntry>,
+    /// What the follow-up step did, for a turn of a conversation (`None` otherwise).
+    pub followup: Option<FollowUp>,
+}
+
+/// A turn of a conversation: the question it answered and where its evidence came
+/// from.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FollowUp {
+    /// The question as answered: a follow-up rewritten to stand alone, else as asked.
+    pub standalone: String,
+    /// What a text answering it must hold (from the rewrite; empty for a first turn).
+    pub must_have_evidence: Vec<String>,
+    /// Sources from earlier turns shown to the model again.
+    pub reused_sources: usize,
+    /// Whether a search was made (false when the evidence already read held the
+    /// answer).
+    pub searched: bool,
 }
 
 /// One checked item of a grounding pack's bucket.

@@ -56,6 +56,16 @@ pub enum Error {
         hint: String,
     },
 
+    /// A conversation's session file cannot be used: damaged, too large, of another
+    /// format, or not a regular file; or the session name is not a plain name.
+    #[error("{message}")]
+    Session {
+        /// What is wrong, naming the session and its file.
+        message: String,
+        /// How to go on (start it anew, pick another name).
+        hint: String,
+    },
+
     /// A hosted search service was chosen but no API key is set for it: not by a
     /// variable, not in the config file, not in the OS keyring.
     #[error("invalid configuration: {backend} needs an API key and none is set{}", keyring.as_ref().map(|r| format!(" (the OS keyring could not be asked: {r})")).unwrap_or_default())]
@@ -509,7 +519,9 @@ impl Error {
     pub fn exit_code(&self) -> i32 {
         use Error::*;
         match self {
-            EmptyQuestion | Config { .. } | Usage { .. } | MissingKey { .. } => exit::USAGE,
+            EmptyQuestion | Config { .. } | Usage { .. } | Session { .. } | MissingKey { .. } => {
+                exit::USAGE
+            }
             Internal { .. } => exit::INTERNAL,
             SearchUnreachable { .. }
             | SearchJsonDisabled { .. }
@@ -568,6 +580,7 @@ impl Error {
             EmptyQuestion => "empty_question",
             Config { .. } => "config",
             Usage { .. } => "usage",
+            Session { .. } => "session",
             MissingKey { .. } => "missing_key",
             Internal { .. } => "internal",
             SearchUnreachable { .. } => "search_unreachable",
@@ -622,7 +635,7 @@ impl Error {
         use Error::*;
         Some(match self {
             EmptyQuestion => "pass a question: ground answer \"what is ...?\" (or pipe it on stdin)".into(),
-            Config { hint, .. } | Usage { hint, .. } => hint.clone(),
+            Config { hint, .. } | Usage { hint, .. } | Session { hint, .. } => hint.clone(),
             MissingKey { backend, .. } => format!("store it with `ground key set {}` (OS keyring), or set {} (or [search] api_key in the config file), or use your SearXNG with --search searxng", if *backend == SearchBackend::Tavily { "tavily" } else { "brave" }, backend.key_env()),
             Internal { .. } => "this is a bug, or the machine is out of threads or memory: close something and retry, and report it if it stays".into(),
             SearchUnreachable { backend: SearchBackend::Searxng, .. } => "start SearXNG, or point ground at it with --searxng-url / GROUND_SEARXNG_URL / [search] url in the config file".into(),

@@ -27,6 +27,10 @@ impl Error {
                 message: r(message),
                 hint: r(hint),
             },
+            Session { message, hint } => Session {
+                message: r(message),
+                hint: r(hint),
+            },
             Internal { message } => Internal {
                 message: r(message),
             },

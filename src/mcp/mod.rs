@@ -9,7 +9,7 @@
 //! |--------------------|--------------------------|----------------------------|
 //! | `web_search`       | `ground search --json`   | `query`, `limit` (1-10)    |
 //! | `web_fetch`        | `ground fetch --json`    | `url`                      |
-//! | `grounded_answer`  | `ground answer --json`   | `question`                 |
+//! | `grounded_answer`  | `ground answer --json`   | `question`, `conversation` |
 //!
 //! Design decisions a reader would otherwise have to reconstruct:
 //!
@@ -28,6 +28,13 @@
 //!   within `--reuse-secs`, gets that run's result again (its pages, answer and
 //!   citations) without searching or asking the model, marked `"reused"`; it costs no
 //!   search budget. Runs that fell back to the model alone are not reused.
+//! - **Follow-ups within a session.** A `grounded_answer` with `conversation`
+//!   (earlier question/answer pairs) is a follow-up, as in `ground chat`: rewritten
+//!   to stand alone, answered from the pages this session read for the conversation
+//!   when they hold the answer, else searched; its result gains `conversation
+//!   {standalone_question, reused_sources, searched}`. A call without
+//!   `conversation` starts the conversation's evidence afresh (one conversation per
+//!   session).
 //! - **stdout is the protocol.** Nothing else is ever written to it; the few log
 //!   lines (start, stop, failed calls) go to stderr, which MCP clients keep as the
 //!   server's log.
@@ -59,7 +66,9 @@ use serde_json::{Value, json};
 use self::failure::{Failure, failure, isolated, log_failure, parse_limit};
 use self::reuse::Reused;
 pub use self::reuse::{MAX_REUSED_RUNS, reuse_key};
+use crate::context::SourceText;
 use crate::error::Error;
+use crate::pipeline::{MAX_PRIOR_TURNS, Prior, PriorTurn};
 use crate::settings::Settings;
 use crate::text::sanitize_line;
 
@@ -96,6 +105,44 @@ pub struct WebFetchArgs {
 pub struct GroundedAnswerArgs {
     /// The question to answer from the web.
     pub question: String,
+    /// Earlier questions and answers of this conversation, oldest first: the question
+    /// is then a follow-up, rewritten to stand alone, and the pages this session read
+    /// for the conversation are tried before any search (the last 40 are used).
+    #[serde(default)]
+    pub conversation: Option<Vec<ConversationTurn>>,
+}
+
+/// One earlier turn of a `grounded_answer` conversation.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct ConversationTurn {
+    /// The question asked.
+    pub question: String,
+    /// The answer given (its `[n]` markers name this session's sources).
+    pub answer: String,
+}
+
+/// Longest question or answer of a conversation turn used, in characters.
+pub const MAX_CONVERSATION_CHARS: usize = 8000;
+
+/// The prior of a `grounded_answer` call: the last turns of `conversation`, each cut
+/// to [`MAX_CONVERSATION_CHARS`], and the session's conversation sources.
+fn prior_of(conversation: &[ConversationTurn], sources: Vec<SourceText>) -> Prior {
+    let cut = |text: &str| {
+        text.chars()
+            .take(MAX_CONVERSATION_CHARS)
+            .collect::<String>()
+    };
+    let skip = conversation.len().saturating_sub(MAX_PRIOR_TURNS);
+    Prior {
+        turns: conversation[skip..]
+            .iter()
+            .map(|t| PriorTurn {
+                question: cut(&t.question),
+                answer: cut(&t.answer),
+            })
+            .collect(),
+        sources,
+    }
 }
 
 /// The MCP server: the resolved settings, shared by every call, and the tool table
@@ -107,6 +154,10 @@ pub struct GroundServer {
     searches_left: Arc<AtomicUsize>,
     /// This session's grounded runs by [`reuse_key`], with when they finished.
     answered: Arc<Reused>,
+    /// The sources of this session's conversation, numbered as its answers cite
+    /// them: a `grounded_answer` without `conversation` starts them afresh, one with
+    /// it adds its new pages.
+    evidence: Arc<std::sync::Mutex<Vec<SourceText>>>,
     tool_router: ToolRouter<Self>,
 }
 
@@ -151,6 +202,7 @@ impl GroundServer {
         GroundServer {
             searches_left: Arc::new(AtomicUsize::new(settings.run.session_searches)),
             answered: Arc::new(Reused::default()),
+            evidence: Arc::default(),
             settings: Arc::new(settings),
             tool_router: Self::tool_router(),
         }
@@ -193,6 +245,30 @@ impl GroundServer {
         taken
             .map(|_| granted)
             .map_err(|left| self.budget_spent(left, wanted.max(1)))
+    }
+
+    /// Keeps `report`'s sources as the conversation's evidence: afresh for a call
+    /// without a conversation, its new pages added for a follow-up (numbered after
+    /// the earlier ones, as the run numbered them).
+    fn keep_evidence(&self, report: &crate::report::Report, follow_up: bool) {
+        if report.mode != crate::report::AnswerMode::Grounded {
+            return;
+        }
+        let Ok(mut evidence) = self.evidence.lock() else {
+            return;
+        };
+        if !follow_up {
+            evidence.clear();
+        }
+        // Pages read only: a short source (snippet, infobox, instant answer) is not
+        // numbered in a conversation.
+        for source in report.sources.iter().filter(|s| !report.is_short(s.number)) {
+            if source.number == evidence.len() + 1
+                && evidence.len() < crate::pipeline::MAX_SESSION_SOURCES
+            {
+                evidence.push(source.clone());
+            }
+        }
     }
 
     /// Gives back searches that were reserved but not made.
@@ -305,13 +381,15 @@ impl GroundServer {
     )]
     async fn grounded_answer(&self, params: Parameters<GroundedAnswerArgs>) -> CallToolResult {
         let question = params.0.question.trim().to_string();
+        let conversation = params.0.conversation.unwrap_or_default();
         if question.is_empty() {
             let problem =
                 Failure::usage("the question is empty", "pass the question in `question`");
             return failure("grounded_answer", "question", &question, problem);
         }
-        // The same question earlier in this session: its evidence, without searching.
-        let key = reuse_key(&question);
+        // The same question earlier in this session: its evidence, without searching
+        // (a follow-up's words mean something else in each conversation: not reused).
+        let key = reuse_key(&question).filter(|_| conversation.is_empty());
         let ttl = self.settings.run.session_reuse;
         if let Some((age, earlier)) = key.as_ref().and_then(|k| self.answered.earlier(k, ttl)) {
             let judged = crate::report::verdict(&earlier, crate::report::Strictness::Lenient);
@@ -342,23 +420,32 @@ impl GroundServer {
         } else {
             Arc::clone(&self.settings)
         };
+        let prior = (!conversation.is_empty()).then(|| {
+            let sources = self.evidence.lock().map(|e| e.clone()).unwrap_or_default();
+            prior_of(&conversation, sources)
+        });
         let report = {
             let question = question.clone();
             // The run's deadline ([run] timeout_secs, --timeout) holds here as in the CLI.
             isolated(async move {
                 let events = crate::events::Events::silent();
                 let deadline = settings.run.timeout;
-                tokio::time::timeout(
+                let run = crate::pipeline::answer_in_conversation(
+                    &question,
+                    prior.as_ref(),
+                    &settings,
+                    &events,
+                    &crate::pipeline::Unwatched,
                     deadline,
-                    crate::pipeline::answer(&question, &settings, &events),
-                )
-                .await
-                .unwrap_or_else(|_| {
-                    Err(Error::Deadline {
-                        seconds: deadline.as_secs(),
-                        stage: events.current(),
+                );
+                tokio::time::timeout(deadline, async { run.await.map_err(|f| f.error) })
+                    .await
+                    .unwrap_or_else(|_| {
+                        Err(Error::Deadline {
+                            seconds: deadline.as_secs(),
+                            stage: events.current(),
+                        })
                     })
-                })
             })
             .await
         };
@@ -372,7 +459,16 @@ impl GroundServer {
             Ok(report) => {
                 // The CLI's rule without --strict: agents read it from the result.
                 let judged = crate::report::verdict(&report, crate::report::Strictness::Lenient);
-                let result = CallToolResult::structured(crate::render::json(&report, &judged));
+                let mut value = crate::render::json(&report, &judged);
+                if let Some(followup) = &report.followup {
+                    value["conversation"] = json!({
+                        "standalone_question": followup.standalone,
+                        "reused_sources": followup.reused_sources,
+                        "searched": followup.searched,
+                    });
+                }
+                self.keep_evidence(&report, !conversation.is_empty());
+                let result = CallToolResult::structured(value);
                 if report.mode == crate::report::AnswerMode::Grounded
                     && let Some(key) = key
                 {

@@ -104,7 +104,12 @@ impl Run<'_> {
         let llm_settings = &self.settings.llm;
         let mut request = ModelRequest {
             system: llm::SYSTEM_PROMPT.to_string(),
-            user: llm::user_message(&fitted.context.text, question),
+            // A conversation's last turns come first, bounded (see `followup.rs`).
+            user: format!(
+                "{}{}",
+                self.history,
+                llm::user_message(&fitted.context.text, question)
+            ),
             schema: llm::answer_schema(
                 fitted.sources.len(),
                 llm::AnswerBounds::for_tokens(llm_settings.max_answer_tokens),

@@ -37,6 +37,20 @@ pub(super) struct Gathered {
     pub extras: SearchExtras,
 }
 
+impl Gathered {
+    /// No search and no page: a follow-up answered from the evidence already read.
+    pub fn nothing() -> Self {
+        Gathered {
+            queries: Vec::new(),
+            hits: Vec::new(),
+            searches: Vec::new(),
+            pages: Vec::new(),
+            plan: None,
+            extras: SearchExtras::default(),
+        }
+    }
+}
+
 /// Searching's raw outcome before the plan's record is finished.
 struct Searched {
     hits: Vec<SearchHit>,
@@ -256,9 +270,12 @@ impl Run<'_> {
         })
     }
 
-    /// Fetches up to `--pages` of `hits` (hedged, see [`gather`]), numbering their
+    /// Fetches up to `--pages` of `hits` not read yet (hedged, see [`gather`]), numbering their
     /// ranks from `first_rank`, and reports them.
     async fn fetch_pages(&mut self, hits: &[SearchHit], first_rank: usize) -> Vec<PageAttempt> {
+        // In a conversation, pages read in earlier turns are not fetched again.
+        let unread = self.unread(hits);
+        let hits = unread.as_slice();
         let wanted = self.settings.fetch.pages;
         self.events.stage(
             Stage::Fetching,

@@ -7,6 +7,8 @@
 //! needs for the length of a run (the settings, the events, the model client, the
 //! cache and the page fetcher) and what the run has got to so far, so a failure
 //! part-way still reports its searches and pages; the stages are its methods:
+//! - `followup.rs`: a follow-up rewritten to stand alone, the evidence already read
+//!   tried before any search, and the conversation's sources numbered once;
 //! - `queries.rs`: the search gate (`--auto`) and the query planner;
 //! - `gather.rs`: searches (at once or in rounds) and hedged page fetching;
 //! - `sources.rs`: the sources numbered and fitted to the window;
@@ -15,6 +17,7 @@
 //! - `offline.rs`: the model's answer with no sources, labelled as such.
 
 mod ask;
+mod followup;
 mod gather;
 mod offline;
 mod queries;
@@ -32,6 +35,10 @@ use crate::llm::Backend;
 use crate::report::{AnswerMode, Failed, Partial, Report};
 use crate::settings::Settings;
 
+pub use followup::{
+    MAX_HISTORY_ANSWER_CHARS, MAX_PRIOR_TURNS, MAX_SESSION_SOURCES, Prior, PriorTurn,
+    history_block, history_budget,
+};
 pub use gather::{GRACE_FACTOR, GRACE_MAX, GRACE_MIN, HEDGE_MIN, SPARE_FETCHES};
 pub use sources::MAX_SNIPPET_SOURCES;
 
@@ -47,6 +54,9 @@ pub trait Watch: Send + Sync {
     /// what the final answer will show at `index` unless the retry or the whole-reply
     /// parse changes it, so a printer must reconcile with the [`Report`] at the end.
     fn statement(&self, _attempt: u32, _index: usize, _statement: &grounding::Statement) {}
+    /// A follow-up was rewritten into `standalone`, the question searched for and
+    /// answered (before any search or answer call).
+    fn rewritten(&self, _standalone: &str) {}
 }
 
 /// Nobody watching.
@@ -73,6 +83,21 @@ pub async fn answer_within(
     watch: &dyn Watch,
     deadline: Duration,
 ) -> Result<Report, Box<Failed>> {
+    answer_in_conversation(question, None, settings, events, watch, deadline).await
+}
+
+/// [`answer_within`] for a turn of a conversation: with `prior` (its earlier turns
+/// and the sources read so far) a follow-up is rewritten to stand alone, the sources
+/// already read are tried before any search, and the report's
+/// [`followup`](Report::followup) says what happened. `None` is a run of its own.
+pub async fn answer_in_conversation(
+    question: &str,
+    prior: Option<&Prior>,
+    settings: &Settings,
+    events: &Events,
+    watch: &dyn Watch,
+    deadline: Duration,
+) -> Result<Report, Box<Failed>> {
     let failed = |error| {
         Box::new(Failed {
             error,
@@ -81,6 +106,7 @@ pub async fn answer_within(
     };
     let question = checked_question(question).map_err(failed)?;
     let mut run = Run::new(settings, events, watch).map_err(failed)?;
+    run.prior = prior;
     let outcome = tokio::time::timeout(deadline, run.steps(question))
         .await
         .unwrap_or_else(|_| {
@@ -113,6 +139,12 @@ struct Run<'a> {
     so_far: Partial,
     /// Model calls made (the gate, the planner, the answer and its retry).
     calls: u32,
+    /// The conversation this run is a turn of, if any.
+    prior: Option<&'a Prior>,
+    /// The conversation's last turns as prompt text (empty for a run of its own).
+    history: String,
+    /// What the follow-up step did (a turn of a conversation only).
+    followup: Option<crate::report::FollowUp>,
 }
 
 impl<'a> Run<'a> {
@@ -131,11 +163,25 @@ impl<'a> Run<'a> {
             started: Instant::now(),
             so_far: Partial::default(),
             calls: 0,
+            prior: None,
+            history: String::new(),
+            followup: None,
         })
     }
 
     /// The stages in order.
-    async fn steps(&mut self, question: &str) -> Result<Report, Error> {
+    async fn steps(&mut self, as_asked: &str) -> Result<Report, Error> {
+        // A follow-up is rewritten to stand alone; when the pages the conversation
+        // already read hold its answer, steps 4-6 run on them and nothing is searched.
+        let (standalone, reuse) = self.follow_up(as_asked).await?;
+        let question = standalone.as_str();
+        if reuse {
+            let prompt = self.fit_sources(question, gather::Gathered::nothing())?;
+            let checker = self.checker(&prompt).await?;
+            let answered = self.ask(question, &prompt, &checker).await?;
+            let checked = self.verify(&answered, &checker).await?;
+            return Ok(self.report(as_asked, None, prompt, answered, checked));
+        }
         // 0. Decide (only with --auto): does this question need the web at all?
         let decision = self.decide(question).await?;
         if decision.as_ref().is_some_and(|d| !d.need_search) {
@@ -166,7 +212,7 @@ impl<'a> Run<'a> {
         // 6. Every statement checked against what the model was shown: its quotes,
         //    then ground's own match for those the quotes do not support.
         let checked = self.verify(&asked, &checker).await?;
-        Ok(self.report(question, decision, prompt, asked, checked))
+        Ok(self.report(as_asked, decision, prompt, asked, checked))
     }
 
     /// `--fallback offline` answers without sources when search itself failed.

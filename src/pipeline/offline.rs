@@ -65,6 +65,7 @@ impl Run<'_> {
             answer_language: None,
             plan: None,
             pack_items: Vec::new(),
+            followup: self.followup.take(),
         })
     }
 }

@@ -14,7 +14,6 @@ use crate::calibration::{self, Calibration, TokenRatio};
 use crate::context::{self, Context, ShortSource, SourceKind, SourceText};
 use crate::error::Error;
 use crate::events::Stage;
-use crate::fetch::RetrievalStatus;
 use crate::hits::normalise_url;
 use crate::llm;
 use crate::page::status_summary;
@@ -48,28 +47,15 @@ impl Fitted {
 }
 
 impl Run<'_> {
-    /// Numbers the usable pages as sources, adds the snippets of results not read,
-    /// and fits them all to the window. Fails when no page could be used.
+    /// Numbers the usable pages as sources (after a conversation's earlier sources,
+    /// see [`Run::number_sources`]), adds the snippets of results not read (not in a
+    /// conversation), and fits them all to the window. Fails when no page could be used.
     pub(super) fn fit_sources(
         &mut self,
         question: &str,
         mut gathered: Gathered,
     ) -> Result<Fitted, Error> {
-        let mut sources = Vec::new();
-        for page in gathered
-            .pages
-            .iter_mut()
-            .filter(|p| p.status == RetrievalStatus::Success)
-        {
-            let number = sources.len() + 1;
-            page.index = Some(number);
-            sources.push(SourceText {
-                number,
-                url: page.final_url.clone().unwrap_or_else(|| page.url.clone()),
-                title: page.title.clone(),
-                text: std::mem::take(&mut page.text),
-            });
-        }
+        let mut sources = self.number_sources(&mut gathered.pages);
         self.so_far.pages = gathered.pages.clone();
         if sources.is_empty() {
             return Err(Error::NoUsableSources {
@@ -78,7 +64,7 @@ impl Run<'_> {
             });
         }
         let wanted = self.settings.fetch.pages;
-        if sources.len() < wanted {
+        if self.prior.is_none() && sources.len() < wanted {
             self.warn(format!(
                 "only {} of the {} pages asked for could be used",
                 sources.len(),
@@ -89,6 +75,7 @@ impl Run<'_> {
         self.events.stage(Stage::Building, "building the context");
         let llm_settings = &self.settings.llm;
         let mut overhead = llm::prompt_overhead_tokens(question);
+        overhead += context::estimate_tokens(&self.history);
         if self.settings.run.pack {
             // The pack's instructions ride on the system prompt.
             overhead += context::estimate_tokens(llm::PACK_NOTE);
@@ -106,7 +93,14 @@ impl Run<'_> {
             ratio.as_ref(),
         );
         let pages_read = sources.len();
-        let shorts = short_sources(&gathered, pages_read);
+        // A conversation numbers only pages read: a short source's number (a snippet,
+        // an infobox, an instant answer) would not mean the same source in the next
+        // answer.
+        let shorts = if self.prior.is_some() {
+            Vec::new()
+        } else {
+            short_sources(&gathered, pages_read)
+        };
         let (context, shorts_sent) =
             context::build_with_short_sources(&sources, &shorts, question, budget);
         let shorts: Vec<ShortSource> = shorts.into_iter().take(shorts_sent).collect();

@@ -98,6 +98,7 @@ impl Run<'_> {
             answer_language: answered.language,
             plan: gathered.plan,
             pack_items: checked.pack_items,
+            followup: self.followup.take(),
         }
     }
 }

@@ -4,7 +4,7 @@
 //! - [`person`]: an answer as text (coloured on a terminal) or Markdown;
 //! - [`json`]: an answer as `--json`, the grounding pack, error objects;
 //! - [`results`]: search results; [`page`]: one fetched page; [`cache`]: cache stats;
-//! - [`doctor`]: `ground doctor`'s checks;
+//! - [`doctor`]: `ground doctor`'s checks; [`transcript`]: a conversation as Markdown;
 //! - [`live`]: `ground answer`'s statements printed while the model writes, reconciled
 //!   with the report.
 
@@ -15,6 +15,7 @@ pub mod live;
 pub mod page;
 pub mod person;
 pub mod results;
+pub mod transcript;
 pub mod usage;
 
 pub use json::{JSON_VERSION, json, json_error, json_failed, pack};

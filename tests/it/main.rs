@@ -12,6 +12,7 @@ mod addresses;
 mod answer;
 mod cache;
 mod calibration;
+mod chat;
 mod deadline;
 mod doctor;
 mod duckduckgo;

@@ -1194,3 +1194,66 @@ async fn a_session_budget_smaller_than_the_queries_runs_the_searches_it_may() {
     let (code, _) = mcp.close().await;
     assert_eq!(code, Some(0));
 }
+
+#[tokio::test]
+async fn a_follow_up_with_its_conversation_is_answered_from_the_pages_read() {
+    let world = World::new().await;
+    world
+        .search_replies_with_capture("searxng/normal.body.json")
+        .await;
+    world.serve_fixture_pages().await;
+    let standalone = "how long were dried tardigrades exposed to open space";
+    let rewrite =
+        json!({"question": standalone, "must_have_evidence": ["ten days", "FOTON-M3 mission"]});
+    Mock::given(method("POST"))
+        .and(path("/api/chat"))
+        .and(body_string_contains(
+            "You rewrite the last question of a conversation",
+        ))
+        .respond_with(
+            ResponseTemplate::new(200).set_body_json(ollama_reply(&rewrite.to_string(), "stop")),
+        )
+        .expect(1)
+        .mount(&world.ollama)
+        .await;
+    world.model_replies(&good_answer()).await;
+    let (mut mcp, _) = Session::start(world.ground(), &[]).await;
+    let question = "Do tardigrades survive in space?";
+    let first = structured(
+        &mcp.call("grounded_answer", json!({"question": question}))
+            .await,
+    );
+    assert_eq!(first["grounded"], true, "{first}");
+    assert!(first.get("conversation").is_none());
+    let conversation = json!([{"question": question, "answer": first["answer"]}]);
+    let follow_up = structured(
+        &mcp.call(
+            "grounded_answer",
+            json!({"question": "and how long were they out there?", "conversation": conversation}),
+        )
+        .await,
+    );
+    assert_eq!(
+        follow_up["conversation"],
+        json!({"standalone_question": standalone, "reused_sources": 3, "searched": false}),
+        "{follow_up}"
+    );
+    assert_eq!(follow_up["searches"], json!([]));
+    let pages = |v: &Value| {
+        v["sources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| s["kind"] != "snippet" && s["index"].is_u64())
+            .map(|s| (s["index"].clone(), s["url"].clone()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(pages(&follow_up), pages(&first), "the same numbers");
+    assert_eq!(
+        world.searx.received_requests().await.unwrap().len(),
+        1,
+        "no second search"
+    );
+    let (code, _) = mcp.close().await;
+    assert_eq!(code, Some(0));
+}

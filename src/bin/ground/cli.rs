@@ -41,6 +41,12 @@ pub enum Command {
     /// Search the web, read the top pages and answer with verified citations.
     #[command(after_help = exit_codes_help(EXIT_CODE_TABLE))]
     Answer(AnswerArgs),
+    /// Ask follow-up questions in a conversation: each answered like `answer`, the
+    /// pages already read tried first (/sources, /new, /save FILE, /quit; Ctrl-C
+    /// cancels an answer, Ctrl-D ends). Reads one question per line when stdin is not
+    /// a terminal.
+    #[command(after_help = exit_codes_help(EXIT_CODE_TABLE))]
+    Chat(ChatArgs),
     /// Search only: results with URL, title, snippet, engines and date.
     #[command(after_help = exit_codes_help(EXIT_CODE_TABLE))]
     Search(SearchArgs),
@@ -406,6 +412,55 @@ pub struct AnswerArgs {
     /// Write one JSON line per stage to FILE (`-` for stderr).
     #[arg(long, value_name = "FILE")]
     pub events: Option<PathBuf>,
+
+    /// Continue the most recent conversation (`ground chat` or --session): the question
+    /// is a follow-up, rewritten to stand alone, and the pages already read are tried
+    /// before any search.
+    #[arg(long = "continue", conflicts_with = "session")]
+    pub continue_session: bool,
+
+    /// Continue the conversation NAME (letters, digits, - and _), or start it; kept
+    /// under the state folder (sessions/NAME.json).
+    #[arg(long, value_name = "NAME")]
+    pub session: Option<String>,
+
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub config: ConfigOpts,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub search: SearchOpts,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub fetch: FetchOpts,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub model: ModelOpts,
+}
+
+/// `ground chat`.
+#[derive(Debug, Args)]
+pub struct ChatArgs {
+    /// The conversation to continue or start (letters, digits, - and _); kept under
+    /// the state folder (sessions/NAME.json) [default: a new one, chat-DATE-TIME].
+    #[arg(long, value_name = "NAME")]
+    pub session: Option<String>,
+
+    /// No progress or warnings on stderr (errors are still printed).
+    #[arg(short, long)]
+    pub quiet: bool,
+
+    /// How many pages to read per search [default: 3; env: GROUND_PAGES].
+    #[arg(long, value_name = "N")]
+    pub pages: Option<usize>,
+
+    /// Deadline for each answer in seconds [default: 600].
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<u64>,
+
+    /// Output style for people.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
 
     #[command(flatten)]
     #[allow(missing_docs)]

@@ -50,6 +50,8 @@ struct State {
     stdout_closed: bool,
     /// The run is over: draw nothing more.
     stopped: bool,
+    /// Say a follow-up's standalone question on stderr (not with `-q`).
+    tell_rewrites: bool,
 }
 
 struct Asking {
@@ -73,6 +75,7 @@ impl Live {
             shown: Shown::new(),
             stdout_closed: false,
             stopped: false,
+            tell_rewrites: false,
         }));
         let ticker = progress.then(|| {
             let state = Arc::clone(&state);
@@ -91,6 +94,15 @@ impl Live {
             state,
             ticker: Mutex::new(ticker),
         }
+    }
+
+    /// Says a follow-up's standalone question on stderr ("searching for: ...") when
+    /// `on` (any stderr, so scripts see it too).
+    pub fn telling_rewrites(self, on: bool) -> Self {
+        if let Some(mut state) = self.lock() {
+            state.tell_rewrites = on;
+        }
+        self
     }
 
     fn lock(&self) -> Option<MutexGuard<'_, State>> {
@@ -152,6 +164,17 @@ impl Live {
 }
 
 impl Watch for Live {
+    fn rewritten(&self, standalone: &str) {
+        let Some(mut state) = self.lock() else { return };
+        if state.tell_rewrites {
+            state.clear();
+            eprintln!(
+                "ground: searching for: {}",
+                ground::text::sanitize_line(standalone)
+            );
+        }
+    }
+
     fn attempt(&self, attempt: u32) {
         if let Some(mut state) = self.lock() {
             state.asking = Some(Asking {

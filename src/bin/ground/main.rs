@@ -30,6 +30,7 @@ fn main() -> ExitCode {
     }
     match Cli::parse().command {
         Command::Answer(args) => commands::answer::run(args),
+        Command::Chat(args) => commands::chat::run(args),
         Command::Search(args) => commands::search::run(args),
         Command::Fetch(args) => commands::fetch::run(args),
         Command::Extract(args) => commands::extract::run_command(args),

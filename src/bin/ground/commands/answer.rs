@@ -1,6 +1,9 @@
 //! `ground answer`: the whole pipeline, printed for a person, as `--json`, or as a
 //! grounding pack, with the exit code of the run's [`verdict`]. Person output streams:
-//! each statement is printed as soon as it is checked ([`Live`]).
+//! each statement is printed as soon as it is checked ([`Live`]). With `--continue` or
+//! `--session NAME` the question is a turn of a saved conversation (see
+//! [`ground::session`]); `ground chat` answers each of its turns with
+//! [`answer_and_print`] too.
 
 use std::io::{IsTerminal, Write};
 use std::path::Path;
@@ -10,9 +13,12 @@ use std::sync::Arc;
 use ground::error::{Error, exit};
 use ground::events::{Events, Progress};
 use ground::render::{self, Style};
-use ground::report::{Failed, Partial, Strictness, Verdict, verdict};
+use ground::report::{Failed, Partial, Report, Strictness, Verdict, verdict};
+use ground::session::Session;
+use ground::settings::Settings;
 use ground::text::sanitize_line;
 
+use super::chat;
 use crate::cli::{self, AnswerArgs, Format};
 use crate::input::read_input;
 use crate::live::Live;
@@ -46,26 +52,94 @@ pub fn run(args: AnswerArgs) -> ExitCode {
         Ok(s) => s,
         Err(e) => return fail(json, "question", &question, &e),
     };
+    let mut session =
+        match chat::open_session(&settings, args.session.as_deref(), args.continue_session) {
+            Ok(session) => session,
+            Err(e) => return fail(json, "question", &question, &e),
+        };
     let style = match args.format {
         Format::Text => Style::Text {
             colour: colour_stdout(),
         },
         Format::Markdown => Style::Markdown,
     };
-    let progress = !args.quiet && std::io::stderr().is_terminal();
-    let live = Arc::new(Live::start(
-        progress,
-        (!json).then_some(style),
-        std::io::stdout().is_terminal(),
-    ));
-    let events = match open_events(args.events.as_deref(), progress.then(|| Arc::clone(&live))) {
+    let printing = Printing {
+        json: args.json,
+        pack: args.pack,
+        quiet: args.quiet,
+        related: args.related,
+        verbose: args.verbose,
+        style,
+        strictness: if args.strict_quotes {
+            Strictness::Quoted
+        } else if args.strict {
+            Strictness::Supported
+        } else {
+            Strictness::Lenient
+        },
+        events: args.events.clone(),
+    };
+    let (code, report) = answer_and_print(&question, session.as_ref(), &settings, &printing);
+    if let (Some(session), Some(report)) = (session.as_mut(), report) {
+        chat::save_turn(session, &report, &settings, args.quiet);
+    }
+    code
+}
+
+/// How one answer is printed.
+pub struct Printing {
+    /// `--json`: one JSON object on stdout.
+    pub json: bool,
+    /// `--pack`: the grounding pack on stdout.
+    pub pack: bool,
+    /// `-q`: no progress or warnings.
+    pub quiet: bool,
+    /// `--related`: the "Related searches" and "Did you mean" lines even when the
+    /// output is not a terminal.
+    pub related: bool,
+    /// `-v`: pages and token estimates on stderr.
+    pub verbose: bool,
+    /// Person output's style.
+    pub style: Style,
+    /// What the exit code asks of the answer.
+    pub strictness: Strictness,
+    /// `--events FILE`.
+    pub events: Option<std::path::PathBuf>,
+}
+
+/// Answers `question` (a turn of `session` when given: its evidence first, its
+/// source numbers kept) and prints it as `printing` says. Returns the exit code and,
+/// when the run finished, its report.
+pub fn answer_and_print(
+    question: &str,
+    session: Option<&Session>,
+    settings: &Settings,
+    printing: &Printing,
+) -> (ExitCode, Option<Report>) {
+    let json = printing.json || printing.pack;
+    let style = printing.style;
+    let progress = !printing.quiet && std::io::stderr().is_terminal();
+    let live = Arc::new(
+        Live::start(
+            progress,
+            (!json).then_some(style),
+            std::io::stdout().is_terminal(),
+        )
+        .telling_rewrites(!printing.quiet),
+    );
+    let events = match open_events(
+        printing.events.as_deref(),
+        progress.then(|| Arc::clone(&live)),
+    ) {
         Ok(events) => events,
-        Err(e) => return fail(json, "question", &question, &e),
+        Err(e) => return (fail(json, "question", question, &e), None),
     };
 
-    let run = ground::pipeline::answer_within(
-        &question,
-        &settings,
+    let prior = session.map(Session::prior);
+    let run = ground::pipeline::answer_in_conversation(
+        question,
+        prior.as_ref(),
+        settings,
         &events,
         live.as_ref(),
         settings.run.timeout,
@@ -81,16 +155,16 @@ pub fn run(args: AnswerArgs) -> ExitCode {
         Err(failed) => {
             live.fail(matches!(failed.error, Error::Interrupted));
             if json {
-                let _ = print_json(&render::json_failed(&question, &failed));
+                let _ = print_json(&render::json_failed(question, &failed));
             }
-            if !args.quiet {
+            if !printing.quiet {
                 for warning in &failed.partial.warnings {
                     eprintln!("warning: {}", sanitize_line(warning));
                 }
             }
             eprintln!("{}", failed.error.report());
             // What the search service suggests instead, where the error is read.
-            let wanted = !args.quiet && (args.related || std::io::stderr().is_terminal());
+            let wanted = !printing.quiet && (printing.related || std::io::stderr().is_terminal());
             if wanted
                 && let Some(line) = render::person::did_you_mean(
                     &failed.partial.extras.corrections,
@@ -99,16 +173,16 @@ pub fn run(args: AnswerArgs) -> ExitCode {
             {
                 eprint!("{line}");
             }
-            return code(failed.error.exit_code());
+            return (code(failed.error.exit_code()), None);
         }
     };
 
     // Statements already on stdout: finish the answer before any other line.
     let streamed = live.printed();
     if streamed && !live.finish(&report, style) {
-        return ExitCode::SUCCESS; // stdout closed
+        return (ExitCode::SUCCESS, Some(report)); // stdout closed
     }
-    if args.verbose {
+    if printing.verbose {
         for page in &report.pages {
             eprintln!(
                 "ground: page {} {} {}{}",
@@ -134,40 +208,38 @@ pub fn run(args: AnswerArgs) -> ExitCode {
             report.model.context_window
         );
     }
-    if !args.quiet {
+    if !printing.quiet {
         for warning in &report.warnings {
             eprintln!("warning: {}", sanitize_line(warning));
         }
     }
 
-    let strictness = if args.strict_quotes {
-        Strictness::Quoted
-    } else if args.strict {
-        Strictness::Supported
-    } else {
-        Strictness::Lenient
-    };
-    let judged = verdict(&report, strictness);
-    let printed = if args.pack {
+    let judged = verdict(&report, printing.strictness);
+    let printed = if printing.pack {
         live.stop();
         print_json(&render::pack(&report))
-    } else if args.json {
+    } else if printing.json {
         live.stop();
-        print_json(&render::json(&report, &judged))
+        let mut value = render::json(&report, &judged);
+        if let Some(session) = session {
+            value["session"] = chat::session_json(session, &report);
+        }
+        print_json(&value)
     } else if streamed || live.finish(&report, style) {
         Ok(())
     } else {
         Err(std::io::ErrorKind::BrokenPipe.into())
     };
     if printed.is_err() {
-        return ExitCode::SUCCESS; // stdout closed (e.g. piped into `head`): nothing to report
+        // stdout closed (e.g. piped into `head`): nothing to report
+        return (ExitCode::SUCCESS, Some(report));
     }
     let wants_related =
-        !args.quiet && (args.related || std::io::stdout().is_terminal()) && !args.pack && !json;
+        !printing.quiet && (printing.related || std::io::stdout().is_terminal()) && !json;
     if wants_related && let Some(lines) = render::person::related(&report, style) {
         let mut out = std::io::stdout().lock();
         if write!(out, "\n{lines}").is_err() {
-            return ExitCode::SUCCESS;
+            return (ExitCode::SUCCESS, Some(report));
         }
     }
 
@@ -179,7 +251,7 @@ pub fn run(args: AnswerArgs) -> ExitCode {
         ),
         Verdict::Rejected(e) => eprintln!("{}", e.report()),
     }
-    code(judged.exit_code())
+    (code(judged.exit_code()), Some(report))
 }
 
 /// The run's event sink: progress lines on stderr when it is a terminal, and JSON

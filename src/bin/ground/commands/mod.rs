@@ -2,6 +2,7 @@
 
 pub mod answer;
 pub mod cache;
+pub mod chat;
 pub mod completions;
 pub mod doctor;
 pub mod extract;

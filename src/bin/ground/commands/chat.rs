@@ -1,0 +1,321 @@
+//! `ground chat`: a conversation in the terminal, each turn answered like `ground
+//! answer` ([`answer_and_print`]) as a turn of a saved session ([`Session`]), with
+//! line editing and history (rustyline) and a few slash commands. With stdin not a
+//! terminal it reads one question per line, so it scripts too. Also the session
+//! helpers `ground answer --continue/--session` shares.
+//!
+//! Ctrl-C while an answer is under way cancels that answer (the runtime's Ctrl-C
+//! ends the run as interrupted) and the prompt comes back with the session as it
+//! was; at the prompt it clears the line; Ctrl-D ends the chat.
+
+use std::io::{BufRead, IsTerminal};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use ground::error::{Error, exit};
+use ground::render::Style;
+use ground::report::{Report, Strictness};
+use ground::session::{self, Session};
+use ground::settings::Settings;
+use ground::text::sanitize_line;
+use serde_json::{Value, json};
+
+use super::answer::{Printing, answer_and_print};
+use crate::cli::{self, ChatArgs, Format};
+use crate::output::{code, colour_stdout};
+use crate::runtime::{block_on, ready_model, settings};
+
+const HELP: &str = "Ask a question, then follow-ups. Commands:
+  /sources      the sources read so far, numbered as in every answer
+  /new          forget this conversation and start afresh
+  /save FILE    write the conversation to FILE as Markdown with footnotes
+  /quit         end (Ctrl-D too); Ctrl-C cancels an answer under way";
+
+/// Runs `ground chat`.
+pub fn run(args: ChatArgs) -> ExitCode {
+    let mut overrides = cli::overrides(
+        &args.config,
+        Some(&args.search),
+        Some(&args.fetch),
+        Some(&args.model),
+        args.pages,
+    );
+    overrides.timeout_secs = args.timeout;
+    let name = args.session.clone().unwrap_or_else(session::new_chat_name);
+    let opened = settings(&overrides)
+        .and_then(|s| block_on(ready_model(s, args.quiet)))
+        .and_then(|s| Ok((Session::open(state_dir(&s)?, &name)?, s)));
+    let (mut session, settings) = match opened {
+        Ok(opened) => opened,
+        Err(e) => {
+            eprintln!("{}", e.report());
+            return code(e.exit_code());
+        }
+    };
+    let printing = Printing {
+        json: false,
+        pack: false,
+        quiet: args.quiet,
+        // On a terminal each answer ends with its related searches; piped, it does not.
+        related: false,
+        verbose: false,
+        style: match args.format {
+            Format::Text => Style::Text {
+                colour: colour_stdout(),
+            },
+            Format::Markdown => Style::Markdown,
+        },
+        strictness: Strictness::Lenient,
+        events: None,
+    };
+    let mut chat = Chat {
+        session: &mut session,
+        settings: &settings,
+        printing,
+        first_failure: None,
+    };
+    if std::io::stdin().is_terminal() {
+        chat.interactive()
+    } else {
+        chat.piped()
+    }
+}
+
+/// What a line asked for.
+enum Step {
+    /// Go on to the next line.
+    Next,
+    /// End the chat.
+    Quit,
+}
+
+/// A chat under way.
+struct Chat<'a> {
+    session: &'a mut Session,
+    settings: &'a Settings,
+    printing: Printing,
+    /// The exit code of the first turn that failed (piped chats end with it).
+    first_failure: Option<ExitCode>,
+}
+
+impl Chat<'_> {
+    /// Reads lines with editing and history until /quit or Ctrl-D.
+    fn interactive(&mut self) -> ExitCode {
+        let mut editor = match rustyline::DefaultEditor::new() {
+            Ok(editor) => editor,
+            Err(e) => {
+                eprintln!(
+                    "error: cannot start line editing: {e}\nhint: pipe the questions in instead, one per line"
+                );
+                return code(exit::INTERNAL);
+            }
+        };
+        if !self.printing.quiet {
+            eprintln!(
+                "ground chat: conversation {:?} ({} turns, {} sources; --session NAME resumes one). /help for commands, Ctrl-D to end.",
+                self.session.name,
+                self.session.turns.len(),
+                self.session.sources.len()
+            );
+        }
+        loop {
+            match editor.readline("> ") {
+                Ok(line) => {
+                    let line = line.trim();
+                    if line.is_empty() {
+                        continue;
+                    }
+                    let _ = editor.add_history_entry(line);
+                    if let Step::Quit = self.line(line) {
+                        break;
+                    }
+                    println!();
+                }
+                // Ctrl-C at the prompt clears the line; the chat goes on.
+                Err(rustyline::error::ReadlineError::Interrupted) => continue,
+                Err(rustyline::error::ReadlineError::Eof) => break,
+                Err(e) => {
+                    eprintln!("error: cannot read the terminal: {e}");
+                    return code(exit::INTERNAL);
+                }
+            }
+        }
+        ExitCode::SUCCESS
+    }
+
+    /// One question (or command) per line of stdin, each answer printed in turn;
+    /// ends with the first failed turn's exit code, else 0.
+    fn piped(&mut self) -> ExitCode {
+        let stdin = std::io::stdin();
+        let mut answered = false;
+        for (n, line) in stdin.lock().lines().enumerate() {
+            let line = match line {
+                Ok(line) => line,
+                Err(e) => {
+                    eprintln!("error: cannot read line {} of stdin: {e}", n + 1);
+                    return code(exit::USAGE);
+                }
+            };
+            let line = line.trim();
+            if line.is_empty() {
+                continue;
+            }
+            // A blank line between answers.
+            if answered && !line.starts_with('/') {
+                println!();
+            }
+            answered |= !line.starts_with('/');
+            if let Step::Quit = self.line(line) {
+                break;
+            }
+        }
+        self.first_failure.unwrap_or(ExitCode::SUCCESS)
+    }
+
+    /// A command or a question.
+    fn line(&mut self, line: &str) -> Step {
+        let (command, rest) = match line.split_once(char::is_whitespace) {
+            Some((command, rest)) => (command, rest.trim()),
+            None => (line, ""),
+        };
+        match command {
+            "/quit" | "/exit" => return Step::Quit,
+            "/help" => println!("{HELP}"),
+            "/sources" => print!("{}", sources_list(self.session)),
+            "/new" => {
+                self.session.clear();
+                self.save();
+                eprintln!("ground: a new conversation");
+            }
+            "/save" if rest.is_empty() => {
+                eprintln!("error: /save needs a file name\nhint: /save notes.md")
+            }
+            "/save" => self.save_transcript(Path::new(rest)),
+            other if other.starts_with('/') => eprintln!(
+                "error: unknown command {}\nhint: /help lists the commands",
+                sanitize_line(other)
+            ),
+            _ => self.ask(line),
+        }
+        Step::Next
+    }
+
+    /// Answers a question as the session's next turn and saves the session.
+    fn ask(&mut self, question: &str) {
+        let (exit_code, report) =
+            answer_and_print(question, Some(self.session), self.settings, &self.printing);
+        match report {
+            Some(report) => save_turn(self.session, &report, self.settings, self.printing.quiet),
+            None => {
+                self.first_failure.get_or_insert(exit_code);
+            }
+        }
+    }
+
+    /// Saves the session, saying on stderr when it cannot be.
+    fn save(&mut self) {
+        if let Some(dir) = &self.settings.search.state_dir
+            && let Err(e) = self.session.save(dir)
+        {
+            eprintln!("{}", e.report());
+        }
+    }
+
+    /// `/save FILE`: the conversation as Markdown.
+    fn save_transcript(&self, path: &Path) {
+        let text = ground::render::transcript::markdown(self.session);
+        match std::fs::write(path, text) {
+            Ok(()) => eprintln!(
+                "ground: saved {} turns to {}",
+                self.session.turns.len(),
+                path.display()
+            ),
+            Err(e) => eprintln!(
+                "error: cannot write {}: {e}\nhint: give /save a writable path",
+                path.display()
+            ),
+        }
+    }
+}
+
+/// The session's sources, one line each, numbered as in every answer.
+fn sources_list(session: &Session) -> String {
+    if session.sources.is_empty() {
+        return "No sources read yet.\n".into();
+    }
+    session
+        .sources
+        .iter()
+        .map(|s| {
+            format!(
+                "[{}] {} {}\n",
+                s.number,
+                sanitize_line(&s.title),
+                sanitize_line(&s.url)
+            )
+        })
+        .collect()
+}
+
+/// The state folder, which sessions need.
+fn state_dir(settings: &Settings) -> Result<&PathBuf, Error> {
+    settings
+        .search
+        .state_dir
+        .as_ref()
+        .ok_or_else(|| Error::Session {
+            message: "there is no state folder to keep the conversation in".into(),
+            hint: "set GROUND_STATE_DIR (or XDG_STATE_HOME, or HOME)".into(),
+        })
+}
+
+/// The session a run continues: `name`'s (started when new), the most recent one
+/// with `continue_session`, or none.
+pub fn open_session(
+    settings: &Settings,
+    name: Option<&str>,
+    continue_session: bool,
+) -> Result<Option<Session>, Error> {
+    if let Some(name) = name {
+        session::check_name(name)?;
+        return Session::open(state_dir(settings)?, name).map(Some);
+    }
+    if !continue_session {
+        return Ok(None);
+    }
+    let dir = state_dir(settings)?;
+    let Some(name) = Session::most_recent(dir) else {
+        return Err(Error::Session {
+            message: format!(
+                "there is no conversation to continue in {}",
+                session::folder(dir).display()
+            ),
+            hint: "start one with `ground answer --session NAME \"...\"` or `ground chat`".into(),
+        });
+    };
+    Session::open(dir, &name).map(Some)
+}
+
+/// Adds the turn `report` answered to `session` and saves it; a session that cannot
+/// be saved is said on stderr (the answer stands).
+pub fn save_turn(session: &mut Session, report: &Report, settings: &Settings, quiet: bool) {
+    session.record(report);
+    let saved = state_dir(settings).and_then(|dir| session.save(dir));
+    if let Err(e) = saved
+        && !quiet
+    {
+        eprintln!("warning: {}", sanitize_line(&e.to_string()));
+    }
+}
+
+/// `--json`'s `session` object for the turn `report` answered, before it is recorded.
+pub fn session_json(session: &Session, report: &Report) -> Value {
+    let followup = report.followup.as_ref();
+    json!({
+        "name": session.name,
+        "turn": session.turns.len() + 1,
+        "standalone_question": followup.map(|f| f.standalone.as_str()),
+        "reused_sources": followup.map_or(0, |f| f.reused_sources),
+        "searched": followup.is_none_or(|f| f.searched),
+    })
+}

@@ -1,0 +1,605 @@
+//! Follow-up questions: `ground answer --session/--continue` and `ground chat` (piped,
+//! and on a pseudo-terminal for Ctrl-C). A follow-up is rewritten to stand alone (the
+//! rewrite call's output is shown and used), the pages already read are tried before
+//! any search (a counting search stand-in sees none when they hold the answer), new
+//! pages are numbered after the session's, the history is cut to the budget, and a
+//! damaged session file is a clear error. Wiremock SearXNG, pages and Ollama stand in.
+
+use std::path::PathBuf;
+
+use crate::common::*;
+use serde_json::{Value, json};
+use wiremock::matchers::{body_string_contains, method, path};
+use wiremock::{Mock, ResponseTemplate};
+
+const REWRITE: &str = "You rewrite the last question of a conversation";
+const ANSWER: &str = "You answer a question using only the numbered sources";
+const FIRST: &str = "do tardigrades survive in space";
+
+/// A model call whose request holds `marker`, answered with `content`, `expect` times.
+async fn model_call(world: &World, marker: &str, content: &str, expect: u64) {
+    Mock::given(method("POST"))
+        .and(path("/api/chat"))
+        .and(body_string_contains(marker))
+        .respond_with(ResponseTemplate::new(200).set_body_json(ollama_reply(content, "stop")))
+        .expect(expect)
+        .mount(&world.ollama)
+        .await;
+}
+
+/// Search requests the SearXNG stand-in has seen.
+async fn searches(world: &World) -> usize {
+    world
+        .searx
+        .received_requests()
+        .await
+        .unwrap_or_default()
+        .iter()
+        .filter(|r| r.url.path() == "/search")
+        .count()
+}
+
+fn session_file(world: &World, name: &str) -> PathBuf {
+    world
+        .home
+        .path()
+        .join(".local/state/ground/sessions")
+        .join(format!("{name}.json"))
+}
+
+/// `[(index, url)]` of the sources a `--json` answer lists.
+fn numbered(v: &Value) -> Vec<(u64, String)> {
+    v["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| Some((s["index"].as_u64()?, s["url"].as_str()?.to_string())))
+        .collect()
+}
+
+/// Turn 1 of session `name`: the tardigrade question, answered from the pages.
+async fn first_turn(world: &World, name: &str, pages: &str) -> Value {
+    let mut cmd = world.ground();
+    cmd.args([
+        "answer",
+        "--json",
+        "--pages",
+        pages,
+        "--session",
+        name,
+        FIRST,
+    ]);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        !stderr(&out).contains("searching for"),
+        "a first turn is not rewritten"
+    );
+    let v = json_stdout(&out);
+    assert_eq!(
+        v["session"],
+        json!({"name": name, "turn": 1, "standalone_question": FIRST, "reused_sources": 0, "searched": true})
+    );
+    v
+}
+
+#[tokio::test]
+async fn a_follow_up_the_pages_read_answer_makes_no_search_and_keeps_the_numbers() {
+    let world = World::new().await;
+    world
+        .search_replies_with_capture("searxng/normal.body.json")
+        .await;
+    world.serve_fixture_pages().await;
+    model_call(&world, ANSWER, &good_answer(), 2).await;
+    let standalone = "how long were dried tardigrades exposed to open space";
+    let rewrite =
+        json!({"question": standalone, "must_have_evidence": ["ten days", "FOTON-M3 mission"]});
+    model_call(&world, REWRITE, &rewrite.to_string(), 1).await;
+
+    let first = first_turn(&world, "bears", "3").await;
+    assert_eq!(searches(&world).await, 1);
+    let fetched = world.pages.received_requests().await.unwrap().len();
+
+    // The follow-up: --continue picks the session just written.
+    let mut cmd = world.ground();
+    cmd.args([
+        "answer",
+        "--json",
+        "--continue",
+        "and how long were they out there?",
+    ]);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!("ground: searching for: {standalone}\n")),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(searches(&world).await, 1, "no search for the follow-up");
+    assert_eq!(
+        world.pages.received_requests().await.unwrap().len(),
+        fetched,
+        "no page fetched again"
+    );
+    let v = json_stdout(&out);
+    assert_matches_schema(ground::mcp::schemas::GROUNDED_ANSWER, &v);
+    assert_eq!(
+        v["session"],
+        json!({"name": "bears", "turn": 2, "standalone_question": standalone, "reused_sources": 3, "searched": false})
+    );
+    assert_eq!(v["searches"], json!([]));
+    assert_eq!(v["question"], "and how long were they out there?");
+    assert_eq!(
+        numbered(&v),
+        numbered(&first),
+        "[n] is the same page in both answers"
+    );
+    assert_eq!(
+        v["citations"][0]["source_url"],
+        first["citations"][0]["source_url"]
+    );
+    assert_eq!(v["citations"][0]["verified"], true);
+
+    // The answer call was asked the rewritten question, with the first turn as history.
+    let requests = world.ollama.received_requests().await.unwrap();
+    let last = String::from_utf8_lossy(&requests.last().unwrap().body).into_owned();
+    assert!(last.contains(ANSWER));
+    assert!(last.contains(&format!("Question: {standalone}")), "{last}");
+    assert!(last.contains(&format!("Q: {FIRST}")), "{last}");
+    assert!(
+        last.contains("A: Dried tardigrades survived ten days"),
+        "{last}"
+    );
+
+    let saved: Value =
+        serde_json::from_slice(&std::fs::read(session_file(&world, "bears")).unwrap()).unwrap();
+    assert_eq!(saved["turns"].as_array().unwrap().len(), 2);
+    assert_eq!(saved["turns"][1]["standalone"], standalone);
+    assert_eq!(saved["turns"][1]["searched"], false);
+    assert_eq!(saved["sources"].as_array().unwrap().len(), 3);
+}
+
+#[tokio::test]
+async fn a_follow_up_the_pages_do_not_answer_searches_and_numbers_new_pages_after() {
+    let world = World::new().await;
+    world
+        .search_replies_with_capture("searxng/normal.body.json")
+        .await;
+    world.serve_fixture_pages().await;
+    let vacuum = json!({
+        "answerable": true,
+        "statements": [{"text": "VACUUM rebuilds the database file and returns free pages to the operating system.",
+            "citations": [{"source": 4, "quote": "The VACUUM command rebuilds the database file and returns free pages to the operating system."}]}],
+        "unknowns": []
+    });
+    Mock::given(method("POST"))
+        .and(path("/api/chat"))
+        .and(body_string_contains(ANSWER))
+        .and(body_string_contains(
+            "Question: what does the SQLite VACUUM command do",
+        ))
+        .respond_with(
+            ResponseTemplate::new(200).set_body_json(ollama_reply(&vacuum.to_string(), "stop")),
+        )
+        .expect(1)
+        .mount(&world.ollama)
+        .await;
+    model_call(&world, ANSWER, &good_answer(), 1).await;
+    let rewrite = json!({"question": "what does the SQLite VACUUM command do", "must_have_evidence": ["VACUUM rebuilds the database"]});
+    model_call(&world, REWRITE, &rewrite.to_string(), 1).await;
+
+    let first = first_turn(&world, "mixed", "2").await;
+    assert_eq!(numbered(&first).len(), 2);
+
+    let mut cmd = world.ground();
+    cmd.args([
+        "answer",
+        "--json",
+        "--pages",
+        "2",
+        "--session",
+        "mixed",
+        "and what does VACUUM do?",
+    ]);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        searches(&world).await,
+        2,
+        "the evidence was missing: one search"
+    );
+    let v = json_stdout(&out);
+    assert_matches_schema(ground::mcp::schemas::GROUNDED_ANSWER, &v);
+    assert_eq!(v["session"]["searched"], true);
+    assert_eq!(v["session"]["reused_sources"], 2);
+    let sources = numbered(&v);
+    assert_eq!(
+        &sources[..2],
+        &numbered(&first)[..],
+        "earlier sources keep their numbers"
+    );
+    let new: Vec<&str> = sources[2..].iter().map(|(_, u)| u.as_str()).collect();
+    assert_eq!(sources[2].0, 3);
+    assert_eq!(sources[3].0, 4);
+    assert!(
+        new[0].ends_with("/pages/tardigrades-overview.html"),
+        "{new:?}"
+    );
+    assert!(new[1].ends_with("/pages/sqlite-vacuum.html"), "{new:?}");
+    assert_eq!(v["citations"][0]["source"], 4);
+    assert_eq!(v["citations"][0]["verified"], true);
+    // Pages already read were not fetched again.
+    let space_fetches = world
+        .pages
+        .received_requests()
+        .await
+        .unwrap()
+        .iter()
+        .filter(|r| r.url.path() == "/pages/tardigrades-space.html")
+        .count();
+    assert_eq!(space_fetches, 1);
+}
+
+/// A session file of `turns` long turns and the three tardigrade pages.
+fn long_session(name: &str, turns: usize) -> Value {
+    let page = |n: usize, file: &str| json!({"number": n, "url": format!("http://pages.test/{file}"), "title": file, "text": "Dried tardigrades were exposed to open space for ten days on the FOTON-M3 mission. ".repeat(50)});
+    json!({
+        "format": 1, "name": name, "created": 1_900_000_000u64, "updated": 4_000_000_000u64,
+        "turns": (0..turns).map(|i| json!({
+            "question": format!("question {i} about tardigrades?"),
+            "standalone": format!("question {i} about tardigrades"),
+            "answer": format!("answer {i}: they survived ten days[1]. ").repeat(30),
+            "cited": [1], "searched": i == 0
+        })).collect::<Vec<_>>(),
+        "sources": [page(1, "a.html"), page(2, "b.html"), page(3, "c.html")]
+    })
+}
+
+#[tokio::test]
+async fn a_forty_turn_session_stays_within_the_window() {
+    let world = World::new().await;
+    let rewrite = json!({"question": "did tardigrades survive open space", "must_have_evidence": ["ten days"]});
+    model_call(&world, REWRITE, &rewrite.to_string(), 1).await;
+    let answer = json!({"answerable": true, "statements": [{"text": "They survived ten days in open space.",
+        "citations": [{"source": 2, "quote": "exposed to open space for ten days"}]}], "unknowns": []});
+    model_call(&world, ANSWER, &answer.to_string(), 1).await;
+    Mock::given(method("GET"))
+        .respond_with(ResponseTemplate::new(500))
+        .expect(0)
+        .mount(&world.searx)
+        .await;
+    let file = session_file(&world, "long");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, long_session("long", 40).to_string()).unwrap();
+
+    let mut cmd = world.ground();
+    cmd.args([
+        "answer",
+        "--json",
+        "--context-tokens",
+        "2048",
+        "--session",
+        "long",
+        "did they survive?",
+    ]);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v = json_stdout(&out);
+    let estimated = v["model"]["estimated_prompt_tokens"].as_u64().unwrap();
+    let reserve = v["model"]["max_answer_tokens"].as_u64().unwrap();
+    assert!(estimated + reserve <= 2048, "{estimated} + {reserve}");
+    assert_eq!(v["session"]["turn"], 41);
+    assert_eq!(v["citations"][0]["source"], 2);
+    let requests = world.ollama.received_requests().await.unwrap();
+    let body = String::from_utf8_lossy(&requests.last().unwrap().body).into_owned();
+    assert!(
+        body.contains("question 39 about"),
+        "the newest turn is kept"
+    );
+    assert!(!body.contains("question 0 about"), "the oldest is cut");
+    // The session keeps its last 40 turns.
+    let saved: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    assert_eq!(saved["turns"].as_array().unwrap().len(), 40);
+    assert_eq!(saved["turns"][39]["question"], "did they survive?");
+}
+
+#[tokio::test]
+async fn damaged_oversized_and_misnamed_sessions_are_clear_errors() {
+    let world = World::new().await;
+    let file = session_file(&world, "broken");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    for (bytes, says) in [
+        (
+            b"{\"format\": 1, \"turns\": [".to_vec(),
+            "it is not a session file",
+        ),
+        (
+            vec![b' '; 5 * 1024 * 1024],
+            "it is larger than 4194304 bytes",
+        ),
+    ] {
+        std::fs::write(&file, &bytes).unwrap();
+        for json in [false, true] {
+            let mut cmd = world.ground();
+            cmd.args(["answer", "--session", "broken", FIRST]);
+            if json {
+                cmd.arg("--json");
+            }
+            let out = run(cmd).await;
+            assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+            let err = stderr(&out);
+            assert!(err.starts_with("error: the session file "), "{err}");
+            assert!(err.contains(says), "{err}");
+            assert!(
+                err.contains("hint: delete it (or move it away) to start the session anew"),
+                "{err}"
+            );
+            if json {
+                assert_eq!(json_stdout(&out)["error"]["kind"], "session");
+            }
+        }
+    }
+    let mut cmd = world.ground();
+    cmd.args(["chat", "--session", "../../etc/passwd"]);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("is not a plain name"),
+        "{}",
+        stderr(&out)
+    );
+    std::fs::remove_file(&file).unwrap();
+    let mut cmd = world.ground();
+    cmd.args(["answer", "--continue", "and then?"]);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("there is no conversation to continue"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(searches(&world).await, 0);
+}
+
+#[tokio::test]
+async fn chat_reads_one_question_per_line_from_a_pipe() {
+    let world = World::new().await;
+    world
+        .search_replies_with_capture("searxng/normal.body.json")
+        .await;
+    world.serve_fixture_pages().await;
+    model_call(&world, ANSWER, &good_answer(), 2).await;
+    let rewrite = json!({"question": "how do tardigrades survive drying out", "must_have_evidence": ["tun state"]});
+    model_call(&world, REWRITE, &rewrite.to_string(), 1).await;
+    let transcript = world.home.path().join("notes.md");
+
+    let mut cmd = world.ground();
+    cmd.args(["chat", "--session", "piped"]);
+    cmd.stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let input = format!(
+        "{FIRST}\n\nand how do they survive drying out?\n/sources\n/save {}\n/new\n/quit\nnever asked\n",
+        transcript.display()
+    );
+    let out = tokio::task::spawn_blocking(move || {
+        use std::io::Write;
+        let mut child = cmd.spawn().unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    })
+    .await
+    .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert_eq!(
+        text.matches("Dried tardigrades survived ten days").count(),
+        2,
+        "{text}"
+    );
+    assert!(text.contains("[1] "), "{text}");
+    assert!(stderr(&out).contains("ground: searching for: how do tardigrades survive drying out"));
+    assert_eq!(searches(&world).await, 1);
+    let md = std::fs::read_to_string(&transcript).unwrap();
+    assert!(md.contains(&format!("## {FIRST}")), "{md}");
+    assert!(md.contains("[^1]: "), "{md}");
+    assert!(!md.contains("never asked"));
+    assert!(
+        md.contains("## and how do they survive drying out?"),
+        "{md}"
+    );
+    // /new left the conversation empty, under the same name.
+    let saved: Value =
+        serde_json::from_slice(&std::fs::read(session_file(&world, "piped")).unwrap()).unwrap();
+    assert_eq!(saved["turns"], json!([]));
+    assert_eq!(saved["sources"], json!([]));
+}
+
+#[tokio::test]
+async fn an_unusable_rewrite_searches_the_question_as_asked_and_says_so() {
+    let world = World::new().await;
+    world
+        .search_replies_with_capture("searxng/normal.body.json")
+        .await;
+    world.serve_fixture_pages().await;
+    model_call(&world, REWRITE, "I think you mean the tardigrades.", 1).await;
+    model_call(&world, ANSWER, &good_answer(), 2).await;
+    first_turn(&world, "vague", "3").await;
+
+    let mut cmd = world.ground();
+    cmd.args(["answer", "--json", "--session", "vague", "and on the moon?"]);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            "warning: the follow-up rewrite failed (the reply is not JSON); using the question as asked"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    let v = json_stdout(&out);
+    assert_eq!(v["session"]["searched"], true);
+    assert_eq!(v["session"]["standalone_question"], "and on the moon?");
+    assert_eq!(v["searches"][0]["query"], "and on the moon?");
+    assert_eq!(searches(&world).await, 2);
+}
+
+#[cfg(unix)]
+mod terminal {
+    //! `ground chat` on a pseudo-terminal: Ctrl-C while the model writes cancels that
+    //! answer and the session goes on.
+
+    use super::*;
+    use std::io::{Read, Write};
+    use std::os::fd::{FromRawFd, OwnedFd};
+    use std::os::unix::process::CommandExt;
+    use std::sync::{Arc, Mutex};
+    use std::time::{Duration, Instant};
+
+    /// A pseudo-terminal pair: the side the test reads and types into, and the side
+    /// the child gets as its terminal.
+    fn open_pty() -> (std::fs::File, OwnedFd) {
+        let (mut main, mut child) = (0, 0);
+        let size = libc::winsize {
+            ws_row: 24,
+            ws_col: 100,
+            ws_xpixel: 0,
+            ws_ypixel: 0,
+        };
+        let made = unsafe {
+            libc::openpty(
+                &mut main,
+                &mut child,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                &size,
+            )
+        };
+        assert_eq!(made, 0, "openpty");
+        unsafe {
+            (
+                std::fs::File::from_raw_fd(main),
+                OwnedFd::from_raw_fd(child),
+            )
+        }
+    }
+
+    /// Everything the child wrote, gathered by a thread.
+    fn collect(mut main: std::fs::File) -> Arc<Mutex<String>> {
+        let seen = Arc::new(Mutex::new(String::new()));
+        let into = Arc::clone(&seen);
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = main.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                into.lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        });
+        seen
+    }
+
+    async fn wait_for(seen: &Arc<Mutex<String>>, what: &str, after: usize) -> usize {
+        let started = Instant::now();
+        loop {
+            if let Some(at) = seen.lock().unwrap()[after..].find(what) {
+                return after + at + what.len();
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "waited for {what:?}; the terminal shows:\n{}",
+                seen.lock().unwrap()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    #[tokio::test]
+    async fn ctrl_c_cancels_the_answer_and_keeps_the_session() {
+        let world = World::new().await;
+        world
+            .search_replies_with_capture("searxng/normal.body.json")
+            .await;
+        world.serve_fixture_pages().await;
+        // The first answer never comes in time: Ctrl-C cancels it.
+        Mock::given(method("POST"))
+            .and(path("/api/chat"))
+            .and(body_string_contains(ANSWER))
+            .respond_with(
+                ResponseTemplate::new(200)
+                    .set_body_json(ollama_reply(&good_answer(), "stop"))
+                    .set_delay(Duration::from_secs(120)),
+            )
+            .up_to_n_times(1)
+            .mount(&world.ollama)
+            .await;
+        model_call(&world, ANSWER, &good_answer(), 1).await;
+
+        let (main, child) = open_pty();
+        let mut typing = main.try_clone().unwrap();
+        let seen = collect(main);
+        let mut cmd = world.ground();
+        cmd.args(["chat", "--session", "tty"]).env("TERM", "xterm");
+        cmd.stdin(child.try_clone().unwrap())
+            .stdout(child.try_clone().unwrap())
+            .stderr(child);
+        // Its own session with the pty as its controlling terminal, so Ctrl-C there
+        // is its SIGINT.
+        unsafe {
+            cmd.pre_exec(|| {
+                if libc::setsid() < 0 || libc::ioctl(0, libc::TIOCSCTTY, 0) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let mut process = cmd.spawn().unwrap();
+        drop(cmd); // the child's ends of the pty now belong to it alone
+
+        let at = wait_for(&seen, "> ", 0).await;
+        typing.write_all(format!("{FIRST}\r").as_bytes()).unwrap();
+        // The answer call is under way once the model was asked.
+        let started = Instant::now();
+        while world.ollama.received_requests().await.unwrap().is_empty() {
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "{}",
+                seen.lock().unwrap()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        typing.write_all(b"\x03").unwrap();
+        let at = wait_for(&seen, "interrupted", at).await;
+        let at = wait_for(&seen, "> ", at).await;
+        assert!(
+            !session_file(&world, "tty").exists()
+                || std::fs::read_to_string(session_file(&world, "tty"))
+                    .unwrap()
+                    .contains("\"turns\":[]"),
+            "the cancelled turn is not kept"
+        );
+
+        // The session goes on: the next question is answered and kept.
+        typing.write_all(format!("{FIRST}\r").as_bytes()).unwrap();
+        let at = wait_for(&seen, "Dried tardigrades survived ten days", at).await;
+        wait_for(&seen, "> ", at).await;
+        typing.write_all(b"\x04").unwrap(); // Ctrl-D ends the chat
+        let status = tokio::task::spawn_blocking(move || process.wait())
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(status.code(), Some(0), "{}", seen.lock().unwrap());
+        let saved: Value =
+            serde_json::from_slice(&std::fs::read(session_file(&world, "tty")).unwrap()).unwrap();
+        assert_eq!(saved["turns"].as_array().unwrap().len(), 1);
+    }
+}
