@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 use crate::answer::AskUser;
-use crate::context::{Context, SourceText};
+use crate::context::{Context, SourceKind, SourceText};
 use crate::error::{Error, exit};
 use crate::grounding::{GroundedAnswer, Statement, Support};
 use crate::hits::SearchHit;
@@ -160,6 +160,38 @@ impl Report {
     /// Whether source `number` is a search-result snippet, not a page read in full.
     pub fn is_snippet(&self, number: usize) -> bool {
         number > self.sources.len() - self.snippets.min(self.sources.len())
+    }
+
+    /// What source `number`'s block held, as the context stage sent it: a page's
+    /// passages, a snippet, a title alone.
+    pub fn kind(&self, number: usize) -> SourceKind {
+        let cut = self.context.sources.iter().find(|c| c.number == number);
+        match cut {
+            Some(cut) => cut.kind,
+            None if self.is_snippet(number) => SourceKind::Snippet,
+            None => SourceKind::Page,
+        }
+    }
+
+    /// Whether any of source `number` reached the prompt: a page read whose passages
+    /// all lost to better-matching ones was read but not used (it has no block).
+    pub fn used(&self, number: usize) -> bool {
+        self.context
+            .sources
+            .iter()
+            .any(|c| c.number == number && c.used())
+    }
+
+    /// Each source's kind name for a short source (`"snippet"`, `"title"`), `None`
+    /// for a page, in source order: what `groundingChunks` says of each.
+    pub fn short_kinds(&self) -> Vec<Option<&'static str>> {
+        self.sources
+            .iter()
+            .map(|s| match self.kind(s.number) {
+                SourceKind::Page => None,
+                kind => Some(kind.name()),
+            })
+            .collect()
     }
 }
 

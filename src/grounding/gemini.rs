@@ -12,25 +12,26 @@ use crate::context::SourceText;
 /// model (chunk index = source number - 1), one support per supported statement,
 /// listing its supporting sources ([`Statement::supporting_sources`]). Each support
 /// also says what supports it (`"support": "quote"` or `"match"`), a key of ours that
-/// Gemini's renderers ignore; a statement whose quotes it contradicts has none.
+/// Gemini's renderers ignore; a statement whose quotes it contradicts has none. A
+/// short source's chunk says its kind (`short_kinds`, by source order: `None` for a
+/// page read).
 pub fn grounding_metadata(
     answer: &GroundedAnswer,
     sources: &[SourceText],
-    snippets: usize,
+    short_kinds: &[Option<&str>],
     queries: &[String],
 ) -> Value {
-    let first_snippet = sources.len() - snippets.min(sources.len());
     let chunks: Vec<Value> = sources
         .iter()
         .enumerate()
         .map(|(i, s)| {
             let web =
                 json!({"uri": s.url, "title": s.title, "domain": crate::http::host_of(&s.url)});
-            if i >= first_snippet {
-                // Not Gemini's: a search-result snippet, not a page read in full.
-                json!({"web": web, "kind": "snippet"})
-            } else {
-                json!({"web": web})
+            match short_kinds.get(i).copied().flatten() {
+                // Not Gemini's: a short source (a search result's snippet or title),
+                // not a page read in full.
+                Some(kind) => json!({"web": web, "kind": kind}),
+                None => json!({"web": web}),
             }
         })
         .collect();

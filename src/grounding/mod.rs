@@ -568,7 +568,7 @@ mod tests {
         assert!(g.grounded());
         assert_eq!(g.rejected.len(), 1);
         assert!(g.rejected[0].reason.contains("no source 7"));
-        let meta = grounding_metadata(&g, &sources, 0, &["q".into()]);
+        let meta = grounding_metadata(&g, &sources, &[], &["q".into()]);
         assert_eq!(
             meta["groundingSupports"][1]["groundingChunkIndices"],
             json!([1])
@@ -591,7 +591,7 @@ mod tests {
         assert!(!g.grounded());
         assert!(!g.statements[0].supported());
         assert_eq!(g.statements[0].citations[0].confidence, 0.0);
-        let meta = grounding_metadata(&g, &sources, 0, &[]);
+        let meta = grounding_metadata(&g, &sources, &[], &[]);
         assert_eq!(meta["groundingSupports"], json!([]));
     }
 
@@ -719,6 +719,7 @@ mod tests {
         let lead = LIGHTHOUSE.find(" The Quillfeather Lighthouse was").unwrap();
         let cut = SourceCut {
             number: 1,
+            kind: crate::context::SourceKind::Page,
             chars_extracted: LIGHTHOUSE.chars().count(),
             chars_sent: lead,
             truncated: true,
@@ -748,7 +749,7 @@ mod tests {
         .verify(&answer);
         assert_eq!(seen.statements[0].support, Support::Match);
         assert!(seen.grounded() && !seen.grounded_by_quotes());
-        let meta = grounding_metadata(&seen, &[source(1, LIGHTHOUSE)], 0, &[]);
+        let meta = grounding_metadata(&seen, &[source(1, LIGHTHOUSE)], &[], &[]);
         assert_eq!(meta["groundingSupports"][0]["support"], "match");
         assert_eq!(
             meta["groundingSupports"][0]["groundingChunkIndices"],

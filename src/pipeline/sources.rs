@@ -10,7 +10,7 @@ use serde_json::json;
 use super::Run;
 use super::gather::Gathered;
 use crate::calibration::{self, Calibration, TokenRatio};
-use crate::context::{self, Context, SourceText};
+use crate::context::{self, Context, SourceKind, SourceText};
 use crate::error::Error;
 use crate::events::Stage;
 use crate::fetch::RetrievalStatus;
@@ -106,13 +106,22 @@ impl Run<'_> {
         );
         let pages_read = sources.len();
         let snippets = snippet_sources(&gathered, pages_read);
-        let (context, snippets_sent) =
+        let (context, short_sent) =
             context::build_with_snippets(&sources, &snippets, question, budget);
-        sources.extend(snippets.into_iter().take(snippets_sent));
+        let snippets_sent = short_sent.len();
+        sources.extend(short_sent.into_iter().map(|(source, _)| source));
+        // Pages of which some but not all was sent; a page none of whose passages was
+        // chosen is read but unused (listed as such in the report), not shortened.
         let cut: Vec<usize> = context
             .sources
             .iter()
-            .filter(|s| s.truncated && s.number <= pages_read)
+            .filter(|s| s.truncated && s.used() && s.number <= pages_read)
+            .map(|s| s.number)
+            .collect();
+        let unused: Vec<usize> = context
+            .sources
+            .iter()
+            .filter(|s| !s.used() && s.number <= pages_read)
             .map(|s| s.number)
             .collect();
         if !cut.is_empty() {
@@ -126,7 +135,7 @@ impl Run<'_> {
         }
         self.events.emit(
             "context_built",
-            json!({"tokens": context.estimated_tokens + overhead, "budget": budget, "sources": sources.len(), "dropped": cut}),
+            json!({"tokens": context.estimated_tokens + overhead, "budget": budget, "sources": sources.len(), "dropped": cut, "unused": unused}),
         );
         Ok(Fitted {
             gathered,
@@ -141,9 +150,11 @@ impl Run<'_> {
 }
 
 /// Results that were not read still carry their engine's title and snippet: each
-/// becomes a source numbered after the `pages_read` pages, at most
-/// [`MAX_SNIPPET_SOURCES`].
-fn snippet_sources(gathered: &Gathered, pages_read: usize) -> Vec<SourceText> {
+/// becomes a short source of kind snippet, numbered after the `pages_read` pages, at
+/// most [`MAX_SNIPPET_SOURCES`] (the context sends a title-only line for those whose
+/// snippet no longer fits). A result whose page was read is not one: its passages
+/// compete in the pages' pool.
+fn snippet_sources(gathered: &Gathered, pages_read: usize) -> Vec<(SourceText, SourceKind)> {
     let read: HashSet<String> = gathered
         .pages
         .iter()
@@ -157,11 +168,14 @@ fn snippet_sources(gathered: &Gathered, pages_read: usize) -> Vec<SourceText> {
         .filter(|hit| !read.contains(&normalise_url(&hit.url)))
         .take(MAX_SNIPPET_SOURCES)
         .enumerate()
-        .map(|(i, hit)| SourceText {
-            number: pages_read + 1 + i,
-            url: hit.url.clone(),
-            title: hit.title.clone(),
-            text: hit.snippet.clone(),
+        .map(|(i, hit)| {
+            let source = SourceText {
+                number: pages_read + 1 + i,
+                url: hit.url.clone(),
+                title: hit.title.clone(),
+                text: hit.snippet.clone(),
+            };
+            (source, SourceKind::Snippet)
         })
         .collect()
 }

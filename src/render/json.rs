@@ -81,7 +81,7 @@ pub fn json(report: &Report, verdict: &Verdict) -> Value {
             let cut = p
                 .index
                 .and_then(|i| report.context.sources.iter().find(|c| c.number == i));
-            source_json(p, cut.map(|c| (c.chars_sent, c.truncated)))
+            source_json(p, cut.map(|c| (c.chars_sent, c.truncated, c.used())))
         })
         .chain(
             report
@@ -91,10 +91,10 @@ pub fn json(report: &Report, verdict: &Verdict) -> Value {
                 .map(|s| {
                     let sent = report.context.sources.iter().find(|c| c.number == s.number);
                     // The keys of a page's entry, so scripts read both alike; a
-                    // snippet is never fetched, and is cached when its search was.
+                    // short source is never fetched, and is cached when its search was.
                     json!({
                         "index": s.number,
-                        "kind": "snippet",
+                        "kind": report.kind(s.number).name(),
                         "url": s.url,
                         "final_url": null,
                         "title": s.title,
@@ -106,6 +106,7 @@ pub fn json(report: &Report, verdict: &Verdict) -> Value {
                         "chars_fetched": 0,
                         "chars_sent": sent.map(|c| c.chars_sent).unwrap_or(0),
                         "truncated": sent.is_some_and(|c| c.truncated),
+                        "used": sent.is_some_and(|c| c.used()),
                         "body_truncated": false,
                         "cached": searches_cached,
                         "error": null,
@@ -133,7 +134,7 @@ pub fn json(report: &Report, verdict: &Verdict) -> Value {
         "rejected_citations": answer.rejected,
         "unknowns": answer.unknowns,
         "sources": sources,
-        "groundingMetadata": grounding::grounding_metadata(answer, &report.sources, report.snippets, &report.queries),
+        "groundingMetadata": grounding::grounding_metadata(answer, &report.sources, &report.short_kinds(), &report.queries),
         "model": report.model,
         "context": {
             "budget_tokens": report.context.budget_tokens,
@@ -159,7 +160,7 @@ pub fn pack(report: &Report) -> Value {
     let source_ref = |n: usize| {
         let s = &report.sources[n - 1];
         if report.is_snippet(n) {
-            json!({"index": n, "url": s.url, "title": s.title, "kind": "snippet"})
+            json!({"index": n, "url": s.url, "title": s.title, "kind": report.kind(n).name()})
         } else {
             json!({"index": n, "url": s.url, "title": s.title})
         }
@@ -279,7 +280,10 @@ pub fn json_error(input_name: &str, input: &str, error: &Error) -> Value {
 
 /// One page tried, as an entry of `sources[]`; `sent` is what reached the prompt
 /// (chars sent, whether it was shortened), if any.
-fn source_json(p: &PageAttempt, sent: Option<(usize, bool)>) -> Value {
+/// One page tried, for `--json`'s `sources`: `sent` is what of it the prompt holds
+/// (characters sent, cut, used); `used: false` with status `SUCCESS` is a page read
+/// whose passages all lost to better-matching ones (it had no block in the prompt).
+fn source_json(p: &PageAttempt, sent: Option<(usize, bool, bool)>) -> Value {
     json!({
         "index": p.index,
         "url": p.url,
@@ -292,6 +296,7 @@ fn source_json(p: &PageAttempt, sent: Option<(usize, bool)>) -> Value {
         "chars_fetched": p.chars_fetched,
         "chars_sent": sent.map(|s| s.0).unwrap_or(0),
         "truncated": sent.is_some_and(|s| s.1),
+        "used": sent.is_some_and(|s| s.2),
         "body_truncated": p.body_truncated,
         "cached": p.cached,
         "error": p.error,

@@ -15,6 +15,7 @@
 
 use std::fmt::Write as _;
 
+use crate::context::SourceKind;
 use crate::grounding::{Statement, Support};
 use crate::render::json::markers;
 use crate::report::{AnswerMode, Report};
@@ -247,14 +248,17 @@ fn source_title(source: &crate::context::SourceText) -> String {
 }
 
 /// "2 quotes verified", "cited, 1 quote not found on the page", "1 quote verified, 1
-/// statement matched", "not cited"; a search-result snippet says so first ("search
-/// snippet, not cited").
+/// statement matched", "not cited"; a short source says what it is first ("search
+/// snippet, not cited", "search result title, not cited"), and so does a page read
+/// none of whose text reached the prompt, as other passages matched the question
+/// better ("read, not used, not cited").
 fn source_mark(report: &Report, number: usize) -> String {
     let mark = citation_mark(report, number);
-    if report.is_snippet(number) {
-        format!("search snippet, {mark}")
-    } else {
-        mark
+    match report.kind(number) {
+        SourceKind::Snippet => format!("search snippet, {mark}"),
+        SourceKind::Title => format!("search result title, {mark}"),
+        SourceKind::Page if !report.used(number) => format!("read, not used, {mark}"),
+        SourceKind::Page => mark,
     }
 }
 

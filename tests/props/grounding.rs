@@ -157,7 +157,7 @@ proptest! {
         let sources = make_sources(texts);
         let model = build_answer(answerable, specs, &sources);
         let grounded = verify(&model, &sources);
-        let meta = grounding_metadata(&grounded, &sources, 0, &["the question".to_string()]);
+        let meta = grounding_metadata(&grounded, &sources, &[], &["the question".to_string()]);
         let answer = grounded.answer.as_str();
 
         // Statements sit at their byte offsets in the answer.
@@ -374,7 +374,7 @@ proptest! {
                 prop_assert!((0.0..=1.0).contains(&c.confidence));
             }
         }
-        let meta = grounding::grounding_metadata(&grounded, &sources, 0, &[]);
+        let meta = grounding::grounding_metadata(&grounded, &sources, &[], &[]);
         for support in meta["groundingSupports"].as_array().unwrap() {
             let start = support["segment"]["startIndex"].as_u64().unwrap() as usize;
             let end = support["segment"]["endIndex"].as_u64().unwrap() as usize;
