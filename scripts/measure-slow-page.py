@@ -5,8 +5,9 @@
 
 Stands up, on 127.0.0.1 with the standard library only: a SearXNG stand-in returning
 the fixture capture fixtures/searxng/searxng/normal.body.json (4 results) and, after
-them, 10 more results that are copies of the same pages under /pages/copyN/ (so that
-the wide mode, `--pages 10`, has ten pages and spares to read), a page server for
+them, 10 more results that are copies of the same pages under /pages/copyN/, each on
+a loopback address of its own (127.0.0.2, ...: different sites, as a search's results
+are; so that the wide mode, `--pages 10`, has ten pages and spares to read), a page server for
 fixtures/pages/ on which the third result (only the original, not its copies) sends
 its headers and then one byte a second (a trickle that never finishes within the 15 s
 page timeout), and an instant Ollama stand-in whose answer cites the first two pages.
@@ -49,10 +50,10 @@ class Quiet(ThreadingHTTPServer):
         pass  # ground hung up on the trickling page: expected
 
 
-def serve(handler):
-    server = Quiet(("127.0.0.1", 0), handler)
+def serve(handler, host="127.0.0.1"):
+    server = Quiet((host, 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    return "http://127.0.0.1:%d" % server.server_address[1]
+    return "http://%s:%d" % (host, server.server_address[1])
 
 
 class Pages(BaseHTTPRequestHandler):
@@ -108,8 +109,10 @@ def main():
     capture = json.loads(capture.replace(CAPTURED_PAGES_URL, pages_url))
     originals = list(capture["results"])
     for n in range(args.copies):
+        # Each copy on a site of its own (127.0.0.2, .3, ...), as a search's results are.
         copy = dict(originals[n % len(originals)])
-        copy["url"] = copy["url"].replace("/pages/", "/pages/copy%d/" % n)
+        site = serve(Pages, "127.0.0.%d" % (n + 2))
+        copy["url"] = copy["url"].replace(pages_url, site).replace("/pages/", "/pages/copy%d/" % n)
         capture["results"].append(copy)
     capture = json.dumps(capture).encode()
 
@@ -144,14 +147,15 @@ def main():
                 try:
                     report = json.loads(out.stdout)
                     read = [s for s in report.get("sources", []) if s.get("index") and s.get("kind") is None]
-                    statuses = ", ".join("%s %s%s" % (s["url"].split("/pages/", 1)[-1], s["status"],
+                    statuses = ", ".join("%s %s %d ms%s" % (s["url"].split("/pages/", 1)[-1], s["status"], s["ms"],
                                                       " (read, unused)" if s["status"] == "SUCCESS" and s.get("used") is False else "")
                                          for s in report.get("sources", []) if s.get("kind") is None)
                     grounded = report.get("grounded")
                 except ValueError:
                     read, statuses, grounded = [], "no JSON (exit %d)" % out.returncode, None
-                print("--pages %d run %d: wall %.2f s, exit %d, grounded %s, %d read; %s"
-                      % (pages, run + 1, wall, out.returncode, grounded, len(read), statuses))
+                fetch = report.get("timings_ms", {}).get("fetch") if grounded is not None else None
+                print("--pages %d run %d: wall %.2f s (fetching %s ms), exit %d, grounded %s, %d read; %s"
+                      % (pages, run + 1, wall, fetch, out.returncode, grounded, len(read), statuses))
             walls.sort()
             medians[pages] = walls[len(walls) // 2]
     first = next(iter(medians.values()))
