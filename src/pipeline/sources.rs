@@ -105,9 +105,18 @@ impl Run<'_> {
             ratio.as_ref(),
         );
         let pages_read = sources.len();
-        let snippets = snippet_sources(&gathered, pages_read);
-        let (context, short_sent) =
+        let snippets = snippet_sources(&gathered, pages_read, &HashSet::new());
+        let (mut context, mut short_sent) =
             context::build_with_snippets(&sources, &snippets, question, budget);
+        // A result whose page was read is not sent as a snippet too, unless its
+        // snippet says what the passages sent of its page do not: then the context is
+        // built again with that snippet among the others, in rank order.
+        let more = pages_saying_less(&gathered, &sources, &context, question);
+        if !more.is_empty() {
+            let snippets = snippet_sources(&gathered, pages_read, &more);
+            (context, short_sent) =
+                context::build_with_snippets(&sources, &snippets, question, budget);
+        }
         let snippets_sent = short_sent.len();
         sources.extend(short_sent.into_iter().map(|(source, _)| source));
         // Pages of which some but not all was sent; a page none of whose passages was
@@ -152,9 +161,15 @@ impl Run<'_> {
 /// Results that were not read still carry their engine's title and snippet: each
 /// becomes a short source of kind snippet, numbered after the `pages_read` pages, at
 /// most [`MAX_SNIPPET_SOURCES`] (the context sends a title-only line for those whose
-/// snippet no longer fits). A result whose page was read is not one: its passages
-/// compete in the pages' pool.
-fn snippet_sources(gathered: &Gathered, pages_read: usize) -> Vec<(SourceText, SourceKind)> {
+/// snippet no longer fits). A result whose page was read is not one (its passages
+/// compete in the pages' pool), unless its normalised URL is in `also`: its snippet
+/// says what the passages sent of its page do not ([`pages_saying_less`]); those come
+/// after the results not read, which keep their share first.
+fn snippet_sources(
+    gathered: &Gathered,
+    pages_read: usize,
+    also: &HashSet<String>,
+) -> Vec<(SourceText, SourceKind)> {
     let read: HashSet<String> = gathered
         .pages
         .iter()
@@ -166,6 +181,13 @@ fn snippet_sources(gathered: &Gathered, pages_read: usize) -> Vec<(SourceText, S
         .iter()
         .filter(|hit| !hit.snippet.trim().is_empty())
         .filter(|hit| !read.contains(&normalise_url(&hit.url)))
+        .chain(
+            gathered
+                .hits
+                .iter()
+                .filter(|hit| !hit.snippet.trim().is_empty())
+                .filter(|hit| also.contains(&normalise_url(&hit.url))),
+        )
         .take(MAX_SNIPPET_SOURCES)
         .enumerate()
         .map(|(i, hit)| {
@@ -176,6 +198,43 @@ fn snippet_sources(gathered: &Gathered, pages_read: usize) -> Vec<(SourceText, S
                 text: hit.snippet.clone(),
             };
             (source, SourceKind::Snippet)
+        })
+        .collect()
+}
+
+/// The pages read but not sent whole (as normalised URLs) whose result's snippet says
+/// something about the question that the passages sent of the page do not
+/// ([`context::says_more`]): a page none of whose passages was chosen, or whose chosen
+/// ones miss the snippet's words.
+fn pages_saying_less(
+    gathered: &Gathered,
+    sources: &[SourceText],
+    context: &Context,
+    question: &str,
+) -> HashSet<String> {
+    let snippets: std::collections::HashMap<String, &str> = gathered
+        .hits
+        .iter()
+        .map(|hit| (normalise_url(&hit.url), hit.snippet.as_str()))
+        .collect();
+    gathered
+        .pages
+        .iter()
+        .filter_map(|page| {
+            let number = page.index?;
+            let url = normalise_url(&page.url);
+            let snippet = snippets.get(&url)?;
+            let source = sources.get(number - 1)?;
+            let cut = context
+                .sources
+                .iter()
+                .find(|c| c.number == number && c.truncated)?;
+            let shown: Vec<&str> = cut
+                .sent
+                .iter()
+                .filter_map(|range| source.text.get(range.clone()))
+                .collect();
+            context::says_more(snippet, &shown.join("\n"), question).then_some(url)
         })
         .collect()
 }
