@@ -1,6 +1,9 @@
 //! Source blocks as the model reads them: the header (tag, URL, title) of each
 //! source, kept small as every source sent pays for one (compact at small windows),
-//! and the rendering of a source's chosen passages with `[…]` for the gaps.
+//! and the rendering of a source's chosen passages with `[…]` for the gaps. A URL
+//! is estimated by a rule of its own (see `estimate_tokens`), not as if each of its
+//! characters were a token; digits still cost one each, so a compact header drops the
+//! query and fragment, where most of them are.
 
 use super::passages::Passage;
 use super::{SKIPPED, SourceKind, SourceText, neutralise};

@@ -123,7 +123,8 @@ impl SourceCut {
 pub enum SourceKind {
     /// Passages of a page that was read.
     Page,
-    /// A search result's snippet (its page was not read).
+    /// A search result's snippet (its page was not read, or was not sent whole and
+    /// the snippet says more: see [`says_more`]).
     Snippet,
     /// A search result's title alone, sent once the short sources' share is spent.
     Title,
