@@ -12,6 +12,7 @@
 //!                                   # markers, bodies, text} each: the context `ground answer` would
 //!                                   # build for a WINDOW-token model that may answer in
 //!                                   # ANSWER_TOKENS, with each source's sent text in `bodies`
+//!                                   # (by source number; empty for a source with no block)
 //!
 //! It uses only the context stage's public functions, so `scripts/measure-passages.py
 //! --baseline REV` can build this same file against an older revision to compare.
@@ -105,12 +106,19 @@ fn main() {
                     .collect();
                 let budget = source_budget(window, answer_tokens, question);
                 let ctx = context::build_for_question(&sources, question, budget);
-                let bodies: Vec<String> = ctx
-                    .text
-                    .split("<source id=")
-                    .skip(1)
-                    .map(|block| body(block.trim_end().trim_end_matches("</source>")))
-                    .collect();
+                // Each source's sent text, by its number: a source may have no block
+                // at all (one that contributed nothing).
+                let mut bodies = vec![String::new(); sources.len()];
+                for block in ctx.text.split("<source id=\"").skip(1) {
+                    let number: usize = block
+                        .split('"')
+                        .next()
+                        .and_then(|n| n.parse().ok())
+                        .unwrap_or(0);
+                    if let Some(slot) = number.checked_sub(1).and_then(|i| bodies.get_mut(i)) {
+                        *slot = body(block.trim_end().trim_end_matches("</source>"));
+                    }
+                }
                 let result = json!({
                     "id": v["id"],
                     "budget": budget,

@@ -2,7 +2,8 @@
 """How much of what matters reaches the model, on the extraction dev pages.
 
     scripts/measure-passages.py [--budget 300] [--data /work/shared/data/extraction-dev]
-    scripts/measure-passages.py --evidence [--baseline REV] [--windows 1024:256,2048:512,4096:1024]
+    scripts/measure-passages.py --evidence [--baseline REV | --before-probe PATH] [--pools 3,10]
+                                [--windows 1024:256,2048:512,4096:1024,1400:256]
 
 Without --evidence: passage selection (BM25) against the text's first N tokens, one
 page at a time, with the same token budget.
@@ -22,8 +23,14 @@ and found whole in ground's extraction) each become two questions: "rare", the
 sentence's four rarest words (document frequency over the dev articles), which points
 at the sentence; and "topic", the two rarest words of the page's title and one other
 word of the sentence picked at random, the way a person names the subject and a
-detail. The sources are that page and the two other pages holding most of the
-question's words (ties broken at random), in a shuffled order, each with its real URL. The context is built as `ground answer` builds
+detail; and "near", the four rarest words of the sentence before it (after it, for the
+first) that the answer sentence does not hold: the answer passage shares no word with
+the question, as in most of the misses on real news questions, and sits beside the
+sentences that match. The sources are a pool of POOL pages (--pools, default 3 and 10: the default
+`--pages 3` and the wide `--pages 10`): that page and the POOL-1 other pages holding
+most of the question's words (ties broken at random; realistic distractors: they share
+the question's words, as the other results of a search do), in a shuffled order, each
+with its real URL. The context is built as `ground answer` builds
 it for a WINDOW-token model answering in at most ANSWER tokens (the source budget is
 the window less the answer, the instructions and the question, times 0.97: mirrored
 from src/pipeline.rs). A hit is the sentence reaching the prompt in the answer page's
@@ -32,7 +39,9 @@ in order. Also printed: the share of the budget used (estimated tokens, and of i
 page text without headers and markers), `[…]` lines per prompt, and the share of the
 page words sent that came from the answer page. With --baseline REV, the same probe
 is built against the context stage of git revision REV (e.g. the commit before a
-change) and both are printed, before and after.
+change) and both are printed, before and after; --before-probe PATH takes a probe
+built earlier instead (e.g. `cargo build --example context_probe` on main, copied),
+which spares building a second tree.
 
 Extraction is ground's own (examples/context_probe.rs runs extract_html and the
 context stage), built with `cargo build --example context_probe` (--release to build
@@ -112,7 +121,7 @@ def trigrams(ws):
     return {tuple(ws[i:i + 3]) for i in range(len(ws) - 2)}
 
 
-def evidence_asks(pages, truth):
+def evidence_asks(pages, truth, pool):
     """The questions of --evidence: (ask for the probe, answer sentence, answer index)."""
     df = {}
     for v in truth.values():
@@ -138,13 +147,20 @@ def evidence_asks(pages, truth):
             topic = by_rarity(content_words(p["title"]))[:2]
             detail = [w for w in candidates if w not in topic]
             topic += rng.sample(detail, min(1, len(detail)))
-            for kind, chosen in (("rare", rare), ("topic", topic)):
-                question = " ".join(w for w in dict.fromkeys(topic if kind == "topic" else candidates)
-                                    if w in chosen)
+            # "near": the question names what the sentence next to the answer says and
+            # none of the answer's own words (the answer passage shares none with it).
+            beside = sentences[at - 1] if at > 0 else sentences[1]
+            own = set(words(sentence))
+            near = by_rarity([w for w in content_words(beside) if w not in own])[:4]
+            for kind, chosen in (("rare", rare), ("topic", topic), ("near", near)):
+                if not chosen:
+                    continue
+                pool_words = {"topic": topic, "near": content_words(beside)}.get(kind, candidates)
+                question = " ".join(w for w in dict.fromkeys(pool_words) if w in chosen)
                 others = [q for q in pages if q["id"] != p["id"]]
                 overlap = {q["id"]: sum(w in chosen for w in text_words[q["id"]]) for q in others}
                 keyed = [(-overlap[q["id"]], rng.random(), q) for q in others]
-                distractors = [q for _, _, q in sorted(keyed, key=lambda k: k[:2])[:2]]
+                distractors = [q for _, _, q in sorted(keyed, key=lambda k: k[:2])[:pool - 1]]
                 sources = [p] + distractors
                 rng.shuffle(sources)
                 ask = {"id": p["id"], "question": question,
@@ -201,22 +217,27 @@ def evidence(args, data, truth):
             archive = subprocess.run(["git", "archive", args.baseline], cwd=ROOT, check=True, capture_output=True).stdout
             subprocess.run(["tar", "-x", "-m", "-C", str(tree)], input=archive, check=True)  # -m: fresh mtimes, so cargo rebuilds
             probes[f"before ({args.baseline})"] = build_probe(tree, args.release, Path(tmp) / "probe-before")
-        probes["after (this tree)" if args.baseline else "this tree"] = build_probe(ROOT, args.release,
-                                                                                   Path(tmp) / "probe")
+        if args.before_probe:
+            probes["before (probe given)"] = Path(args.before_probe)
+        after = "after (this tree)" if probes else "this tree"
+        probes[after] = Path(args.probe) if args.probe else build_probe(ROOT, args.release, Path(tmp) / "probe")
         pages = extract_pages(next(iter(probes.values())), data, truth)
-        asks = evidence_asks(pages, truth)
-        kinds = list(dict.fromkeys(k for k, _, _, _ in asks))
-        print(f"{len(pages)} pages, {len(asks) // len(kinds)} answer sentences, each asked {len(kinds)} ways "
-              f"({', '.join(kinds)}); 3 sources each (the answer page and 2 distractors)")
-        print(f"{'window':>6} {'answer':>6} {'budget':>6}  {'question':<8} {'code':<22} {'recall':>6} {'whole':>6} "
-              f"{'used':>5} {'text':>5} {'[…]':>4} {'ans.words':>9} {'over':>4}")
-        for window, answer in windows:
-            for kind in kinds:
-                for name, probe in probes.items():
-                    r = evidence_run(probe, [a for a in asks if a[0] == kind], window, answer)
-                    print(f"{window:>6} {answer:>6} {r['budget']:>6}  {kind:<8} {name:<22} {r['most']:>6.3f} "
-                          f"{r['whole']:>6.3f} {r['used']:>5.2f} {r['text']:>5.2f} {r['markers']:>4.1f} "
-                          f"{r['answer_share']:>9.2f} {r['over']:>4}")
+        print(f"{'pool':>4} {'window':>6} {'answer':>6} {'budget':>6}  {'question':<8} {'code':<22} {'recall':>6} "
+              f"{'whole':>6} {'used':>5} {'text':>5} {'[…]':>4} {'ans.words':>9} {'over':>4}")
+        for pool in [int(p) for p in args.pools.split(",")]:
+            asks = evidence_asks(pages, truth, pool)
+            kinds = list(dict.fromkeys(k for k, _, _, _ in asks))
+            counts = ", ".join(f"{k} {sum(a[0] == k for a in asks)}" for k in kinds)
+            print(f"pool of {pool}: {len(pages)} pages, questions: {counts}; {pool} sources each (the answer "
+                  f"page and {pool - 1} distractors)")
+            for window, answer in windows:
+                for kind in [k for k in kinds + ["all"] if not args.kinds or k in args.kinds.split(",")]:
+                    for name, probe in probes.items():
+                        chosen = [a for a in asks if kind in ("all", a[0])]
+                        r = evidence_run(probe, chosen, window, answer)
+                        print(f"{pool:>4} {window:>6} {answer:>6} {r['budget']:>6}  {kind:<8} {name:<22} "
+                              f"{r['most']:>6.3f} {r['whole']:>6.3f} {r['used']:>5.2f} {r['text']:>5.2f} "
+                              f"{r['markers']:>4.1f} {r['answer_share']:>9.2f} {r['over']:>4}")
     print("recall: the answer sentence (80 % of its word trigrams) reached the prompt; whole: all of it, in order;\n"
           "used: estimated tokens / source budget; text: page text alone / budget; […]: gap lines per prompt;\n"
           "ans.words: share of the page words sent that came from the answer page; over: contexts over budget")
@@ -227,9 +248,13 @@ def main():
     ap.add_argument("--budget", type=int, default=300)
     ap.add_argument("--data", default="/work/shared/data/extraction-dev")
     ap.add_argument("--evidence", action="store_true", help="evidence recall over several sources per question")
-    ap.add_argument("--windows", default="1024:256,2048:512,4096:1024",
+    ap.add_argument("--windows", default="1024:256,2048:512,4096:1024,1400:256",
                     help="--evidence: WINDOW:ANSWER_TOKENS pairs, comma-separated")
     ap.add_argument("--baseline", help="--evidence: also measure the context stage of this git revision")
+    ap.add_argument("--before-probe", help="--evidence: also measure this context_probe binary (built earlier)")
+    ap.add_argument("--probe", help="--evidence: measure this context_probe binary instead of building this tree's")
+    ap.add_argument("--kinds", help="--evidence: only these question kinds (rare,topic,near,all)")
+    ap.add_argument("--pools", default="3,10", help="--evidence: pool sizes (pages per question), comma-separated")
     ap.add_argument("--release", action="store_true", help="build the probe optimised")
     args = ap.parse_args()
     data = Path(args.data)

@@ -1,15 +1,20 @@
 #!/usr/bin/env python3
 """How long one slow page holds up `ground answer` (issue 15, hedged fetching).
 
-    python3 scripts/measure-slow-page.py [--bin target/debug/ground] [--runs 3]
+    python3 scripts/measure-slow-page.py [--bin target/debug/ground] [--runs 3] [--pages 3,10]
 
 Stands up, on 127.0.0.1 with the standard library only: a SearXNG stand-in returning
-the fixture capture fixtures/searxng/searxng/normal.body.json (4 results), a page server
-for fixtures/pages/ on which the third result sends its headers and then one byte a
-second (a trickle that never finishes within the 15 s page timeout), and an instant
-Ollama stand-in whose answer cites the first two pages. Runs `ground answer --json
---no-cache` against them and prints, per run, the wall time, each source's status and
-whether the answer is grounded. Run it against two binaries for a before/after.
+the fixture capture fixtures/searxng/searxng/normal.body.json (4 results) and, after
+them, 10 more results that are copies of the same pages under /pages/copyN/, each on
+a loopback address of its own (127.0.0.2, ...: different sites, as a search's results
+are; so that the wide mode, `--pages 10`, has ten pages and spares to read), a page server for
+fixtures/pages/ on which the third result (only the original, not its copies) sends
+its headers and then one byte a second (a trickle that never finishes within the 15 s
+page timeout), and an instant Ollama stand-in whose answer cites the first two pages.
+Runs `ground answer --json --no-cache --pages N` against them for each N of --pages
+and prints, per run, the wall time, each source's status and whether the answer is
+grounded, then the median wall time per N and its ratio to the first N's. Run it
+against two binaries for a before/after.
 """
 import argparse
 import json
@@ -45,15 +50,16 @@ class Quiet(ThreadingHTTPServer):
         pass  # ground hung up on the trickling page: expected
 
 
-def serve(handler):
-    server = Quiet(("127.0.0.1", 0), handler)
+def serve(handler, host="127.0.0.1"):
+    server = Quiet((host, 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    return "http://127.0.0.1:%d" % server.server_address[1]
+    return "http://%s:%d" % (host, server.server_address[1])
 
 
 class Pages(BaseHTTPRequestHandler):
     def do_GET(self):
-        name = os.path.basename(urlsplit(self.path).path)
+        url_path = urlsplit(self.path).path
+        name = os.path.basename(url_path)
         file = os.path.join(FIXTURES, "pages", name)
         if not os.path.isfile(file):
             self.send_error(404)
@@ -63,7 +69,7 @@ class Pages(BaseHTTPRequestHandler):
         self.send_header("content-type", "text/html; charset=utf-8")
         self.send_header("content-length", str(len(body)))
         self.end_headers()
-        if name != SLOW_PAGE:
+        if url_path != "/pages/" + SLOW_PAGE:
             self.wfile.write(body)
             return
         for i in range(len(body)):  # one byte a second
@@ -95,10 +101,20 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default=os.path.join(ROOT, "target", "debug", "ground"))
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--pages", default="3,10", help="page counts to run with, comma-separated")
+    ap.add_argument("--copies", type=int, default=10, help="more results, copies of the fixture pages")
     args = ap.parse_args()
     pages_url = serve(Pages)
     capture = open(os.path.join(FIXTURES, "searxng", "searxng", "normal.body.json")).read()
-    capture = capture.replace(CAPTURED_PAGES_URL, pages_url).encode()
+    capture = json.loads(capture.replace(CAPTURED_PAGES_URL, pages_url))
+    originals = list(capture["results"])
+    for n in range(args.copies):
+        # Each copy on a site of its own (127.0.0.2, .3, ...), as a search's results are.
+        copy = dict(originals[n % len(originals)])
+        site = serve(Pages, "127.0.0.%d" % (n + 2))
+        copy["url"] = copy["url"].replace(pages_url, site).replace("/pages/", "/pages/copy%d/" % n)
+        capture["results"].append(copy)
+    capture = json.dumps(capture).encode()
 
     class Searx(BaseHTTPRequestHandler):
         def do_GET(self):
@@ -113,29 +129,39 @@ def main():
 
     searx_url = serve(Searx)
     model_url = serve(Model)
-    walls = []
+    medians = {}
     with tempfile.TemporaryDirectory() as home:
         env = {"PATH": os.environ.get("PATH", ""), "HOME": home, "NO_COLOR": "1",
                "GROUND_SEARXNG_URL": searx_url, "GROUND_LLM_URL": model_url,
-               "GROUND_ALLOW_PRIVATE_ADDRESSES": "true", "GROUND_MODEL": "stand-in"}
-        for run in range(args.runs):
-            started = time.monotonic()
-            out = subprocess.run([args.bin, "answer", "--json", "--no-cache",
-                                  "Can tardigrades survive in space?"],
-                                 env=env, capture_output=True, timeout=120)
-            wall = time.monotonic() - started
-            walls.append(wall)
-            try:
-                report = json.loads(out.stdout)
-                statuses = ", ".join("%s %s" % (s["url"].rsplit("/", 1)[-1], s["status"])
-                                     for s in report.get("sources", []))
-                grounded = report.get("grounded")
-            except ValueError:
-                statuses, grounded = "no JSON (exit %d)" % out.returncode, None
-            print("run %d: wall %.2f s, exit %d, grounded %s; %s"
-                  % (run + 1, wall, out.returncode, grounded, statuses))
-    walls.sort()
-    print("slow page: median wall %.2f s over %d runs (%s)" % (walls[len(walls) // 2], len(walls), args.bin))
+               "GROUND_ALLOW_PRIVATE_ADDRESSES": "true", "GROUND_MODEL": "stand-in",
+               "GROUND_LLM": "ollama"}
+        for pages in [int(p) for p in args.pages.split(",")]:
+            walls = []
+            for run in range(args.runs):
+                started = time.monotonic()
+                out = subprocess.run([args.bin, "answer", "--json", "--no-cache", "--pages", str(pages),
+                                      "Can tardigrades survive in space?"],
+                                     env=env, capture_output=True, timeout=120)
+                wall = time.monotonic() - started
+                walls.append(wall)
+                try:
+                    report = json.loads(out.stdout)
+                    read = [s for s in report.get("sources", []) if s.get("index") and s.get("kind") is None]
+                    statuses = ", ".join("%s %s %d ms%s" % (s["url"].split("/pages/", 1)[-1], s["status"], s["ms"],
+                                                      " (read, unused)" if s["status"] == "SUCCESS" and s.get("used") is False else "")
+                                         for s in report.get("sources", []) if s.get("kind") is None)
+                    grounded = report.get("grounded")
+                except ValueError:
+                    read, statuses, grounded = [], "no JSON (exit %d)" % out.returncode, None
+                fetch = report.get("timings_ms", {}).get("fetch") if grounded is not None else None
+                print("--pages %d run %d: wall %.2f s (fetching %s ms), exit %d, grounded %s, %d read; %s"
+                      % (pages, run + 1, wall, fetch, out.returncode, grounded, len(read), statuses))
+            walls.sort()
+            medians[pages] = walls[len(walls) // 2]
+    first = next(iter(medians.values()))
+    for pages, median in medians.items():
+        print("slow page, --pages %d: median wall %.2f s over %d runs, %.2fx the --pages %d run (%s)"
+              % (pages, median, args.runs, median / first, next(iter(medians)), args.bin))
     return 0
 
 

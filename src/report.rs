@@ -192,6 +192,15 @@ impl Report {
     pub fn is_short(&self, number: usize) -> bool {
         self.kind(number) != SourceKind::Page
     }
+
+    /// Whether any of source `number` reached the prompt: a page read whose passages
+    /// all lost to better-matching ones was read but not used (it has no block).
+    pub fn used(&self, number: usize) -> bool {
+        self.context
+            .sources
+            .iter()
+            .any(|c| c.number == number && c.used())
+    }
 }
 
 /// How a finished run is judged.

@@ -6,20 +6,23 @@
 //! it instead of standing alone. Small passages let the budget go to the sentences
 //! that matter rather than to the paragraphs around them.
 //!
-//! All passages of all sources are ranked together, with BM25 (document frequencies
-//! over every passage of the run), each passage counted together with its page's
-//! title: the title says what the whole page is about, so a page about the subject of
-//! the question ranks above one that mentions a term in passing. The budget is filled
-//! in three steps:
-//! 1. the best-matching passage of all, so that on a small budget the leads do not
-//!    crowd out the likeliest answer;
-//! 2. every source's lead passage: the answer most often first appears at the top of
-//!    a page, even where its words differ from the question's, and the lead says what
-//!    the page is (should they not all fit, the leads of the pages that match best go
-//!    first);
-//! 3. the rest of the ranking, best first, each passage that still fits. A passage
-//!    that matches no term of the question is never sent: a page that matches nothing
-//!    gets its lead and nothing else, and no budget goes to filler.
+//! All passages of all sources are ranked together (one pool, however many pages were
+//! read: three by default, ten in the wide mode), with BM25 (document frequencies over
+//! every passage of the run), each passage counted together with its page's title: the
+//! title says what the whole page is about, so a page about the subject of the
+//! question ranks above one that mentions a term in passing. Two passages that share
+//! few of the question's words still rank (`rank::rank_keys`): a page's lead, at a
+//! boost of its own score and at least half its page's best (the answer most often
+//! first appears at the top of a page); and the neighbours of a hit, at half the hit's
+//! score (the answer often sits in the sentences around those that match). The budget
+//! is filled best first, each passage that still fits. A passage with no score is
+//! never sent: no budget goes to filler.
+//!
+//! A source pays for its header only when one of its passages is chosen: a page whose
+//! passages all lose to better ones has no block at all ([`SourceCut::used`] is false,
+//! and the report lists it as read but unused). Leads are not forced in and headers are
+//! compact at small windows (see `blocks.rs`): at a 1,400-token window forced leads and
+//! headers used to take half the sources' budget.
 //!
 //! With no question to rank by (or one that matches nothing anywhere), passages are
 //! taken in reading order instead, fairly across sources.
@@ -31,10 +34,6 @@
 //! match statements against exactly what the model saw. Costs are counted as the estimate
 //! of the whole block counts them (the estimate's character counts add up), so the
 //! block never exceeds its budget, and the budget is not left unused for fear it might.
-//!
-//! Headers are kept small, as they are paid for by every source: the source tag, the
-//! URL on a line of its own and the title. A URL is estimated by a rule of its own
-//! (see [`estimate_tokens`]), not as if each of its characters were a token.
 //!
 //! Page text is untrusted: inside a source block, anything that looks like our own
 //! `<source>` delimiters is neutralised so a page cannot close its block and pose as
@@ -52,21 +51,24 @@
 //! Callers use the paths of this module (`context::estimate_tokens`,
 //! `context::cut_to_tokens`, ...): the files beneath it are private.
 
+mod blocks;
 mod passages;
 mod rank;
+mod short;
 mod tokens;
 
 use serde::Serialize;
 
-mod short;
+pub use blocks::COMPACT_HEADERS_BELOW;
+use blocks::{CLOSE, header, render};
+use passages::{Passage, original_spans, split_passages};
+pub use passages::{cut_at_word, cut_to_tokens, sentence_spans};
+use rank::{bm25_scores, rank_keys, terms};
+pub use rank::{says_more, stem};
 pub use short::{
-    ANSWER_MAX_TOKENS, INFOBOX_MAX_TOKENS, ShortSource, SourceKind, build_with_snippets,
+    ANSWER_MAX_TOKENS, INFOBOX_MAX_TOKENS, SNIPPET_BUDGET_PERCENT, SNIPPET_MAX_TOKENS,
+    build_with_snippets,
 };
-
-use passages::{Passage, byte_len_of_chars, original_spans, split_passages};
-pub use passages::{cut_to_tokens, sentence_spans};
-pub use rank::stem;
-use rank::{bm25_scores, terms};
 use tokens::Counts;
 pub use tokens::{estimate_tokens, is_cjk, is_stop_word};
 
@@ -88,6 +90,8 @@ pub struct SourceText {
 pub struct SourceCut {
     /// The source's number.
     pub number: usize,
+    /// What its block holds: a page's passages, a snippet, a title.
+    pub kind: SourceKind,
     /// Characters of extracted text.
     pub chars_extracted: usize,
     /// Characters of it placed in the prompt.
@@ -103,6 +107,60 @@ pub struct SourceCut {
     /// never at text the model was not shown.
     #[serde(skip)]
     pub sent: Vec<std::ops::Range<usize>>,
+}
+
+impl SourceCut {
+    /// Whether any of the source reached the prompt. A page read but not used had
+    /// none of its passages chosen (others matched the question better) and has no
+    /// block: downstream it is listed as read but unused.
+    pub fn used(&self) -> bool {
+        self.passages_sent > 0
+    }
+}
+
+/// What a source block holds: said in its tag (`kind="…"`, for all but pages) and in
+/// `--json`. Every short source (not a page read) goes through one path,
+/// [`build_with_snippets`], whatever its kind, within its kind's share of tokens
+/// ([`SourceKind::max_tokens`]).
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum SourceKind {
+    /// Passages of a page that was read.
+    Page,
+    /// A search engine's infobox (SearXNG's Wikipedia/Wikidata boxes): its summary
+    /// and facts, one "label: value" line each.
+    Infobox,
+    /// An instant answer of the search service (its answerers and plugins).
+    Answer,
+    /// A search result's snippet (its page was not read, or was not sent whole and
+    /// the snippet says more: see [`says_more`]).
+    Snippet,
+    /// A search result's title alone, sent once the short sources' share is spent.
+    Title,
+}
+
+impl SourceKind {
+    /// The name in the tag and in `--json` (`"page"`, `"infobox"`, `"answer"`,
+    /// `"snippet"`, `"title"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            SourceKind::Page => "page",
+            SourceKind::Infobox => "infobox",
+            SourceKind::Answer => "answer",
+            SourceKind::Snippet => "snippet",
+            SourceKind::Title => "title",
+        }
+    }
+
+    /// Most tokens of one short source of this kind: an infobox's facts are worth
+    /// more room than a snippet, an instant answer is a line or two.
+    pub fn max_tokens(self) -> u32 {
+        match self {
+            SourceKind::Infobox => INFOBOX_MAX_TOKENS,
+            SourceKind::Answer => ANSWER_MAX_TOKENS,
+            SourceKind::Page | SourceKind::Snippet | SourceKind::Title => SNIPPET_MAX_TOKENS,
+        }
+    }
 }
 
 /// The sources block of the prompt and what it cost.
@@ -121,167 +179,84 @@ pub struct Context {
 
 /// The line that stands where passages of a source were left out.
 pub const SKIPPED: &str = "[…]";
-/// Characters of a URL shown in a header; a longer one is cut with `…`.
-const URL_MAX_CHARS: usize = 120;
-/// Characters of a title shown in a header; a longer one is cut at a word with `…`.
-const TITLE_MAX_CHARS: usize = 160;
-
-/// Most tokens of one search-result snippet sent as a source: engines' snippets are a
-/// sentence or two, and a longer one is cut at a sentence or word boundary.
-pub const SNIPPET_MAX_TOKENS: u32 = 60;
-/// Snippets take at most this share of the budget (in percent): they are cheap
-/// evidence beside the pages read, never instead of them.
-pub const SNIPPET_BUDGET_PERCENT: u32 = 25;
-
-/// Fits the pages read and, after them, short sources (infoboxes, instant answers,
-/// snippets of results that were not read) into `budget_tokens`. Short sources are
-/// numbered after the pages, in the order given, each a `<source id="n" kind="...">`
-/// block of its own (URL, title and at most its kind's share of tokens:
-/// [`SNIPPET_MAX_TOKENS`], [`ANSWER_MAX_TOKENS`], [`INFOBOX_MAX_TOKENS`]); they are
-/// taken in order while their cost stays within [`SNIPPET_BUDGET_PERCENT`] of the
-/// budget, and the pages get the rest. Returns the context and how many short sources
-/// it holds (the first `n` given).
-pub fn build_with_short_sources(
-    pages: &[SourceText],
-    shorts: &[ShortSource],
-    question: &str,
-    budget_tokens: u32,
-) -> (Context, usize) {
-    let cap = budget_tokens.saturating_mul(SNIPPET_BUDGET_PERCENT) / 100;
-    let mut blocks: Vec<(String, SourceCut)> = Vec::new();
-    let mut spent = 0u32;
-    for short in shorts {
-        let snippet = &short.source;
-        let text =
-            cut_to_tokens(&neutralise(snippet.text.trim()), short.kind.max_tokens()).to_string();
-        if text.is_empty() {
-            break;
-        }
-        let head = header(snippet).replacen(
-            &format!("<source id=\"{}\">", snippet.number),
-            &format!(
-                "<source id=\"{}\" kind=\"{}\">",
-                snippet.number,
-                short.kind.name()
-            ),
-            1,
-        );
-        let block = format!("{head}{text}{CLOSE}");
-        let cost = estimate_tokens(&block);
-        if spent + cost > cap {
-            break;
-        }
-        spent += cost;
-        // The snippet's text as sent, as a range of the snippet itself: neutralising
-        // keeps every character (only `<` becomes `‹`), so characters count alike.
-        let from = snippet.text.len() - snippet.text.trim_start().len();
-        let sent = from..from + byte_len_of_chars(&snippet.text[from..], text.chars().count());
-        let cut = SourceCut {
-            number: snippet.number,
-            chars_extracted: snippet.text.chars().count(),
-            chars_sent: text.chars().count(),
-            truncated: text.len() < snippet.text.trim().len(),
-            passages_total: 1,
-            passages_sent: 1,
-            sent: vec![sent],
-        };
-        blocks.push((block, cut));
-    }
-    let mut context = build_for_question(pages, question, budget_tokens - spent);
-    let pages_text = context.text.clone();
-    // The estimate of the whole is checked, not only the sum of the parts; a snippet
-    // that would tip it over the budget is left out, from the last one back.
-    while !blocks.is_empty() {
-        let mut text = pages_text.clone();
-        blocks.iter().for_each(|(block, _)| text.push_str(block));
-        let estimated = estimate_tokens(&text);
-        if estimated <= budget_tokens || context.estimated_tokens > budget_tokens {
-            context.text = text;
-            context.estimated_tokens = estimated;
-            break;
-        }
-        blocks.pop();
-    }
-    let taken = blocks.len();
-    context
-        .sources
-        .extend(blocks.into_iter().map(|(_, cut)| cut));
-    context.budget_tokens = budget_tokens;
-    (context, taken)
-}
-
 /// Fits `sources` into `budget_tokens` with no question to rank by: every source's
 /// passages are taken in reading order, fairly across sources.
 pub fn build(sources: &[SourceText], budget_tokens: u32) -> Context {
     build_for_question(sources, "", budget_tokens)
 }
 
-/// Fits `sources` into `budget_tokens`, sending what best matches `question`: the best
-/// passage of all, every source's lead passage, then the rest of the passages of all
-/// sources ranked together, best first, leaving out those that match nothing; each
-/// source's passages are shown in reading order with `[…]` for gaps. When nothing
-/// matches the question (or there is none), passages go in reading order, fairly
-/// across sources, as in [`build`].
+/// Fits `sources` into `budget_tokens`, sending what best matches `question`: the
+/// passages of all sources ranked together ([`rank_keys`]: BM25, a page's lead
+/// boosted, the neighbours of a hit raised towards it), best first, each that still
+/// fits, leaving out those that match nothing; each source's passages are shown in
+/// reading order with `[…]` for gaps. When nothing matches the question (or there is
+/// none), passages go in reading order, fairly across sources, as in [`build`].
 ///
-/// The estimate of the result never exceeds the budget, except when the source
-/// headers (number, URL, title) alone do: every source keeps its header (and a `[…]`
-/// line when none of its text fits).
+/// A source's header is paid for only when one of its passages is sent: a source
+/// none of whose passages is chosen has no block at all (its cut says
+/// `passages_sent: 0`, see [`SourceCut::used`]). The estimate of the result never
+/// exceeds the budget.
 pub fn build_for_question(sources: &[SourceText], question: &str, budget_tokens: u32) -> Context {
-    let headers: Vec<String> = sources.iter().map(header).collect();
+    build_pages(
+        sources,
+        question,
+        budget_tokens,
+        budget_tokens < COMPACT_HEADERS_BELOW,
+    )
+}
+
+/// [`build_for_question`] with the header style chosen by the caller (compact for a
+/// small window's whole budget, not for what the pages' share happens to be).
+pub(super) fn build_pages(
+    sources: &[SourceText],
+    question: &str,
+    budget_tokens: u32,
+    compact: bool,
+) -> Context {
+    let headers: Vec<String> = sources
+        .iter()
+        .map(|s| header(s, SourceKind::Page, compact))
+        .collect();
     let neutralised: Vec<String> = sources.iter().map(|s| neutralise(&s.text)).collect();
     let passages: Vec<Vec<Passage>> = neutralised.iter().map(|t| split_passages(t)).collect();
     let costs: Vec<Vec<Counts>> = passages
         .iter()
         .map(|ps| ps.iter().map(|p| Counts::of_line(&p.text)).collect())
         .collect();
-    let marker = Counts::of_line(SKIPPED);
     let mut selection = Selection {
         chosen: passages.iter().map(|p| vec![false; p.len()]).collect(),
+        open: vec![false; sources.len()],
         picked: Vec::new(),
-        // Headers and closing tags, and one `[…]` line for each source with text.
-        base: headers.iter().fold(Counts::default(), |sum, h| {
-            sum.plus(&Counts::of(h), 1.0).plus(&Counts::of(CLOSE), 1.0)
-        }),
-        markers: passages.iter().filter(|p| !p.is_empty()).count() as f64,
-        marker,
+        base: Counts::default(),
+        frames: headers
+            .iter()
+            .map(|h| Counts::of(h).plus(&Counts::of(CLOSE), 1.0))
+            .collect(),
+        markers: 0.0,
+        marker: Counts::of_line(SKIPPED),
         budget: budget_tokens,
     };
 
     let titles: Vec<Vec<String>> = sources.iter().map(|s| terms(&s.title)).collect();
     let scores = bm25_scores(question, &titles, &passages);
     if scores.iter().flatten().any(|&s| s > 0.0) {
-        let mut ranked: Vec<(usize, usize)> = scores
+        let keys = rank_keys(&scores);
+        let mut ranked: Vec<(usize, usize)> = keys
             .iter()
             .enumerate()
-            .flat_map(|(i, s)| (0..s.len()).map(move |p| (i, p)))
-            .filter(|&(i, p)| scores[i][p] > 0.0)
+            .flat_map(|(i, k)| (0..k.len()).map(move |p| (i, p)))
+            .filter(|&(i, p)| keys[i][p] > 0.0)
             .collect();
         // Best first; ties go to the passage nearer its page's top, then to the
         // earlier source.
         ranked.sort_by(|&(i, p), &(j, q)| {
-            scores[j][q]
-                .total_cmp(&scores[i][p])
+            keys[j][q]
+                .total_cmp(&keys[i][p])
                 .then(p.cmp(&q))
                 .then(i.cmp(&j))
         });
-        // The best match of all first: on a small budget the leads alone could fill it.
-        if let Some(&(i, p)) = ranked.first() {
-            selection.try_add(i, p, &costs[i][p]);
-        }
-        // Then the leads, those of the best-matching pages first (should they not all
-        // fit).
-        let best = |i: usize| scores[i].iter().copied().fold(0.0, f64::max);
-        let mut pages: Vec<usize> = (0..sources.len()).collect();
-        pages.sort_by(|&i, &j| best(j).total_cmp(&best(i)).then(i.cmp(&j)));
-        for i in pages {
-            if !costs[i].is_empty() && !selection.chosen[i][0] {
-                selection.try_add(i, 0, &costs[i][0]);
-            }
-        }
         for (i, p) in ranked {
-            if !selection.chosen[i][p] {
-                selection.try_add(i, p, &costs[i][p]);
-            }
+            selection.try_add(i, p, &costs[i][p]);
         }
     } else {
         // Reading order, one passage per source per round; a source whose next
@@ -341,6 +316,7 @@ pub fn build_for_question(sources: &[SourceText], question: &str, budget_tokens:
                 .collect();
             SourceCut {
                 number: source.number,
+                kind: SourceKind::Page,
                 chars_extracted,
                 chars_sent,
                 truncated: passages_sent < passages_total,
@@ -362,10 +338,16 @@ pub fn build_for_question(sources: &[SourceText], question: &str, budget_tokens:
 struct Selection {
     /// Per source, per passage: whether it is sent.
     chosen: Vec<Vec<bool>>,
+    /// Per source: whether it has a block (some passage of it is sent).
+    open: Vec<bool>,
     /// The passages sent, in the order they were chosen.
     picked: Vec<(usize, usize)>,
-    /// Counts of the headers, closing tags and passages sent.
+    /// Counts of the headers and closing tags of the open sources and of the passages
+    /// sent.
     base: Counts,
+    /// Per source: the counts of its header and closing tag, paid with its first
+    /// passage.
+    frames: Vec<Counts>,
     /// `[…]` lines in the block.
     markers: f64,
     /// Counts of one `[…]` line.
@@ -375,87 +357,34 @@ struct Selection {
 
 impl Selection {
     /// Sends passage `p` of source `i` (whose counts are `cost`) if the block still
-    /// fits the budget with it; says whether it did.
+    /// fits the budget with it (and with the source's header, when it is the source's
+    /// first); says whether it did.
     fn try_add(&mut self, i: usize, p: usize, cost: &Counts) -> bool {
+        if self.chosen[i][p] {
+            return false;
+        }
         let chosen = &self.chosen[i];
-        // `p` lies in a gap, which one `[…]` line stands for: taking it leaves a gap
-        // before it, after it, both (one more line) or neither (one line fewer).
+        // Gaps before and after `p` each take a `[…]` line; in an open source `p` lay
+        // in a gap, whose line it replaces.
         let gap_before = p > 0 && !chosen[p - 1];
         let gap_after = p + 1 < chosen.len() && !chosen[p + 1];
-        let markers = self.markers + f64::from(u8::from(gap_before) + u8::from(gap_after)) - 1.0;
-        let base = self.base.plus(cost, 1.0);
+        let mut markers = self.markers + f64::from(u8::from(gap_before) + u8::from(gap_after));
+        let mut base = self.base.plus(cost, 1.0);
+        if self.open[i] {
+            markers -= 1.0;
+        } else {
+            base = base.plus(&self.frames[i], 1.0);
+        }
         if base.plus(&self.marker, markers).tokens() > self.budget {
             return false;
         }
         self.base = base;
         self.markers = markers;
+        self.open[i] = true;
         self.chosen[i][p] = true;
         self.picked.push((i, p));
         true
     }
-}
-
-/// The sources block: each source's header, its chosen passages in reading order with
-/// a `[…]` line for each gap, and its closing tag.
-fn render(headers: &[String], passages: &[Vec<Passage>], chosen: &[Vec<bool>]) -> String {
-    let mut text = String::new();
-    for (i, header) in headers.iter().enumerate() {
-        text.push_str(header);
-        let mut body = String::new();
-        let mut gap = false;
-        for (p, passage) in passages[i].iter().enumerate() {
-            if chosen[i][p] {
-                body.push_str(&passage.text);
-                body.push('\n');
-                gap = false;
-            } else if !gap {
-                body.push_str(SKIPPED);
-                body.push('\n');
-                gap = true;
-            }
-        }
-        text.push_str(body.trim_end());
-        text.push_str(CLOSE);
-    }
-    text.trim_end().to_string()
-}
-
-/// What closes a source block.
-const CLOSE: &str = "\n</source>\n\n";
-
-/// A source's header: its tag, its URL and its title, each on one line (the labels
-/// the model needs and no more), then a blank line.
-fn header(source: &SourceText) -> String {
-    let mut header = format!("<source id=\"{}\">\n", source.number);
-    for (line, label, max) in [
-        (&source.url, "", URL_MAX_CHARS),
-        (&source.title, "Title: ", TITLE_MAX_CHARS),
-    ] {
-        let line = one_line(line, max);
-        if !line.is_empty() {
-            header.push_str(label);
-            header.push_str(&neutralise(&line));
-            header.push('\n');
-        }
-    }
-    header.push('\n');
-    header
-}
-
-/// `text` on one line (runs of whitespace become one space) and at most `max`
-/// characters: a longer one is cut at its last space in the allowed length (or at the
-/// length, when it has none late enough) and ends with `…`.
-fn one_line(text: &str, max: usize) -> String {
-    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if line.chars().count() <= max {
-        return line;
-    }
-    let cut = line
-        .char_indices()
-        .nth(max.saturating_sub(1))
-        .map_or(line.len(), |(i, _)| i);
-    let at_space = line[..cut].rfind(' ').filter(|&i| i >= cut / 2);
-    format!("{}…", line[..at_space.unwrap_or(cut)].trim_end())
 }
 
 /// Defuses our delimiters inside untrusted text: `<source` and `</source` in any case
@@ -489,7 +418,7 @@ pub fn neutralise(text: &str) -> String {
 mod tests {
     use super::*;
 
-    fn src(number: usize, text: &str) -> SourceText {
+    pub(super) fn src(number: usize, text: &str) -> SourceText {
         SourceText {
             number,
             url: format!("https://example.com/{number}"),
@@ -563,19 +492,19 @@ mod tests {
     }
 
     #[test]
-    fn one_ranking_across_sources_and_every_lead() {
+    fn one_ranking_across_sources_and_headers_only_for_pages_used() {
         let sources = one_relevant_of_three();
         for budget in [400, 800, 1600, 6000] {
             let ctx = build_for_question(&sources, "tardigrades in space", budget);
             assert!(ctx.text.contains(ANSWER), "{budget}: {}", ctx.text);
-            // Every source's lead is there, and nothing else of the pages that do not
-            // match: no filler, however much budget is left.
-            for (n, source) in sources.iter().enumerate() {
-                let lead = &split_passages(&source.text)[0].text;
-                assert!(ctx.text.contains(lead.as_str()), "{budget}: lead of {n}");
-            }
-            let sent: Vec<usize> = ctx.sources.iter().map(|s| s.passages_sent).collect();
-            assert_eq!(sent[1..], [1, 1], "{budget}: {sent:?}");
+            // The pages that match nothing have no block: no header, no lead, no
+            // filler, however much budget is left; they are read but unused.
+            assert_eq!(ctx.text.matches("<source id=").count(), 1, "{budget}");
+            assert!(!ctx.text.contains("pine trees"), "{budget}: {}", ctx.text);
+            let used: Vec<bool> = ctx.sources.iter().map(SourceCut::used).collect();
+            assert_eq!(used, [true, false, false], "{budget}");
+            assert_eq!(ctx.sources[1].passages_sent, 0);
+            assert!(ctx.sources[1].sent.is_empty());
             assert!(
                 ctx.estimated_tokens <= budget,
                 "{budget}: {}",
@@ -585,13 +514,114 @@ mod tests {
     }
 
     #[test]
-    fn the_best_match_comes_before_the_leads() {
-        // Room for one passage besides the headers: the answer, not a lead.
-        let sources = one_relevant_of_three();
-        let headers = build(&sources, 0).estimated_tokens;
-        let ctx = build_for_question(&sources, "tardigrades in space", headers + 45);
+    fn a_lead_competes_with_a_boost_and_is_not_forced() {
+        // Page 1's lead names the subject once; page 2 holds the answer deep down
+        // and its lead says nothing of it. On a small budget the answer goes, not
+        // page 2's lead; with room, page 1's lead goes too.
+        let lead = "Tardigrades are tiny animals found in moss.";
+        let first = page(20, 0, lead);
+        let second = page(20, 15, ANSWER);
+        let sources = [src(1, &first), src(2, &second)];
+        let ctx = build_for_question(&sources, "tardigrades space mission", 150);
         assert!(ctx.text.contains(ANSWER), "{}", ctx.text);
-        assert!(ctx.estimated_tokens <= headers + 45);
+        assert!(!ctx.text.contains("Paragraph 0 talks"), "{}", ctx.text);
+        let roomy = build_for_question(&sources, "tardigrades space mission", 1000);
+        assert!(roomy.text.contains(lead), "{}", roomy.text);
+    }
+
+    #[test]
+    fn the_neighbours_of_a_hit_come_before_filler() {
+        // The answer shares no word with the question; the sentence before it does.
+        let hit = "The FOTON mission carried tardigrades into orbit in September 2007.";
+        let answer = "All of the animals came back alive after ten days outside.";
+        let text = format!(
+            "{}\n{hit}\n{answer} {}\n{}",
+            page(10, 99, ""),
+            "More filler words. ".repeat(6),
+            page(10, 99, "")
+        );
+        // The answer is in the passage after the hit's, not in it.
+        let passages = split_passages(&text);
+        let at = |s: &str| passages.iter().position(|p| p.text.contains(s)).unwrap();
+        assert_eq!(at(hit) + 1, at(answer), "{passages:#?}");
+        let ctx = build_for_question(&[src(1, &text)], "tardigrades orbit FOTON", 600);
+        assert!(ctx.text.contains(hit), "{}", ctx.text);
+        assert!(ctx.text.contains(answer), "{}", ctx.text);
+        // Filler that is neither a hit nor beside one is not sent.
+        assert!(!ctx.text.contains("Paragraph 4 talks"), "{}", ctx.text);
+    }
+
+    /// Ten pages as a wide search returns them: long, with the question's words in
+    /// all of them, the answer deep in one.
+    fn ten_pages() -> Vec<SourceText> {
+        (1..=10)
+            .map(|n| {
+                let text = if n == 7 {
+                    page(80, 60, ANSWER)
+                } else {
+                    page(
+                        80,
+                        n,
+                        "Tardigrades are mentioned here in passing, among other things.",
+                    )
+                };
+                let mut source = src(n, &text);
+                source.url =
+                    format!("https://site{n}.example.com/2024/05/{n}/1234567{n}?id=9876543{n}");
+                source
+            })
+            .collect()
+    }
+
+    #[test]
+    fn never_over_budget_at_any_window_or_page_count() {
+        let pages = ten_pages();
+        let snippets: Vec<(SourceText, SourceKind)> = (11..18)
+            .map(|n| {
+                let source = SourceText {
+                    number: n,
+                    url: format!("https://r{n}.example.org/a/{n}"),
+                    title: format!("Result {n} on tardigrades"),
+                    text: format!("Snippet {n}: tardigrades in orbit. {}", "Words. ".repeat(n)),
+                };
+                (source, SourceKind::Snippet)
+            })
+            .collect();
+        // The source budgets of 1k, 1400/256, 2k, 4k and 8k windows, and odd ones.
+        for budget in [
+            0, 1, 30, 120, 452, 816, 1196, 2686, 5800, 777, 1199, 1200, 1201,
+        ] {
+            for count in [1, 3, 10] {
+                let pages = &pages[..count];
+                for question in ["tardigrades space mission", "", "volcano"] {
+                    let ctx = build_for_question(pages, question, budget);
+                    assert!(
+                        ctx.estimated_tokens <= budget,
+                        "{budget} {count} {question:?}"
+                    );
+                    assert_eq!(ctx.estimated_tokens, estimate_tokens(&ctx.text));
+                    let (ctx, sent) = build_with_snippets(pages, &snippets, question, budget);
+                    assert!(
+                        ctx.estimated_tokens <= budget,
+                        "{budget} {count} {question:?} + short"
+                    );
+                    assert_eq!(ctx.sources.len(), count + sent.len());
+                    // One block per source used, none for the rest.
+                    for cut in &ctx.sources {
+                        let tag = format!("<source id=\"{}\"", cut.number);
+                        assert_eq!(
+                            ctx.text.contains(&tag),
+                            cut.used(),
+                            "{budget}: {}",
+                            cut.number
+                        );
+                    }
+                }
+            }
+        }
+        // A wide pool: the answer deep in page 7 reaches a small window.
+        let ctx = build_for_question(&pages, "tardigrades space mission", 452);
+        assert!(ctx.text.contains(ANSWER), "{}", ctx.text);
     }
 
     #[test]
@@ -601,7 +631,8 @@ mod tests {
         let mut about = src(1, &text);
         about.title = "Tardigrades: where they live".into();
         let ctx = build_for_question(&[src(2, &text), about], "tardigrades", 5000);
-        assert_eq!(ctx.sources[0].passages_sent, 1, "{:?}", ctx.sources);
+        assert_eq!(ctx.sources[0].passages_sent, 0, "{:?}", ctx.sources);
+        assert!(!ctx.sources[0].used());
         assert!(!ctx.sources[1].truncated, "{:?}", ctx.sources);
     }
 
@@ -616,31 +647,6 @@ mod tests {
         // Each source's first passages, so one `[…]` each, at the end.
         assert_eq!(plain.text.matches(SKIPPED).count(), 3, "{}", plain.text);
     }
-    #[test]
-    fn headers_are_one_line_each_and_bounded() {
-        let mut source = src(1, "Text.");
-        source.url = format!("https://example.com/{}", "a-long-slug-".repeat(30));
-        source.title = format!("A title\nover two lines {}", "and more words ".repeat(30));
-        let header = header(&source);
-        let lines: Vec<&str> = header.lines().collect();
-        assert_eq!(lines.len(), 4, "{header}");
-        assert!(
-            lines[1].starts_with("https://example.com/a-long-slug-") && lines[1].ends_with('…')
-        );
-        assert!(lines[1].chars().count() <= URL_MAX_CHARS + 1);
-        assert!(
-            lines[2].starts_with("Title: A title over two lines and")
-                && lines[2].ends_with("words…")
-        );
-        assert!(lines[2].chars().count() <= "Title: ".len() + TITLE_MAX_CHARS + 1);
-        let bare = SourceText {
-            url: String::new(),
-            title: String::new(),
-            ..src(2, "")
-        };
-        assert_eq!(super::header(&bare), "<source id=\"2\">\n\n");
-    }
-
     #[test]
     fn passages_keep_reading_order_with_gaps_marked() {
         let first = "Tardigrades were first described by Goeze in 1773 as little water bears.";
@@ -671,12 +677,10 @@ mod tests {
             page(10, 99, "")
         );
         let sources = [src(1, &text), src(2, &page(5, 1, ANSWER)), src(3, "Short.")];
-        // Headers and `[…]` lines are always sent.
-        let headers = build(&sources, 0).estimated_tokens;
         for budget in [20, 90, 120, 200, 333, 500, 800, 1500, 5000] {
             let ctx = build_for_question(&sources, "tardigrade space mission", budget);
             assert!(
-                ctx.estimated_tokens <= budget.max(headers),
+                ctx.estimated_tokens <= budget,
                 "{budget}: {}",
                 ctx.estimated_tokens
             );
@@ -703,76 +707,5 @@ mod tests {
         assert_eq!(ctx.text.matches("<source").count(), 1);
         assert!(ctx.text.contains("‹/source>"));
         assert!(ctx.text.contains("‹SOURCE"));
-    }
-
-    #[test]
-    fn snippets_follow_the_pages_as_short_sources_within_their_share() {
-        let pages = [src(
-            1,
-            "Tardigrades survive in space. They enter a tun state.",
-        )];
-        let snippets: Vec<SourceText> = (2..12)
-            .map(|n| SourceText {
-                number: n,
-                url: format!("https://example.org/{n}"),
-                title: format!("Result {n}"),
-                text: format!(
-                    "Snippet {n} says tardigrades were in orbit in 2007. {}",
-                    "More words here. ".repeat(20)
-                ),
-            })
-            .collect();
-        let (ctx, taken) = build_with_snippets(&pages, &snippets, "tardigrades space", 600);
-        assert!(taken >= 1 && taken < snippets.len(), "{taken}");
-        assert!(ctx.estimated_tokens <= 600, "{}", ctx.estimated_tokens);
-        assert!(ctx.text.contains("<source id=\"2\" kind=\"snippet\">"));
-        assert!(
-            ctx.text.find("<source id=\"1\">").unwrap()
-                < ctx.text.find("kind=\"snippet\"").unwrap()
-        );
-        assert_eq!(ctx.sources.len(), 1 + taken);
-        let snippet_tokens: u32 = ctx.text[ctx.text.find("<source id=\"2\"").unwrap()..]
-            .split("</source>")
-            .map(estimate_tokens)
-            .sum();
-        assert!(
-            snippet_tokens <= 600 * SNIPPET_BUDGET_PERCENT / 100 + 10,
-            "{snippet_tokens}"
-        );
-        let (none, zero) = build_with_snippets(&pages, &[], "tardigrades space", 600);
-        assert_eq!(zero, 0);
-        assert_eq!(
-            none.text,
-            build_for_question(&pages, "tardigrades space", 600).text
-        );
-    }
-
-    #[test]
-    fn sent_ranges_are_the_text_the_prompt_holds() {
-        // A page with our delimiter in it (neutralised: byte offsets move) and more
-        // text than the budget takes, and a snippet with leading space.
-        let text = format!(
-            "Intro about <source> tags and tardigrades.\n{}Tardigrades survive in space.\nThe end.",
-            page(2, 99, "").replace('\n', " ")
-        );
-        let pages = [src(1, &text)];
-        let snippets = [SourceText {
-            text: "   A snippet: tardigrades <source in orbit. More.".into(),
-            ..src(2, "")
-        }];
-        let (ctx, taken) = build_with_snippets(&pages, &snippets, "tardigrades space", 400);
-        assert_eq!(taken, 1);
-        assert!(ctx.sources[0].truncated && !ctx.sources[0].sent.is_empty());
-        for (cut, source) in ctx.sources.iter().zip([&pages[0], &snippets[0]]) {
-            for range in &cut.sent {
-                let shown = neutralise(&source.text[range.clone()]);
-                assert!(ctx.text.contains(&shown), "{shown:?} not in the prompt");
-            }
-        }
-        assert!(text[ctx.sources[0].sent[0].clone()].starts_with("Intro about <source>"));
-        assert_eq!(
-            &snippets[0].text[ctx.sources[1].sent[0].clone()],
-            "A snippet: tardigrades <source in orbit. More."
-        );
     }
 }

@@ -215,6 +215,24 @@ pub fn cut_to_tokens(text: &str, tokens: u32) -> &str {
     text[..best].trim_end()
 }
 
+/// The longest prefix of `text` that fits `tokens` and ends at a word boundary (all of
+/// it when it fits): a snippet is cut where its words run out of room, not back to its
+/// last full sentence, which lost half of a typical snippet's words.
+pub fn cut_at_word(text: &str, tokens: u32) -> &str {
+    let text = text.trim_end();
+    if estimate_tokens(text) <= tokens {
+        return text;
+    }
+    // The ends of words, in order; the estimate grows with the prefix, so the last
+    // end that fits is found by halving.
+    let ends: Vec<usize> = words_with_offsets(text).map(|(i, w)| i + w.len()).collect();
+    let fits = ends.partition_point(|&end| estimate_tokens(&text[..end]) <= tokens);
+    match fits {
+        0 => "",
+        n => &text[..ends[n - 1]],
+    }
+}
+
 /// Byte offsets just past each sentence: after `.`, `!`, `?` (and their CJK forms)
 /// followed by whitespace or the end, and at every line break (blocks are lines).
 /// A `.`, `!` or `?` followed on the same line by a lowercase word ends no sentence:
@@ -314,6 +332,20 @@ mod tests {
             cut_to_tokens("no punctuation at all in this long line", 4),
             "no punctuation at"
         );
+    }
+
+    #[test]
+    fn cut_at_word_keeps_every_word_that_fits() {
+        let text = "First sentence here. Second sentence is longer than the first. Third.";
+        assert_eq!(cut_at_word(text, 1000), text);
+        let cut = cut_at_word(text, 12);
+        assert!(cut.starts_with("First sentence here. Second"), "{cut:?}");
+        assert!(text.starts_with(cut) && estimate_tokens(cut) <= 12);
+        let next = &text[cut.len()..];
+        assert!(next.starts_with(' '), "cut mid-word: {cut:?}");
+        assert!(estimate_tokens(&text[..cut.len() + next[1..].find(' ').unwrap() + 1]) > 12);
+        assert_eq!(cut_at_word("Supercalifragilistic", 1), "");
+        assert_eq!(cut_at_word("", 5), "");
     }
 
     #[test]

@@ -719,6 +719,7 @@ mod tests {
         let lead = LIGHTHOUSE.find(" The Quillfeather Lighthouse was").unwrap();
         let cut = SourceCut {
             number: 1,
+            kind: crate::context::SourceKind::Page,
             chars_extracted: LIGHTHOUSE.chars().count(),
             chars_sent: lead,
             truncated: true,

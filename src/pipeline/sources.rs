@@ -11,7 +11,7 @@ use serde_json::json;
 use super::Run;
 use super::gather::Gathered;
 use crate::calibration::{self, Calibration, TokenRatio};
-use crate::context::{self, Context, ShortSource, SourceKind, SourceText};
+use crate::context::{self, Context, SourceKind, SourceText};
 use crate::error::Error;
 use crate::events::Stage;
 use crate::hits::normalise_url;
@@ -96,20 +96,37 @@ impl Run<'_> {
         // A conversation numbers only pages read: a short source's number (a snippet,
         // an infobox, an instant answer) would not mean the same source in the next
         // answer.
-        let shorts = if self.prior.is_some() {
-            Vec::new()
+        let (context, short_sent) = if self.prior.is_some() {
+            context::build_with_snippets(&sources, &[], question, budget)
         } else {
-            short_sources(&gathered, pages_read)
+            let shorts = short_sources(&gathered, pages_read, &HashSet::new());
+            let (context, short_sent) =
+                context::build_with_snippets(&sources, &shorts, question, budget);
+            // A result whose page was read is not sent as a snippet too, unless its
+            // snippet says what the passages sent of its page do not: then the context
+            // is built again with that snippet among the others, in rank order.
+            let more = pages_saying_less(&gathered, &sources, &context, question);
+            if more.is_empty() {
+                (context, short_sent)
+            } else {
+                let shorts = short_sources(&gathered, pages_read, &more);
+                context::build_with_snippets(&sources, &shorts, question, budget)
+            }
         };
-        let (context, shorts_sent) =
-            context::build_with_short_sources(&sources, &shorts, question, budget);
-        let shorts: Vec<ShortSource> = shorts.into_iter().take(shorts_sent).collect();
-        let short_kinds = shorts.iter().map(|s| s.kind).collect();
-        sources.extend(shorts.into_iter().map(|s| s.source));
+        let short_kinds = short_sent.iter().map(|(_, kind)| *kind).collect();
+        sources.extend(short_sent.into_iter().map(|(source, _)| source));
+        // Pages of which some but not all was sent; a page none of whose passages was
+        // chosen is read but unused (listed as such in the report), not shortened.
         let cut: Vec<usize> = context
             .sources
             .iter()
-            .filter(|s| s.truncated && s.number <= pages_read)
+            .filter(|s| s.truncated && s.used() && s.number <= pages_read)
+            .map(|s| s.number)
+            .collect();
+        let unused: Vec<usize> = context
+            .sources
+            .iter()
+            .filter(|s| !s.used() && s.number <= pages_read)
             .map(|s| s.number)
             .collect();
         if !cut.is_empty() {
@@ -123,7 +140,7 @@ impl Run<'_> {
         }
         self.events.emit(
             "context_built",
-            json!({"tokens": context.estimated_tokens + overhead, "budget": budget, "sources": sources.len(), "dropped": cut}),
+            json!({"tokens": context.estimated_tokens + overhead, "budget": budget, "sources": sources.len(), "dropped": cut, "unused": unused}),
         );
         Ok(Fitted {
             gathered,
@@ -139,9 +156,13 @@ impl Run<'_> {
 
 /// The short sources, numbered after the `pages_read` pages: the searches' infoboxes
 /// (summary and "label: value" facts, cited by their first link) and instant answers
-/// first, the most direct evidence a search gives, then the snippets of results not
-/// read.
-fn short_sources(gathered: &Gathered, pages_read: usize) -> Vec<ShortSource> {
+/// first, the most direct evidence a search gives, then the snippets of results
+/// ([`snippet_sources`]; `also` as there).
+fn short_sources(
+    gathered: &Gathered,
+    pages_read: usize,
+    also: &HashSet<String>,
+) -> Vec<(SourceText, SourceKind)> {
     let extras = &gathered.extras;
     let infoboxes = extras.infoboxes.iter().filter_map(|infobox| {
         let source = SourceText {
@@ -150,7 +171,7 @@ fn short_sources(gathered: &Gathered, pages_read: usize) -> Vec<ShortSource> {
             title: infobox.title.clone(),
             text: infobox.text(),
         };
-        Some((SourceKind::Infobox, source))
+        Some((source, SourceKind::Infobox))
     });
     let answers = extras.answers.iter().filter_map(|answer| {
         let source = SourceText {
@@ -162,27 +183,32 @@ fn short_sources(gathered: &Gathered, pages_read: usize) -> Vec<ShortSource> {
             },
             text: answer.answer.clone(),
         };
-        Some((SourceKind::Answer, source))
+        Some((source, SourceKind::Answer))
     });
-    let snippets = snippet_sources(gathered, 0)
-        .into_iter()
-        .map(|s| (SourceKind::Snippet, s));
     infoboxes
         .chain(answers)
-        .chain(snippets)
-        .filter(|(_, s)| !s.text.trim().is_empty())
+        .chain(snippet_sources(gathered, 0, also))
+        .filter(|(s, _)| !s.text.trim().is_empty())
         .enumerate()
-        .map(|(i, (kind, mut source))| {
+        .map(|(i, (mut source, kind))| {
             source.number = pages_read + 1 + i;
-            ShortSource { kind, source }
+            (source, kind)
         })
         .collect()
 }
 
 /// Results that were not read still carry their engine's title and snippet: each
-/// becomes a source numbered after the `pages_read` pages, at most
-/// [`MAX_SNIPPET_SOURCES`].
-fn snippet_sources(gathered: &Gathered, pages_read: usize) -> Vec<SourceText> {
+/// becomes a short source of kind snippet, numbered after the `pages_read` pages, at
+/// most [`MAX_SNIPPET_SOURCES`] (the context sends a title-only line for those whose
+/// snippet no longer fits). A result whose page was read is not one (its passages
+/// compete in the pages' pool), unless its normalised URL is in `also`: its snippet
+/// says what the passages sent of its page do not ([`pages_saying_less`]); those come
+/// after the results not read, which keep their share first.
+fn snippet_sources(
+    gathered: &Gathered,
+    pages_read: usize,
+    also: &HashSet<String>,
+) -> Vec<(SourceText, SourceKind)> {
     let read: HashSet<String> = gathered
         .pages
         .iter()
@@ -194,13 +220,60 @@ fn snippet_sources(gathered: &Gathered, pages_read: usize) -> Vec<SourceText> {
         .iter()
         .filter(|hit| !hit.snippet.trim().is_empty())
         .filter(|hit| !read.contains(&normalise_url(&hit.url)))
+        .chain(
+            gathered
+                .hits
+                .iter()
+                .filter(|hit| !hit.snippet.trim().is_empty())
+                .filter(|hit| also.contains(&normalise_url(&hit.url))),
+        )
         .take(MAX_SNIPPET_SOURCES)
         .enumerate()
-        .map(|(i, hit)| SourceText {
-            number: pages_read + 1 + i,
-            url: hit.url.clone(),
-            title: hit.title.clone(),
-            text: hit.snippet.clone(),
+        .map(|(i, hit)| {
+            let source = SourceText {
+                number: pages_read + 1 + i,
+                url: hit.url.clone(),
+                title: hit.title.clone(),
+                text: hit.snippet.clone(),
+            };
+            (source, SourceKind::Snippet)
+        })
+        .collect()
+}
+
+/// The pages read but not sent whole (as normalised URLs) whose result's snippet says
+/// something about the question that the passages sent of the page do not
+/// ([`context::says_more`]): a page none of whose passages was chosen, or whose chosen
+/// ones miss the snippet's words.
+fn pages_saying_less(
+    gathered: &Gathered,
+    sources: &[SourceText],
+    context: &Context,
+    question: &str,
+) -> HashSet<String> {
+    let snippets: std::collections::HashMap<String, &str> = gathered
+        .hits
+        .iter()
+        .map(|hit| (normalise_url(&hit.url), hit.snippet.as_str()))
+        .collect();
+    gathered
+        .pages
+        .iter()
+        .filter_map(|page| {
+            let number = page.index?;
+            let url = normalise_url(&page.url);
+            let snippet = snippets.get(&url)?;
+            let source = sources.get(number - 1)?;
+            let cut = context
+                .sources
+                .iter()
+                .find(|c| c.number == number && c.truncated)?;
+            let shown: Vec<&str> = cut
+                .sent
+                .iter()
+                .filter_map(|range| source.text.get(range.clone()))
+                .collect();
+            context::says_more(snippet, &shown.join("\n"), question).then_some(url)
         })
         .collect()
 }

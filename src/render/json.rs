@@ -83,7 +83,7 @@ pub fn json(report: &Report, verdict: &Verdict) -> Value {
             let cut = p
                 .index
                 .and_then(|i| report.context.sources.iter().find(|c| c.number == i));
-            source_json(p, cut.map(|c| (c.chars_sent, c.truncated)))
+            source_json(p, cut.map(|c| (c.chars_sent, c.truncated, c.used())))
         })
         .chain(
             report
@@ -110,6 +110,7 @@ pub fn json(report: &Report, verdict: &Verdict) -> Value {
                         "chars_fetched": 0,
                         "chars_sent": sent.map(|c| c.chars_sent).unwrap_or(0),
                         "truncated": sent.is_some_and(|c| c.truncated),
+                        "used": sent.is_some_and(|c| c.used()),
                         "body_truncated": false,
                         "cached": searches_cached,
                         "error": null,
@@ -281,9 +282,10 @@ pub fn json_error(input_name: &str, input: &str, error: &Error) -> Value {
     })
 }
 
-/// One page tried, as an entry of `sources[]`; `sent` is what reached the prompt
-/// (chars sent, whether it was shortened), if any.
-fn source_json(p: &PageAttempt, sent: Option<(usize, bool)>) -> Value {
+/// One page tried, for `--json`'s `sources`: `sent` is what of it the prompt holds
+/// (characters sent, cut, used); `used: false` with status `SUCCESS` is a page read
+/// whose passages all lost to better-matching ones (it had no block in the prompt).
+fn source_json(p: &PageAttempt, sent: Option<(usize, bool, bool)>) -> Value {
     json!({
         "index": p.index,
         "kind": "page",
@@ -297,6 +299,7 @@ fn source_json(p: &PageAttempt, sent: Option<(usize, bool)>) -> Value {
         "chars_fetched": p.chars_fetched,
         "chars_sent": sent.map(|s| s.0).unwrap_or(0),
         "truncated": sent.is_some_and(|s| s.1),
+        "used": sent.is_some_and(|s| s.2),
         "body_truncated": p.body_truncated,
         "cached": p.cached,
         "error": p.error,

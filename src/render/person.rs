@@ -248,15 +248,20 @@ fn source_title(source: &crate::context::SourceText) -> String {
 }
 
 /// "2 quotes verified", "cited, 1 quote not found on the page", "1 quote verified, 1
-/// statement matched", "not cited"; a short source says its kind first ("search
-/// snippet, not cited", "infobox, 1 quote verified", "instant answer, not cited").
+/// statement matched", "not cited"; a short source says what it is first ("search
+/// snippet, not cited", "infobox, 1 quote verified", "instant answer, not cited",
+/// "search result title, not cited"), and so does a page read none of whose text
+/// reached the prompt, as other passages matched the question better ("read, not
+/// used, not cited").
 fn source_mark(report: &Report, number: usize) -> String {
     let mark = citation_mark(report, number);
     match report.kind(number) {
-        SourceKind::Page => mark,
         SourceKind::Snippet => format!("search snippet, {mark}"),
         SourceKind::Infobox => format!("infobox, {mark}"),
         SourceKind::Answer => format!("instant answer, {mark}"),
+        SourceKind::Title => format!("search result title, {mark}"),
+        SourceKind::Page if !report.used(number) => format!("read, not used, {mark}"),
+        SourceKind::Page => mark,
     }
 }
 

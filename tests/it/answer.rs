@@ -251,6 +251,20 @@ async fn long_pages_are_cut_to_the_window_and_reported() {
         .map(|s| s["chars_sent"].as_u64().unwrap())
         .collect();
     assert!(pages(&v).iter().all(|s| s["truncated"] == true));
+    // The pages are cut and none holds what the first result's snippet says (the
+    // FOTON-M3 mission): that result's snippet is sent as well, after the pages.
+    let sources = v["sources"].as_array().unwrap();
+    let foton = sources
+        .iter()
+        .find(|s| s["status"] == "SNIPPET" && s["text"].to_string().contains("FOTON-M3"))
+        .expect("the read page's snippet");
+    assert!(foton["index"].as_u64().unwrap() > 3, "{foton}");
+    assert!(
+        foton["url"]
+            .as_str()
+            .unwrap()
+            .ends_with("tardigrades-space.html")
+    );
     assert!(sent.iter().all(|&c| c > 1000 && c < 3000), "{sent:?}");
     assert!(
         v["context"]["estimated_tokens"].as_u64().unwrap()
@@ -267,13 +281,13 @@ async fn long_pages_are_cut_to_the_window_and_reported() {
     assert_eq!(body["options"]["num_ctx"], 2048);
 }
 
-/// The `sources[]` entries of pages (not of search-result snippets).
+/// The `sources[]` entries of pages (not of short sources: snippets, titles).
 fn pages(v: &serde_json::Value) -> Vec<&serde_json::Value> {
     v["sources"]
         .as_array()
         .unwrap()
         .iter()
-        .filter(|s| s["kind"] != "snippet")
+        .filter(|s| s["kind"] == "page")
         .collect()
 }
 

@@ -1,6 +1,7 @@
 //! The sanitisers and the prompt builder on nasty text: sanitised text and lines keep
 //! no control or bidi characters, `neutralise` leaves no source delimiter, and the
-//! context has exactly one block per source whatever the pages hold.
+//! context has one block per source it uses, and never exceeds its budget, whatever
+//! the pages hold.
 
 use ground::context::{self, SourceText};
 use ground::text::{sanitize_line, sanitize_text};
@@ -33,8 +34,9 @@ proptest! {
     }
 
     #[test]
-    fn context_has_exactly_one_block_per_source(
-        pages in prop::collection::vec((nasty_text(6), nasty_text(6), nasty_text(40)), 0..5),
+    fn context_has_one_block_per_source_used_and_never_exceeds_its_budget(
+        pages in prop::collection::vec((nasty_text(6), nasty_text(6), nasty_text(40)), 0..11),
+        question in nasty_text(4),
         budget in 0u32..3000,
     ) {
         let sources: Vec<SourceText> = pages
@@ -42,15 +44,18 @@ proptest! {
             .enumerate()
             .map(|(i, (url, title, text))| SourceText { number: i + 1, url, title, text })
             .collect();
-        let ctx = context::build(&sources, budget);
-        let lower = ctx.text.to_ascii_lowercase();
-        prop_assert_eq!(lower.matches("<source").count(), sources.len(), "{}", ctx.text);
-        prop_assert_eq!(lower.matches("</source").count(), sources.len(), "{}", ctx.text);
-        prop_assert_eq!(ctx.text.matches("<source id=\"").count(), sources.len());
-        prop_assert_eq!(ctx.sources.len(), sources.len());
-        for (cut, source) in ctx.sources.iter().zip(&sources) {
-            prop_assert!(cut.chars_sent <= cut.chars_extracted || !cut.truncated);
-            prop_assert_eq!(cut.chars_extracted, source.text.chars().count());
+        for ctx in [context::build(&sources, budget), context::build_for_question(&sources, &question, budget)] {
+            let used = ctx.sources.iter().filter(|c| c.used()).count();
+            let lower = ctx.text.to_ascii_lowercase();
+            prop_assert_eq!(lower.matches("<source").count(), used, "{}", ctx.text);
+            prop_assert_eq!(lower.matches("</source").count(), used, "{}", ctx.text);
+            prop_assert_eq!(ctx.text.matches("<source id=\"").count(), used);
+            prop_assert_eq!(ctx.sources.len(), sources.len());
+            prop_assert!(ctx.estimated_tokens <= budget, "{} > {}", ctx.estimated_tokens, budget);
+            for (cut, source) in ctx.sources.iter().zip(&sources) {
+                prop_assert!(cut.chars_sent <= cut.chars_extracted || !cut.truncated);
+                prop_assert_eq!(cut.chars_extracted, source.text.chars().count());
+            }
         }
     }
 }

@@ -375,6 +375,15 @@ pub struct AnswerArgs {
     pub verbose: bool,
 
     /// How many pages to read [default: 3; env: GROUND_PAGES].
+    ///
+    /// All their passages are ranked in one pool under the same token budget, so more
+    /// pages do not make the prompt larger. --pages 10 is the wide mode: it costs more
+    /// requests to more sites (ten pages and two spares instead of three), and about
+    /// the same wall time (hedged fetching waits for the fastest pages plus a grace,
+    /// never for a slow one); it buys answers that are not in the top three results
+    /// (on held-out news questions the answer was in the top 3 pages for 47 % of them,
+    /// in the top 10 for 69 %; a replay of the context stage reached it for 58 % with
+    /// ten pages against 50 % with three).
     #[arg(long, value_name = "N")]
     pub pages: Option<usize>,
 
