@@ -302,4 +302,31 @@ mod tests {
         );
         assert!(block.contains("\nFact 0: tardigrades value 0\n"));
     }
+
+    #[test]
+    fn short_sources_sent_are_numbered_without_a_gap() {
+        // Snippets too long for the share, then titles: a long one that no longer
+        // fits, and short ones after it that would. Every later number would shift
+        // if the long one were skipped, so the list ends there.
+        let pages = [src(
+            1,
+            "Tardigrades survive in space. They enter a tun state.",
+        )];
+        let mut shorts = results();
+        shorts[3].0.title = format!(
+            "A long title about tardigrades {}",
+            "and more words ".repeat(10)
+        );
+        for (source, _) in shorts.iter_mut().skip(4) {
+            source.title = "Short".into();
+        }
+        for budget in [400, 500, 600, 800, 1200, 1600, 2400] {
+            let (ctx, sent) = build_with_snippets(&pages, &shorts, "tardigrades space", budget);
+            let numbers: Vec<usize> = sent.iter().map(|(s, _)| s.number).collect();
+            let expected: Vec<usize> = (2..2 + numbers.len()).collect();
+            assert_eq!(numbers, expected, "budget {budget}");
+            let cuts: Vec<usize> = ctx.sources.iter().skip(1).map(|c| c.number).collect();
+            assert_eq!(cuts, expected, "budget {budget}");
+        }
+    }
 }
