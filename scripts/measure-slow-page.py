@@ -146,7 +146,7 @@ def main():
                 walls.append(wall)
                 try:
                     report = json.loads(out.stdout)
-                    read = [s for s in report.get("sources", []) if s.get("index") and s.get("kind") is None]
+                    read = [s for s in report.get("sources", []) if s.get("index") and s.get("kind", "page") == "page"]
                     statuses = ", ".join("%s %s %d ms%s" % (s["url"].split("/pages/", 1)[-1], s["status"], s["ms"],
                                                       " (read, unused)" if s["status"] == "SUCCESS" and s.get("used") is False else "")
                                          for s in report.get("sources", []) if s.get("kind") is None)
