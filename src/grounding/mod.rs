@@ -285,6 +285,9 @@ struct Prepared {
     normalised: Vec<String>,
     titles: Vec<String>,
     shown: Shown,
+    /// Whether each source had a block in the prompt: a page read whose passages all
+    /// lost to better ones (read but unused) had none, and cannot be cited.
+    in_prompt: Vec<bool>,
 }
 
 impl Checker {
@@ -315,6 +318,7 @@ impl Checker {
     }
 
     fn prepare(sources: Vec<SourceText>, shown: &[Vec<std::ops::Range<usize>>]) -> Self {
+        let in_prompt = shown.iter().map(|ranges| !ranges.is_empty()).collect();
         let shown = Shown::new(
             sources
                 .iter()
@@ -327,6 +331,7 @@ impl Checker {
                 titles: sources.iter().map(|s| normalise(&s.title)).collect(),
                 sources,
                 shown,
+                in_prompt,
             }),
         }
     }
@@ -370,7 +375,16 @@ impl Checker {
         // The windows of the verified quotes, for the comparison with the statement.
         let mut windows: Vec<Features> = Vec::new();
         for citation in &statement.citations {
-            let number = match resolve_source(&citation.source, &p.sources) {
+            let resolved = resolve_source(&citation.source, &p.sources).and_then(|n| {
+                if p.in_prompt.get(n - 1).copied().unwrap_or(false) {
+                    Ok(n)
+                } else {
+                    Err(format!(
+                        "source {n} was read but not in the prompt (none of its passages were sent)"
+                    ))
+                }
+            });
+            let number = match resolved {
                 Ok(n) => n,
                 Err(reason) => {
                     rejected.push(RejectedCitation {
@@ -755,5 +769,45 @@ mod tests {
             meta["groundingSupports"][0]["groundingChunkIndices"],
             json!([0])
         );
+    }
+
+    #[test]
+    fn a_source_not_in_the_prompt_cannot_be_cited() {
+        // Source 2 was read but none of its passages were sent (no cut): a quote of
+        // it is true of the page, but the model was never shown the page.
+        let sources = vec![source(1, LIGHTHOUSE), source(2, LIGHTHOUSE)];
+        let cut = SourceCut {
+            number: 1,
+            kind: crate::context::SourceKind::Page,
+            chars_extracted: LIGHTHOUSE.chars().count(),
+            chars_sent: LIGHTHOUSE.chars().count(),
+            truncated: false,
+            passages_total: 2,
+            passages_sent: 2,
+            sent: std::iter::once(0..LIGHTHOUSE.len()).collect(),
+        };
+        let quote = "The Quillfeather Lighthouse was first lit on 14 October 1911";
+        let answer = ModelAnswer {
+            answerable: true,
+            statements: vec![statement(
+                "The Quillfeather Lighthouse was first lit on 14 October 1911.",
+                &[(SourceRef::Number(2), quote)],
+            )],
+            unknowns: vec![],
+            over_bounds: 0,
+        };
+        let checked = Checker::for_context(sources, std::slice::from_ref(&cut)).verify(&answer);
+        assert!(checked.statements[0].citations.is_empty());
+        assert_eq!(checked.rejected.len(), 1);
+        assert!(
+            checked.rejected[0]
+                .reason
+                .contains("source 2 was read but not in the prompt"),
+            "{}",
+            checked.rejected[0].reason
+        );
+        // Ground's own match still finds the statement in what was shown (source 1).
+        assert_eq!(checked.statements[0].support, Support::Match);
+        assert_eq!(markers_of(&checked.statements[0]), [1]);
     }
 }

@@ -249,20 +249,21 @@ impl GroundServer {
 
     /// Keeps `report`'s sources as the conversation's evidence: afresh for a call
     /// without a conversation, its new pages added for a follow-up (numbered after
-    /// the earlier ones, as the run numbered them).
+    /// the earlier ones, as the run numbered them). Every source is kept, short ones
+    /// (snippets, infoboxes, instant answers) too: the answer the agent holds cites
+    /// them by number, so a follow-up's new pages must be numbered after them. A run
+    /// that was not grounded leaves no evidence (a fresh call still clears it).
     fn keep_evidence(&self, report: &crate::report::Report, follow_up: bool) {
-        if report.mode != crate::report::AnswerMode::Grounded {
-            return;
-        }
         let Ok(mut evidence) = self.evidence.lock() else {
             return;
         };
         if !follow_up {
             evidence.clear();
         }
-        // Pages read only: a short source (snippet, infobox, instant answer) is not
-        // numbered in a conversation.
-        for source in report.sources.iter().filter(|s| !report.is_short(s.number)) {
+        if report.mode != crate::report::AnswerMode::Grounded {
+            return;
+        }
+        for source in &report.sources {
             if source.number == evidence.len() + 1
                 && evidence.len() < crate::pipeline::MAX_SESSION_SOURCES
             {
@@ -399,6 +400,8 @@ impl GroundServer {
                 "age_secs": age.as_secs(),
                 "ttl_secs": self.settings.run.session_reuse.as_secs(),
             });
+            // The agent now holds this answer: a follow-up continues from its sources.
+            self.keep_evidence(&earlier, false);
             return CallToolResult::structured(result);
         }
         // Reserve the most searches the run may make, or what is left of the session's
@@ -476,6 +479,8 @@ impl GroundServer {
                 }
                 result
             }
+            // A failed call leaves the evidence as it was: the last answer the agent
+            // holds is still the one before.
             Err(problem) => failure("grounded_answer", "question", &question, problem),
         }
     }

@@ -421,6 +421,51 @@ async fn chat_reads_one_question_per_line_from_a_pipe() {
 }
 
 #[tokio::test]
+async fn a_piped_chat_skips_an_over_long_or_non_utf8_line_and_goes_on() {
+    let world = World::new().await;
+    world
+        .search_replies_with_capture("searxng/normal.body.json")
+        .await;
+    world.serve_fixture_pages().await;
+    model_call(&world, ANSWER, &good_answer(), 1).await;
+    let mut cmd = world.ground();
+    cmd.args(["chat", "--session", "lines"]);
+    cmd.stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    // 100 kB on one line (never held whole), a line that is not UTF-8, then a question.
+    let mut input = "tardigrades ".repeat(8_500).into_bytes();
+    input.extend_from_slice(b"\n\xff\xfe not text\n");
+    input.extend_from_slice(format!("{FIRST}\n").as_bytes());
+    let out = tokio::task::spawn_blocking(move || {
+        use std::io::Write;
+        let mut child = cmd.spawn().unwrap();
+        child.stdin.take().unwrap().write_all(&input).unwrap();
+        child.wait_with_output().unwrap()
+    })
+    .await
+    .unwrap();
+    let err = stderr(&out);
+    assert!(
+        err.contains("error: line 1 of stdin is longer than 8000 bytes"),
+        "{err}"
+    );
+    assert!(
+        err.contains("error: line 2 of stdin is not UTF-8 text"),
+        "{err}"
+    );
+    assert!(err.contains("hint: one question per line"), "{err}");
+    // The question after them is answered; the chat ends with the usage error's code.
+    assert!(
+        stdout(&out).contains("Dried tardigrades survived ten days"),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(searches(&world).await, 1);
+}
+
+#[tokio::test]
 async fn an_unusable_rewrite_searches_the_question_as_asked_and_says_so() {
     let world = World::new().await;
     world

@@ -73,6 +73,7 @@ pub fn run(args: ChatArgs) -> ExitCode {
         settings: &settings,
         printing,
         first_failure: None,
+        interrupted: false,
     };
     if std::io::stdin().is_terminal() {
         chat.interactive()
@@ -96,6 +97,8 @@ struct Chat<'a> {
     printing: Printing,
     /// The exit code of the first turn that failed (piped chats end with it).
     first_failure: Option<ExitCode>,
+    /// Whether the last answer was cancelled with Ctrl-C.
+    interrupted: bool,
 }
 
 impl Chat<'_> {
@@ -144,16 +147,23 @@ impl Chat<'_> {
     }
 
     /// One question (or command) per line of stdin, each answer printed in turn;
-    /// ends with the first failed turn's exit code, else 0.
+    /// ends with the first failed turn's exit code, else 0. A line is read up to
+    /// [`MAX_LINE_BYTES`] (a longer one, or one that is not UTF-8, is that turn's
+    /// usage error and the chat goes on); Ctrl-C during an answer ends a piped chat
+    /// (a script asked to stop), with exit code 130.
     fn piped(&mut self) -> ExitCode {
-        let stdin = std::io::stdin();
+        let mut stdin = std::io::stdin().lock();
         let mut answered = false;
-        for (n, line) in stdin.lock().lines().enumerate() {
-            let line = match line {
-                Ok(line) => line,
-                Err(e) => {
-                    eprintln!("error: cannot read line {} of stdin: {e}", n + 1);
-                    return code(exit::USAGE);
+        for n in 1.. {
+            let line = match read_line(&mut stdin) {
+                Ok(Some(line)) => line,
+                Ok(None) => break,
+                Err(problem) => {
+                    eprintln!(
+                        "error: line {n} of stdin {problem}\nhint: one question per line, as UTF-8 text"
+                    );
+                    self.first_failure.get_or_insert(code(exit::USAGE));
+                    continue;
                 }
             };
             let line = line.trim();
@@ -167,6 +177,9 @@ impl Chat<'_> {
             answered |= !line.starts_with('/');
             if let Step::Quit = self.line(line) {
                 break;
+            }
+            if self.interrupted {
+                return code(exit::INTERRUPTED);
             }
         }
         self.first_failure.unwrap_or(ExitCode::SUCCESS)
@@ -204,6 +217,7 @@ impl Chat<'_> {
     fn ask(&mut self, question: &str) {
         let (exit_code, report) =
             answer_and_print(question, Some(self.session), self.settings, &self.printing);
+        self.interrupted = exit_code == code(exit::INTERRUPTED);
         match report {
             Some(report) => save_turn(self.session, &report, self.settings, self.printing.quiet),
             None => {
@@ -318,4 +332,48 @@ pub fn session_json(session: &Session, report: &Report) -> Value {
         "reused_sources": followup.map_or(0, |f| f.reused_sources),
         "searched": followup.is_none_or(|f| f.searched),
     })
+}
+
+/// Most bytes of one line of a piped chat: a question's most characters at four bytes
+/// each, and a command with a file name fits well within it.
+const MAX_LINE_BYTES: usize = ground::pipeline::MAX_QUESTION_CHARS * 4;
+
+/// The next line of `input` (without its end), read up to [`MAX_LINE_BYTES`]: `None`
+/// at the end, an error saying what is wrong with an over-long line (skipped to its
+/// end, never held whole) or one that is not UTF-8.
+fn read_line(input: &mut impl BufRead) -> Result<Option<String>, String> {
+    let mut bytes = Vec::new();
+    let read = std::io::Read::take(&mut *input, MAX_LINE_BYTES as u64 + 1)
+        .read_until(b'\n', &mut bytes)
+        .map_err(|e| format!("cannot be read: {e}"))?;
+    if read == 0 {
+        return Ok(None);
+    }
+    if bytes.last() == Some(&b'\n') {
+        bytes.pop();
+    } else if bytes.len() > MAX_LINE_BYTES {
+        // Skip the rest of the line, a piece at a time.
+        loop {
+            let buffer = input
+                .fill_buf()
+                .map_err(|e| format!("cannot be read: {e}"))?;
+            if buffer.is_empty() {
+                break;
+            }
+            match buffer.iter().position(|&b| b == b'\n') {
+                Some(end) => {
+                    input.consume(end + 1);
+                    break;
+                }
+                None => {
+                    let all = buffer.len();
+                    input.consume(all);
+                }
+            }
+        }
+        return Err(format!("is longer than {MAX_LINE_BYTES} bytes"));
+    }
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(|_| "is not UTF-8 text".to_string())
 }
