@@ -95,10 +95,14 @@ pub struct Session {
     pub created: u64,
     /// When it was last saved.
     pub updated: u64,
-    /// The turns, oldest first.
+    /// The turns, oldest first (the last [`MAX_TURNS`]).
     pub turns: Vec<Turn>,
     /// The sources, numbered 1.. in order.
     pub sources: Vec<Source>,
+    /// Turns answered since the conversation began, those no longer kept included
+    /// (0 in files written before it was counted: then the turns kept count).
+    #[serde(default)]
+    pub answered: u64,
 }
 
 /// Refuses a name that is not 1-[`MAX_NAME_CHARS`] letters, digits, `-` or `_`
@@ -159,6 +163,7 @@ impl Session {
             updated: now,
             turns: Vec::new(),
             sources: Vec::new(),
+            answered: 0,
         })
     }
 
@@ -277,10 +282,17 @@ impl Session {
         }
     }
 
+    /// The number of the turn being answered: one after every turn answered since the
+    /// conversation began, kept or not.
+    pub fn turn_number(&self) -> u64 {
+        self.answered.max(self.turns.len() as u64) + 1
+    }
+
     /// Adds the turn `report` answered: its question, standalone question, answer and
     /// the new sources it read (numbered after the session's; sources the run was
     /// shown again are already here). Keeps the last [`MAX_TURNS`].
     pub fn record(&mut self, report: &Report) {
+        let number = self.turn_number();
         let answer = &report.answer;
         let mut cited: Vec<usize> = Vec::new();
         let mut text = String::new();
@@ -309,6 +321,7 @@ impl Session {
             cited,
             searched: followup.is_none_or(|f| f.searched),
         });
+        self.answered = number;
         if self.turns.len() > MAX_TURNS {
             self.turns.drain(..self.turns.len() - MAX_TURNS);
         }
@@ -329,6 +342,7 @@ impl Session {
     pub fn clear(&mut self) {
         self.turns.clear();
         self.sources.clear();
+        self.answered = 0;
         self.created = files::unix_secs();
     }
 

@@ -301,6 +301,8 @@ async fn a_forty_turn_session_stays_within_the_window() {
     let saved: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
     assert_eq!(saved["turns"].as_array().unwrap().len(), 40);
     assert_eq!(saved["turns"][39]["question"], "did they survive?");
+    // ...and counts every turn answered, so the next one is turn 42, not 41 again.
+    assert_eq!(saved["answered"], 41);
 }
 
 #[tokio::test]

@@ -327,7 +327,7 @@ pub fn session_json(session: &Session, report: &Report) -> Value {
     let followup = report.followup.as_ref();
     json!({
         "name": session.name,
-        "turn": session.turns.len() + 1,
+        "turn": session.turn_number(),
         "standalone_question": followup.map(|f| f.standalone.as_str()),
         "reused_sources": followup.map_or(0, |f| f.reused_sources),
         "searched": followup.is_none_or(|f| f.searched),
