@@ -158,6 +158,10 @@ pub struct GroundServer {
     /// them: a `grounded_answer` without `conversation` starts them afresh, one with
     /// it adds its new pages.
     evidence: Arc<std::sync::Mutex<Vec<SourceText>>>,
+    /// Held by a follow-up for its whole run: two follow-ups at once would both
+    /// number their new pages after the same evidence, so they take turns, each
+    /// seeing the pages the one before it added.
+    follow_up_turn: Arc<tokio::sync::Mutex<()>>,
     tool_router: ToolRouter<Self>,
 }
 
@@ -203,6 +207,7 @@ impl GroundServer {
             searches_left: Arc::new(AtomicUsize::new(settings.run.session_searches)),
             answered: Arc::new(Reused::default()),
             evidence: Arc::default(),
+            follow_up_turn: Arc::default(),
             settings: Arc::new(settings),
             tool_router: Self::tool_router(),
         }
@@ -422,6 +427,11 @@ impl GroundServer {
             Arc::new(fewer)
         } else {
             Arc::clone(&self.settings)
+        };
+        let _turn = if conversation.is_empty() {
+            None
+        } else {
+            Some(self.follow_up_turn.lock().await)
         };
         let prior = (!conversation.is_empty()).then(|| {
             let sources = self.evidence.lock().map(|e| e.clone()).unwrap_or_default();
