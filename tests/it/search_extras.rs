@@ -9,7 +9,7 @@
 
 use crate::common::*;
 use serde_json::{Value, json};
-use wiremock::matchers::{method, path};
+use wiremock::matchers::{body_string_contains, method, path, query_param};
 use wiremock::{Mock, ResponseTemplate};
 
 /// The three result pages of the fixture: none says how many steps there are.
@@ -165,6 +165,54 @@ async fn a_question_answered_only_by_an_infobox_is_grounded_in_it() {
         "{prompt}"
     );
     assert!(prompt.contains("Steps: 287"));
+}
+
+#[tokio::test]
+async fn an_infobox_that_holds_the_evidence_ends_the_planners_rounds() {
+    let world = World::new().await;
+    // The planner's two queries; the infobox of the first one's reply holds the
+    // must-have evidence (its "Steps: 287" fact) that none of the pages does.
+    let plan = json!({"queries": ["quillfeather lighthouse steps", "quillfeather stairs count"],
+        "must_have_evidence": ["Steps: 287"], "stop_conditions": []});
+    Mock::given(method("POST"))
+        .and(path("/api/chat"))
+        .and(body_string_contains(
+            "You turn a question into web search queries",
+        ))
+        .respond_with(
+            ResponseTemplate::new(200).set_body_json(ollama_reply(&plan.to_string(), "stop")),
+        )
+        .expect(1)
+        .mount(&world.ollama)
+        .await;
+    Mock::given(method("GET"))
+        .and(path("/search"))
+        .and(query_param("q", "quillfeather stairs count"))
+        .respond_with(ResponseTemplate::new(500))
+        .expect(0)
+        .mount(&world.searx)
+        .await;
+    world
+        .search_replies_with_capture("searxng/infobox-lighthouse.body.json")
+        .await;
+    serve_lighthouse_pages(&world).await;
+    world.model_replies(&steps_answer(4, "Steps: 287")).await;
+    let mut cmd = world.ground();
+    cmd.args(["answer", "--json", "--queries", "2", QUESTION]);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v = json_stdout(&out);
+    assert_eq!(v["plan"]["stopped_because"], "evidence_found", "{v}");
+    assert_eq!(v["plan"]["evidence"][0]["found"], true);
+    assert_eq!(
+        v["plan"]["evidence"][0]["hosts"],
+        json!(["en.wikipedia.org"])
+    );
+    assert_eq!(
+        v["plan"]["queries_not_run"],
+        json!(["quillfeather stairs count"])
+    );
+    assert_eq!(v["searches"].as_array().unwrap().len(), 1);
 }
 
 #[tokio::test]
