@@ -169,6 +169,14 @@ impl SearchExtras {
         extras
     }
 
+    /// Whether the searches gave evidence of their own: an infobox or an instant
+    /// answer with an address to cite it by (each becomes a source). A run with such
+    /// evidence goes on even when no result page can be read.
+    pub fn has_sources(&self) -> bool {
+        self.infoboxes.iter().any(|i| i.url().is_some())
+            || self.answers.iter().any(|a| a.url.is_some())
+    }
+
     /// Adds `other`'s after these, keeping the bounds and dropping repeats.
     pub fn merge(&mut self, other: SearchExtras) {
         for infobox in other.infoboxes {

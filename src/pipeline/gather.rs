@@ -255,7 +255,8 @@ impl Run<'_> {
         }
         // Kept for a failure's report too: a correction is what to try next.
         self.so_far.extras = extras.clone();
-        if hits.is_empty() {
+        // No result, but an infobox or instant answer: evidence all the same.
+        if hits.is_empty() && !extras.has_sources() {
             return Err(search::no_hits_error(&queries.join(" | "), &[]));
         }
         if searches.iter().any(|s| s.error.is_some()) {
@@ -414,7 +415,7 @@ impl Run<'_> {
                 hits.push(hit);
             }
         }
-        if hits.is_empty() {
+        if hits.is_empty() && !extras.has_sources() {
             return Err((
                 search::no_hits_error(&queries.join(" | "), &unresponsive),
                 runs,

@@ -57,14 +57,23 @@ impl Run<'_> {
     ) -> Result<Fitted, Error> {
         let mut sources = self.number_sources(&mut gathered.pages);
         self.so_far.pages = gathered.pages.clone();
-        if sources.is_empty() {
+        // With no page, an infobox or instant answer of the searches is still
+        // evidence (outside a conversation, where short sources are not numbered).
+        let shorts_only =
+            sources.is_empty() && self.prior.is_none() && gathered.extras.has_sources();
+        if sources.is_empty() && !shorts_only {
             return Err(Error::NoUsableSources {
                 tried: gathered.pages.len(),
                 summary: status_summary(&gathered.pages),
             });
         }
         let wanted = self.settings.fetch.pages;
-        if self.prior.is_none() && sources.len() < wanted {
+        if shorts_only {
+            self.warn(
+                "no result page could be read: the answer rests on the search's infobox or instant answer"
+                    .to_string(),
+            );
+        } else if self.prior.is_none() && sources.len() < wanted {
             self.warn(format!(
                 "only {} of the {} pages asked for could be used",
                 sources.len(),

@@ -215,6 +215,68 @@ async fn an_infobox_that_holds_the_evidence_ends_the_planners_rounds() {
     assert_eq!(v["searches"].as_array().unwrap().len(), 1);
 }
 
+/// A SearXNG stand-in replying with the infobox fixture, its results as `results`.
+async fn lighthouse_reply(world: &World, results: Value) {
+    let mut reply: Value =
+        serde_json::from_str(&fixture("searxng/searxng/infobox-lighthouse.body.json")).unwrap();
+    reply["results"] = results;
+    let body = reply
+        .to_string()
+        .replace(CAPTURED_PAGES_URL, &world.pages.uri());
+    Mock::given(method("GET"))
+        .and(path("/search"))
+        .respond_with(ResponseTemplate::new(200).set_body_raw(body, "application/json"))
+        .mount(&world.searx)
+        .await;
+}
+
+#[tokio::test]
+async fn with_no_page_to_read_the_infobox_still_answers() {
+    // Two ways to have no page: every result page fails, or the reply has no result
+    // at all (an entity query SearXNG answers with its Wikidata box only).
+    let fixture_results = || {
+        let reply: Value =
+            serde_json::from_str(&fixture("searxng/searxng/infobox-lighthouse.body.json")).unwrap();
+        reply["results"].clone()
+    };
+    for (results, pages_tried) in [(fixture_results(), 3), (json!([]), 0)] {
+        let world = World::new().await;
+        lighthouse_reply(&world, results).await;
+        Mock::given(method("GET"))
+            .respond_with(ResponseTemplate::new(404))
+            .mount(&world.pages)
+            .await;
+        world
+            .model_replies(&steps_answer(1, "Steps: 287 Height: 41 m"))
+            .await;
+        let mut cmd = world.ground();
+        cmd.args(["answer", "--json", QUESTION]);
+        let out = run(cmd).await;
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let v = json_stdout(&out);
+        let sources = v["sources"].as_array().unwrap();
+        let pages: Vec<&Value> = sources.iter().filter(|s| s["kind"] == "page").collect();
+        assert_eq!(pages.len(), pages_tried, "{v}");
+        assert!(
+            pages
+                .iter()
+                .all(|p| p["status"] == "ERROR" && p["index"].is_null())
+        );
+        let infobox = sources.iter().find(|s| s["kind"] == "infobox").unwrap();
+        assert_eq!(infobox["index"], 1, "{v}");
+        assert_eq!(v["statements"][0]["support"], "quote", "{v}");
+        assert_eq!(v["citations"][0]["verified"], true);
+        assert!(
+            v["warnings"].as_array().unwrap().iter().any(|w| w
+                .as_str()
+                .unwrap()
+                .contains("rests on the search's infobox")),
+            "{v}"
+        );
+        assert_matches_schema(ground::mcp::schemas::GROUNDED_ANSWER, &v);
+    }
+}
+
 #[tokio::test]
 async fn searx_11s_string_answers_become_sources_too() {
     let world = lighthouse_world(
