@@ -213,7 +213,20 @@ fn text(report: &Report, paint: &Paint) -> String {
         }
     }
     let _ = writeln!(out, "\n{}", paint.bold("Sources:"));
-    for source in &report.sources {
+    // In a conversation the sources of every earlier turn are numbered here too: the
+    // list keeps those this answer was shown or cites, and counts the rest.
+    let conversation = report.followup.is_some();
+    let listed = |number: usize| {
+        !conversation
+            || report.used(number)
+            || report
+                .answer
+                .statements
+                .iter()
+                .any(|s| s.citations.iter().any(|c| c.source == number))
+    };
+    let earlier = report.sources.iter().filter(|s| !listed(s.number)).count();
+    for source in report.sources.iter().filter(|s| listed(s.number)) {
         let mark = source_mark(report, source.number);
         let title = source_title(source);
         let _ = writeln!(
@@ -225,12 +238,22 @@ fn text(report: &Report, paint: &Paint) -> String {
         );
         let _ = writeln!(out, "      {}", sanitize_line(&source.url));
     }
+    if earlier > 0 {
+        let _ = writeln!(
+            out,
+            "  {}",
+            paint.dim(&format!(
+                "(and {earlier} more source{} of this conversation, not used in this answer)",
+                if earlier == 1 { "" } else { "s" }
+            ))
+        );
+    }
     if !answer.rejected.is_empty() {
         let _ = writeln!(
             out,
             "\n{}",
             paint.yellow(&format!(
-                "{} citation(s) named sources that do not exist and were dropped.",
+                "{} citation(s) named sources that were not in the prompt and were dropped.",
                 answer.rejected.len()
             ))
         );

@@ -160,6 +160,40 @@ async fn a_follow_up_the_pages_read_answer_makes_no_search_and_keeps_the_numbers
 }
 
 #[tokio::test]
+async fn a_follow_ups_person_output_lists_the_sources_it_used_and_counts_the_rest() {
+    let world = World::new().await;
+    world
+        .search_replies_with_capture("searxng/normal.body.json")
+        .await;
+    world.serve_fixture_pages().await;
+    model_call(&world, ANSWER, &good_answer(), 2).await;
+    // A standalone question only the space page's words match: the other two pages
+    // send nothing, so the list leaves them out and counts them (the answer's
+    // citation of [2], a page it was not shown this time, is dropped).
+    let rewrite = json!({"question": "FOTON-M3 mission", "must_have_evidence": ["FOTON-M3"]});
+    model_call(&world, REWRITE, &rewrite.to_string(), 1).await;
+    first_turn(&world, "list", "3").await;
+    let mut cmd = world.ground();
+    cmd.args(["answer", "--session", "list", "and which mission was it?"]);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("  [1] Tardigrades in space"), "{text}");
+    assert!(
+        !text.contains("  [2] ") && !text.contains("  [3] "),
+        "{text}"
+    );
+    assert!(
+        text.contains("(and 2 more sources of this conversation, not used in this answer)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("2 citation(s) named sources that were not in the prompt"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
 async fn a_follow_up_the_pages_do_not_answer_searches_and_numbers_new_pages_after() {
     let world = World::new().await;
     world
