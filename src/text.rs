@@ -113,10 +113,14 @@ pub fn clean_inline(text: &str) -> String {
 /// The one redactor: errors, doctor lines and reply excerpts pass through it before
 /// anyone prints them, because some servers quote the key they were sent back in their
 /// error text ("Incorrect API key provided: sk-..."). Redact before shortening, so a
-/// key cut in half cannot leak its first part.
+/// key cut in half cannot leak its first part. The longest secret is replaced first,
+/// so a secret that holds another is replaced whole, never leaving its tail.
 pub fn redact(text: &str, secrets: &[&str]) -> String {
     let mut out = text.to_string();
-    for secret in secrets.iter().filter(|s| !s.trim().is_empty()) {
+    for secret in longest_first(secrets)
+        .into_iter()
+        .filter(|s| !s.trim().is_empty())
+    {
         if out.contains(secret) {
             out = out.replace(secret, "<redacted>");
         }
@@ -208,17 +212,22 @@ pub fn remember_secret(secret: &str) {
     }
 }
 
-/// [`redact`] with every remembered secret and `also`, the longest first (so a secret
-/// that holds another is replaced whole).
+/// [`redact`] with every remembered secret and `also`.
 pub fn redact_known(text: &str, also: &[&str]) -> String {
     let known = KNOWN_SECRETS.lock().map(|k| k.clone()).unwrap_or_default();
-    let mut secrets: Vec<&str> = known
+    let secrets: Vec<&str> = known
         .iter()
         .map(String::as_str)
         .chain(also.iter().copied())
         .collect();
-    secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
     redact(text, &secrets)
+}
+
+/// `secrets`, the longest first: the order every redactor replaces them in.
+fn longest_first<'a>(secrets: &[&'a str]) -> Vec<&'a str> {
+    let mut sorted = secrets.to_vec();
+    sorted.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    sorted
 }
 
 /// [`redact`] for a raw reply body, before anything reads it: every message, error
@@ -226,8 +235,8 @@ pub fn redact_known(text: &str, also: &[&str]) -> String {
 /// falls.
 pub fn redact_bytes(bytes: Vec<u8>, secrets: &[&str]) -> Vec<u8> {
     let mut out = bytes;
-    for secret in secrets
-        .iter()
+    for secret in longest_first(secrets)
+        .into_iter()
         .map(|s| s.as_bytes())
         .filter(|s| !s.is_empty())
     {
@@ -304,6 +313,22 @@ mod tests {
         assert!(!clean.contains('\u{202E}'));
         assert!(clean.contains('\n'));
         assert_eq!(sanitize_line("a\n\tb"), "a b");
+    }
+
+    #[test]
+    fn a_secret_holding_another_is_redacted_whole_by_every_redactor() {
+        // Given shortest first: "abc" replaced first would leave "def" of the key.
+        let secrets = ["sk-abc", "sk-abcdef"];
+        assert_eq!(redact("key sk-abcdef.", &secrets), "key <redacted>.");
+        assert_eq!(
+            redact_bytes(b"key sk-abcdef.".to_vec(), &secrets),
+            b"key <redacted>.".to_vec()
+        );
+        let mut stream = StreamRedactor::new(&secrets);
+        let mut shown = stream.push("key sk-ab");
+        shown.push_str(&stream.push("cdef."));
+        shown.push_str(&stream.finish());
+        assert_eq!(shown, "key <redacted>.");
     }
 
     #[test]

@@ -222,11 +222,12 @@ impl Run<'_> {
                 hits.extend(fresh);
                 self.so_far.pages = pages.clone();
             }
-            let said = extras_texts(&extras);
+            // The searches' infoboxes and instant answers are sources too.
+            let said = super::sources::search_sources(&extras);
             let mut texts = evidence_texts(&hits, &pages);
             texts.extend(
                 said.iter()
-                    .map(|(host, text)| (host.clone(), text.as_str())),
+                    .map(|(s, _)| (crate::http::host_of(&s.url), s.text.as_str())),
             );
             outcome.evidence = plan::check_evidence(&planned.plan.must_have_evidence, &texts);
             let met = plan::evidence_met(&outcome.evidence, agree);
@@ -458,23 +459,6 @@ fn evidence_texts<'a>(hits: &'a [SearchHit], pages: &'a [PageAttempt]) -> Vec<(S
                 .map(|h| (crate::http::host_of(&h.url), h.snippet.as_str())),
         )
         .collect()
-}
-
-/// What the searches' infoboxes and instant answers say, with the host each is cited
-/// by (an answer with no link is the search service's own): evidence like a page's
-/// text, as they are sent to the model as sources of their own.
-fn extras_texts(extras: &SearchExtras) -> Vec<(String, String)> {
-    let infoboxes = extras
-        .infoboxes
-        .iter()
-        .filter_map(|infobox| Some((crate::http::host_of(infobox.url()?), infobox.text())));
-    let answers = extras.answers.iter().filter_map(|answer| {
-        Some((
-            crate::http::host_of(answer.url.as_deref()?),
-            answer.answer.clone(),
-        ))
-    });
-    infoboxes.chain(answers).collect()
 }
 
 /// Results fetched beyond `--pages` at the same time, as spares for pages that fail

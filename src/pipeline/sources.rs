@@ -14,7 +14,7 @@ use crate::calibration::{self, Calibration, TokenRatio};
 use crate::context::{self, Context, SourceKind, SourceText};
 use crate::error::Error;
 use crate::events::Stage;
-use crate::hits::normalise_url;
+use crate::hits::{SearchExtras, normalise_url};
 use crate::llm;
 use crate::page::status_summary;
 
@@ -164,15 +164,30 @@ impl Run<'_> {
 }
 
 /// The short sources, numbered after the `pages_read` pages: the searches' infoboxes
-/// (summary and "label: value" facts, cited by their first link) and instant answers
-/// first, the most direct evidence a search gives, then the snippets of results
-/// ([`snippet_sources`]; `also` as there).
+/// and instant answers first ([`search_sources`]), the most direct evidence a search
+/// gives, then the snippets of results ([`snippet_sources`]; `also` as there).
 fn short_sources(
     gathered: &Gathered,
     pages_read: usize,
     also: &HashSet<String>,
 ) -> Vec<(SourceText, SourceKind)> {
-    let extras = &gathered.extras;
+    search_sources(&gathered.extras)
+        .into_iter()
+        .chain(snippet_sources(gathered, 0, also))
+        .filter(|(s, _)| !s.text.trim().is_empty())
+        .enumerate()
+        .map(|(i, (mut source, kind))| {
+            source.number = pages_read + 1 + i;
+            (source, kind)
+        })
+        .collect()
+}
+
+/// The searches' infoboxes (summary and "label: value" facts, cited by their first
+/// link) and instant answers (cited by their link) as sources, not yet numbered;
+/// those with no address to cite are left out. The evidence check of the planner's
+/// rounds reads the same texts.
+pub(super) fn search_sources(extras: &SearchExtras) -> Vec<(SourceText, SourceKind)> {
     let infoboxes = extras.infoboxes.iter().filter_map(|infobox| {
         let source = SourceText {
             number: 0,
@@ -194,16 +209,7 @@ fn short_sources(
         };
         Some((source, SourceKind::Answer))
     });
-    infoboxes
-        .chain(answers)
-        .chain(snippet_sources(gathered, 0, also))
-        .filter(|(s, _)| !s.text.trim().is_empty())
-        .enumerate()
-        .map(|(i, (mut source, kind))| {
-            source.number = pages_read + 1 + i;
-            (source, kind)
-        })
-        .collect()
+    infoboxes.chain(answers).collect()
 }
 
 /// Results that were not read still carry their engine's title and snippet: each
