@@ -474,11 +474,7 @@ impl GroundServer {
                 let judged = crate::report::verdict(&report, crate::report::Strictness::Lenient);
                 let mut value = crate::render::json(&report, &judged);
                 if let Some(followup) = &report.followup {
-                    value["conversation"] = json!({
-                        "standalone_question": followup.standalone,
-                        "reused_sources": followup.reused_sources,
-                        "searched": followup.searched,
-                    });
+                    value["conversation"] = crate::render::json::follow_up(Some(followup));
                 }
                 self.keep_evidence(&report, !conversation.is_empty());
                 let result = CallToolResult::structured(value);

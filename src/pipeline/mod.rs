@@ -35,10 +35,7 @@ use crate::llm::Backend;
 use crate::report::{AnswerMode, Failed, Partial, Report};
 use crate::settings::Settings;
 
-pub use followup::{
-    MAX_HISTORY_ANSWER_CHARS, MAX_PRIOR_TURNS, MAX_SESSION_SOURCES, Prior, PriorTurn,
-    history_block, history_budget,
-};
+pub use followup::{MAX_PRIOR_TURNS, MAX_SESSION_SOURCES, Prior, PriorTurn};
 pub use gather::{GRACE_FACTOR, GRACE_MAX, GRACE_MIN, HEDGE_MIN, SPARE_FETCHES};
 pub use sources::MAX_SNIPPET_SOURCES;
 

@@ -155,6 +155,18 @@ pub fn json(report: &Report, verdict: &Verdict) -> Value {
     })
 }
 
+/// What the follow-up step did for a turn of a conversation, as `--json`'s `session`
+/// and MCP's `conversation` say it: the question as answered, the earlier sources
+/// shown again, and whether a search was made (a turn that was not a follow-up
+/// searched and reused nothing).
+pub fn follow_up(followup: Option<&crate::report::FollowUp>) -> Value {
+    json!({
+        "standalone_question": followup.map(|f| f.standalone.as_str()),
+        "reused_sources": followup.map_or(0, |f| f.reused_sources),
+        "searched": followup.is_none_or(|f| f.searched),
+    })
+}
+
 /// The grounding pack (`--pack`): evidence for apps instead of prose. Every key point,
 /// norm (`norms_and_expectations`) and rule (`constraints_and_rules`) is supported
 /// like an answer's statement (a verified quote, or ground's match: `"support"` says

@@ -22,8 +22,9 @@ use crate::report::Report;
 pub struct Shown {
     /// Parts printed on stdout, in order.
     parts: Vec<String>,
-    /// The first index at which a later attempt differed from what was shown.
-    diverged: Option<usize>,
+    /// Whether a later attempt differed from what was shown (the final answer then
+    /// works out where, see `completion`).
+    diverged: bool,
 }
 
 /// A statement to print next: [`Next::text`] goes to stdout as it is, then
@@ -57,7 +58,7 @@ impl Shown {
     /// already shown (a different one marks the answer as changed, reported at the
     /// end), or for one that does not come next.
     pub fn next(&mut self, index: usize, statement: &Statement, style: Style) -> Option<Next> {
-        if self.diverged.is_some() {
+        if self.diverged {
             return None;
         }
         let part = statement_part(statement, style);
@@ -65,7 +66,7 @@ impl Shown {
             // A retry's statement where one is already shown: the same is not printed
             // twice; a different one is reported at the end.
             if *shown != part {
-                self.diverged = Some(index);
+                self.diverged = true;
             }
             return None;
         }

@@ -292,24 +292,45 @@ fn source_mark(report: &Report, number: usize) -> String {
 /// (sanitised; Markdown escaped in Markdown); `None` without any. A run that failed
 /// for want of results shows it too.
 pub fn did_you_mean(corrections: &[String], style: Style) -> Option<String> {
-    if corrections.is_empty() {
-        return None;
-    }
-    let fixes: Vec<String> = corrections
+    (!corrections.is_empty()).then(|| {
+        format!(
+            "{} {}\n",
+            paint_of(style).bold("Did you mean:"),
+            one_line_each(corrections, style)
+        )
+    })
+}
+
+/// "Related searches: a · b · c", one line, for the search service's suggestions
+/// (sanitised; Markdown escaped in Markdown); `None` without any.
+pub fn related_searches(suggestions: &[String], style: Style) -> Option<String> {
+    (!suggestions.is_empty()).then(|| {
+        format!(
+            "{} {}\n",
+            paint_of(style).dim("Related searches:"),
+            one_line_each(suggestions, style)
+        )
+    })
+}
+
+/// The search service's texts as one line: each sanitised (Markdown escaped in
+/// Markdown), joined with " · ".
+fn one_line_each(texts: &[String], style: Style) -> String {
+    texts
         .iter()
         .map(|text| match style {
             Style::Markdown => escape_markdown(&sanitize_line(text)),
             Style::Text { .. } => sanitize_line(text),
         })
-        .collect();
-    let paint = Paint {
+        .collect::<Vec<_>>()
+        .join(" · ")
+}
+
+/// The painter for `style`: colour only for a text style that asks for it.
+fn paint_of(style: Style) -> Paint {
+    Paint {
         on: matches!(style, Style::Text { colour: true }),
-    };
-    Some(format!(
-        "{} {}\n",
-        paint.bold("Did you mean:"),
-        fixes.join(" · ")
-    ))
+    }
 }
 
 /// Fewer results than this is "found little": a correction of the query is then
@@ -325,26 +346,11 @@ pub fn related(report: &Report, style: Style) -> Option<String> {
     let extras = &report.extras;
     let found_little =
         report.hits.len() < FEW_RESULTS || !report.answer.statements.iter().any(|s| s.supported());
-    let clean = |text: &String| match style {
-        Style::Markdown => escape_markdown(&sanitize_line(text)),
-        Style::Text { .. } => sanitize_line(text),
-    };
-    let paint = Paint {
-        on: matches!(style, Style::Text { colour: true }),
-    };
     let mut out = String::new();
     if found_little {
         out.push_str(&did_you_mean(&extras.corrections, style).unwrap_or_default());
     }
-    if !extras.suggestions.is_empty() {
-        let related: Vec<String> = extras.suggestions.iter().map(clean).collect();
-        let _ = writeln!(
-            out,
-            "{} {}",
-            paint.dim("Related searches:"),
-            related.join(" · ")
-        );
-    }
+    out.push_str(&related_searches(&extras.suggestions, style).unwrap_or_default());
     (!out.is_empty()).then_some(out)
 }
 

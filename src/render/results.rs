@@ -72,18 +72,16 @@ pub fn person(outcome: &SearchOutcome, limit: usize) -> String {
             sanitize_line(&describe_unresponsive(&outcome.unresponsive_engines))
         );
     }
-    let line = |texts: &[String]| {
-        texts
-            .iter()
-            .map(|t| sanitize_line(t))
-            .collect::<Vec<_>>()
-            .join(" · ")
-    };
-    if !outcome.corrections.is_empty() {
-        let _ = writeln!(out, "\nDid you mean: {}", line(&outcome.corrections));
-    }
-    if !outcome.suggestions.is_empty() {
-        let _ = writeln!(out, "\nRelated searches: {}", line(&outcome.suggestions));
+    // What the service suggests instead, after the results.
+    let plain = crate::render::Style::Text { colour: false };
+    for line in [
+        crate::render::person::did_you_mean(&outcome.corrections, plain),
+        crate::render::person::related_searches(&outcome.suggestions, plain),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        let _ = write!(out, "\n{line}");
     }
     out
 }

@@ -81,7 +81,7 @@ pub fn run(args: AnswerArgs) -> ExitCode {
     };
     let (code, report) = answer_and_print(&question, session.as_ref(), &settings, &printing);
     if let (Some(session), Some(report)) = (session.as_mut(), report) {
-        chat::save_turn(session, &report, &settings, args.quiet);
+        chat::save_turn(session, &report, &settings);
     }
     code
 }

@@ -138,7 +138,9 @@ impl Chat<'_> {
                 Err(rustyline::error::ReadlineError::Interrupted) => continue,
                 Err(rustyline::error::ReadlineError::Eof) => break,
                 Err(e) => {
-                    eprintln!("error: cannot read the terminal: {e}");
+                    eprintln!(
+                        "error: cannot read the terminal: {e}\nhint: pipe the questions in instead, one per line"
+                    );
                     return code(exit::INTERNAL);
                 }
             }
@@ -219,7 +221,7 @@ impl Chat<'_> {
             answer_and_print(question, Some(self.session), self.settings, &self.printing);
         self.interrupted = exit_code == code(exit::INTERRUPTED);
         match report {
-            Some(report) => save_turn(self.session, &report, self.settings, self.printing.quiet),
+            Some(report) => save_turn(self.session, &report, self.settings),
             None => {
                 self.first_failure.get_or_insert(exit_code);
             }
@@ -228,9 +230,7 @@ impl Chat<'_> {
 
     /// Saves the session, saying on stderr when it cannot be.
     fn save(&mut self) {
-        if let Some(dir) = &self.settings.search.state_dir
-            && let Err(e) = self.session.save(dir)
-        {
+        if let Err(e) = state_dir(self.settings).and_then(|dir| self.session.save(dir)) {
             eprintln!("{}", e.report());
         }
     }
@@ -312,26 +312,21 @@ pub fn open_session(
 
 /// Adds the turn `report` answered to `session` and saves it; a session that cannot
 /// be saved is said on stderr (the answer stands).
-pub fn save_turn(session: &mut Session, report: &Report, settings: &Settings, quiet: bool) {
+pub fn save_turn(session: &mut Session, report: &Report, settings: &Settings) {
     session.record(report);
-    let saved = state_dir(settings).and_then(|dir| session.save(dir));
-    if let Err(e) = saved
-        && !quiet
-    {
-        eprintln!("warning: {}", sanitize_line(&e.to_string()));
+    // The answer is printed whatever happens here; a turn that could not be kept is
+    // said with its hint, even with -q (errors are never silenced).
+    if let Err(e) = state_dir(settings).and_then(|dir| session.save(dir)) {
+        eprintln!("{}", e.report());
     }
 }
 
 /// `--json`'s `session` object for the turn `report` answered, before it is recorded.
 pub fn session_json(session: &Session, report: &Report) -> Value {
-    let followup = report.followup.as_ref();
-    json!({
-        "name": session.name,
-        "turn": session.turn_number(),
-        "standalone_question": followup.map(|f| f.standalone.as_str()),
-        "reused_sources": followup.map_or(0, |f| f.reused_sources),
-        "searched": followup.is_none_or(|f| f.searched),
-    })
+    let mut value = ground::render::json::follow_up(report.followup.as_ref());
+    value["name"] = json!(session.name);
+    value["turn"] = json!(session.turn_number());
+    value
 }
 
 /// Most bytes of one line of a piped chat: a question's most characters at four bytes
