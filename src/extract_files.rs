@@ -14,7 +14,7 @@
 
 use std::collections::HashMap;
 use std::fs;
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -182,33 +182,14 @@ pub fn extract_dir(
         }
         let mut text = extracted.text;
         text.push('\n');
-        write_new(&target, text.as_bytes()).map_err(|e| Error::WriteFile {
+        // Never through a link at `target`: the text goes to a new file beside it
+        // (created exclusively) that is renamed over it, replacing the entry.
+        crate::files::write_atomically(&target, text.as_bytes()).map_err(|e| Error::WriteFile {
             path: target,
             reason: e.to_string(),
         })?;
     }
     Ok(stats)
-}
-
-/// Writes `target` without ever following a link at it: the text goes to a new file
-/// beside it (created exclusively, so nothing already there is opened) and is then
-/// renamed over `target`, which replaces a directory entry and never writes through
-/// a symbolic link, even one created after the check above.
-fn write_new(target: &Path, bytes: &[u8]) -> io::Result<()> {
-    let dir = target.parent().unwrap_or(Path::new("."));
-    let name = target.file_name().and_then(|n| n.to_str()).unwrap_or("out");
-    let temp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let mut file = fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&temp)?;
-    let written = file
-        .write_all(bytes)
-        .and_then(|()| fs::rename(&temp, target));
-    if written.is_err() {
-        let _ = fs::remove_file(&temp);
-    }
-    written
 }
 
 /// Reads `<id>\t<url>` lines; a missing or unreadable file, or a bad line, is skipped

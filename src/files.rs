@@ -88,7 +88,7 @@ fn kind_of(file_type: fs::FileType) -> &'static str {
 }
 
 /// Fails unless `metadata` is a regular file's.
-pub fn check_regular(path: &Path, metadata: &fs::Metadata) -> Result<(), StateFileError> {
+fn check_regular(path: &Path, metadata: &fs::Metadata) -> Result<(), StateFileError> {
     if metadata.is_file() {
         Ok(())
     } else {

@@ -89,7 +89,6 @@ pub struct Model {
     thinks: bool,
     trained_context: u32,
     file_bytes: u64,
-    load_time: Duration,
     /// One reply at a time per model: contexts are not built concurrently (llama.cpp
     /// mutates the model while building one) and two replies would halve each other's
     /// speed on a CPU anyway.
@@ -119,11 +118,6 @@ impl Model {
     /// The file's size.
     pub fn file_bytes(&self) -> u64 {
         self.file_bytes
-    }
-
-    /// How long loading took (the first time; the cache makes later loads free).
-    pub fn load_time(&self) -> Duration {
-        self.load_time
     }
 
     /// Whether the file carries a chat template llama.cpp can apply (otherwise the
@@ -282,7 +276,6 @@ pub fn load(
     }
     let backend = backend()?;
     take_errors();
-    let started = Instant::now();
     let flag = cancel.clone();
     let params = LlamaModelParams::default()
         .with_use_mmap(true)
@@ -308,7 +301,6 @@ pub fn load(
         thinks,
         trained_context: trained,
         file_bytes: info.file_bytes,
-        load_time: Duration::ZERO,
         busy: Mutex::new(()),
     };
     // A template llama.cpp cannot apply falls back to ChatML, as llama.cpp's server does.
@@ -316,7 +308,6 @@ pub fn load(
         model.template = chatml()?;
         model.own_template = false;
     }
-    model.load_time = started.elapsed();
     let model = Arc::new(model);
     models
         .get_or_insert_with(HashMap::new)
