@@ -279,6 +279,8 @@ impl Session {
                     text: s.text.clone(),
                 })
                 .collect(),
+            // A conversation of the CLI numbers only pages read.
+            short: Vec::new(),
         }
     }
 

@@ -126,7 +126,7 @@ pub const MAX_CONVERSATION_CHARS: usize = 8000;
 
 /// The prior of a `grounded_answer` call: the last turns of `conversation`, each cut
 /// to [`MAX_CONVERSATION_CHARS`], and the session's conversation sources.
-fn prior_of(conversation: &[ConversationTurn], sources: Vec<SourceText>) -> Prior {
+fn prior_of(conversation: &[ConversationTurn], evidence: &Evidence) -> Prior {
     let cut = |text: &str| {
         text.chars()
             .take(MAX_CONVERSATION_CHARS)
@@ -141,8 +141,17 @@ fn prior_of(conversation: &[ConversationTurn], sources: Vec<SourceText>) -> Prio
                 answer: cut(&t.answer),
             })
             .collect(),
-        sources,
+        sources: evidence.sources.clone(),
+        short: evidence.short.clone(),
     }
+}
+
+/// The sources of this session's conversation, numbered as its answers cite them, and
+/// which of them were short sources (snippets, infoboxes, instant answers).
+#[derive(Debug, Default)]
+struct Evidence {
+    sources: Vec<SourceText>,
+    short: Vec<usize>,
 }
 
 /// The MCP server: the resolved settings, shared by every call, and the tool table
@@ -157,7 +166,7 @@ pub struct GroundServer {
     /// The sources of this session's conversation, numbered as its answers cite
     /// them: a `grounded_answer` without `conversation` starts them afresh, one with
     /// it adds its new pages.
-    evidence: Arc<std::sync::Mutex<Vec<SourceText>>>,
+    evidence: Arc<std::sync::Mutex<Evidence>>,
     /// Held by a follow-up for its whole run: two follow-ups at once would both
     /// number their new pages after the same evidence, so they take turns, each
     /// seeing the pages the one before it added.
@@ -263,16 +272,19 @@ impl GroundServer {
             return;
         };
         if !follow_up {
-            evidence.clear();
+            *evidence = Evidence::default();
         }
         if report.mode != crate::report::AnswerMode::Grounded {
             return;
         }
         for source in &report.sources {
-            if source.number == evidence.len() + 1
-                && evidence.len() < crate::pipeline::MAX_SESSION_SOURCES
+            if source.number == evidence.sources.len() + 1
+                && evidence.sources.len() < crate::pipeline::MAX_SESSION_SOURCES
             {
-                evidence.push(source.clone());
+                if report.is_short(source.number) {
+                    evidence.short.push(source.number);
+                }
+                evidence.sources.push(source.clone());
             }
         }
     }
@@ -433,9 +445,9 @@ impl GroundServer {
         } else {
             Some(self.follow_up_turn.lock().await)
         };
-        let prior = (!conversation.is_empty()).then(|| {
-            let sources = self.evidence.lock().map(|e| e.clone()).unwrap_or_default();
-            prior_of(&conversation, sources)
+        let prior = (!conversation.is_empty()).then(|| match self.evidence.lock() {
+            Ok(evidence) => prior_of(&conversation, &evidence),
+            Err(_) => prior_of(&conversation, &Evidence::default()),
         });
         let report = {
             let question = question.clone();

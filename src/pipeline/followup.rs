@@ -53,20 +53,30 @@ pub struct Prior {
     pub turns: Vec<PriorTurn>,
     /// The sources read in earlier turns, numbered for the whole conversation.
     pub sources: Vec<SourceText>,
+    /// The numbers of those that were a search's short sources (a snippet, an
+    /// infobox, an instant answer: an MCP answer may cite them), not pages read: their
+    /// numbers are kept, but the pages behind them count as not read.
+    pub short: Vec<usize>,
 }
 
 impl Prior {
     /// Whether a page at `url` was read already.
     fn has_url(&self, url: &str) -> bool {
         let url = normalise_url(url);
-        self.sources.iter().any(|s| normalise_url(&s.url) == url)
+        self.pages_read().any(|s| normalise_url(&s.url) == url)
+    }
+
+    /// The earlier sources that were pages read (not short sources).
+    fn pages_read(&self) -> impl Iterator<Item = &SourceText> {
+        self.sources
+            .iter()
+            .filter(|s| !self.short.contains(&s.number))
     }
 
     /// The earlier sources as page attempts (read before, used again), so every face
     /// lists them like the pages of this run.
     fn pages(&self) -> Vec<PageAttempt> {
-        self.sources
-            .iter()
+        self.pages_read()
             .enumerate()
             .map(|(rank, s)| PageAttempt {
                 rank,
@@ -205,7 +215,10 @@ impl Run<'_> {
         };
         let mut past_cap = 0;
         // A page that redirected to one read in an earlier turn keeps that number's text.
-        let known: HashSet<String> = sources.iter().map(|s| normalise_url(&s.url)).collect();
+        let known: HashSet<String> = self
+            .prior
+            .map(|prior| prior.pages_read().map(|s| normalise_url(&s.url)).collect())
+            .unwrap_or_default();
         for page in pages
             .iter_mut()
             .filter(|p| p.status == RetrievalStatus::Success)

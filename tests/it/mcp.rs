@@ -1246,11 +1246,13 @@ async fn a_follow_up_with_its_conversation_is_answered_from_the_pages_read() {
             .as_array()
             .unwrap()
             .iter()
-            .filter(|s| s["index"].is_u64())
+            .filter(|s| s["index"].is_u64() && s["kind"] == "page")
             .map(|s| (s["index"].clone(), s["url"].clone()))
             .collect::<Vec<_>>()
     };
     assert_eq!(pages(&follow_up), pages(&first), "the same numbers");
+    // The snippet [4] keeps its number but is not passed off as a page read.
+    assert_eq!(pages(&follow_up).len(), 3, "{follow_up}");
     assert_eq!(
         world.searx.received_requests().await.unwrap().len(),
         1,
