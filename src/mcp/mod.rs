@@ -451,26 +451,20 @@ impl GroundServer {
         });
         let report = {
             let question = question.clone();
-            // The run's deadline ([run] timeout_secs, --timeout) holds here as in the CLI.
+            // The run's deadline ([run] timeout_secs, --timeout) holds here as in the
+            // CLI: the pipeline enforces it.
             isolated(async move {
                 let events = crate::events::Events::silent();
-                let deadline = settings.run.timeout;
-                let run = crate::pipeline::answer_in_conversation(
+                crate::pipeline::answer_in_conversation(
                     &question,
                     prior.as_ref(),
                     &settings,
                     &events,
                     &crate::pipeline::Unwatched,
-                    deadline,
-                );
-                tokio::time::timeout(deadline, async { run.await.map_err(|f| f.error) })
-                    .await
-                    .unwrap_or_else(|_| {
-                        Err(Error::Deadline {
-                            seconds: deadline.as_secs(),
-                            stage: events.current(),
-                        })
-                    })
+                    settings.run.timeout,
+                )
+                .await
+                .map_err(|failed| failed.error)
             })
             .await
         };

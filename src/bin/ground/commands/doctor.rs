@@ -3,11 +3,11 @@
 use std::io::Write as _;
 use std::process::ExitCode;
 
-use ground::error::exit;
 use ground::{doctor, render};
 
 use crate::cli::{self, DoctorArgs};
 use crate::output::{code, colour_stdout};
+use crate::runtime::block_on;
 
 /// Runs every check and prints them (text, or one JSON object with `--json`); the
 /// exit code names the first failing area.
@@ -21,17 +21,14 @@ pub fn run(args: DoctorArgs) -> ExitCode {
     );
     let env = |name: &str| std::env::var(name).ok();
     let colour = colour_stdout();
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(r) => r,
+    // The one runtime helper: Ctrl-C ends the checks with exit 130, as elsewhere.
+    let checks = match block_on(async { Ok(doctor::diagnose(&overrides, &env).await) }) {
+        Ok(checks) => checks,
         Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
-            return code(exit::INTERNAL);
+            eprintln!("{}", e.report());
+            return code(e.exit_code());
         }
     };
-    let checks = runtime.block_on(doctor::diagnose(&overrides, &env));
     let text = if args.json {
         format!("{}\n", render::doctor::to_json(&checks))
     } else {
