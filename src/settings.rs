@@ -352,6 +352,12 @@ pub struct SearchSettings {
 }
 
 impl SearchSettings {
+    /// The SearXNG instances, in the order they are tried: `url`, then
+    /// `fallback_urls`.
+    pub fn searxng_urls(&self) -> impl Iterator<Item = &Url> {
+        std::iter::once(&self.url).chain(&self.fallback_urls)
+    }
+
     /// The searches a rolling window allows: the one set (0 = none), else the default
     /// for the service: none for a SearXNG that is the user's own (on this machine or
     /// a private network: it has its own limiter), [`DEFAULT_MAX_PER_MINUTE`] for
@@ -361,10 +367,7 @@ impl SearchSettings {
         if let Some(set) = self.max_per_minute {
             return set;
         }
-        let own = self.backend.can_be_own()
-            && std::iter::once(&self.url)
-                .chain(&self.fallback_urls)
-                .all(crate::http::is_own_server);
+        let own = self.backend.can_be_own() && self.searxng_urls().all(crate::http::is_own_server);
         if own { 0 } else { DEFAULT_MAX_PER_MINUTE }
     }
 

@@ -38,7 +38,7 @@ pub(super) async fn search_checks(settings: &SearchSettings) -> Vec<Check> {
         checks.extend(instance_checks(settings).await);
         return checks;
     }
-    for url in std::iter::once(&settings.url).chain(settings.fallback_urls.iter()) {
+    for url in settings.searxng_urls() {
         let mut one = settings.clone();
         one.url = url.clone();
         one.fallback_urls = Vec::new();

@@ -95,8 +95,8 @@ pub async fn choose_in(
     settings: &SearchSettings,
     keyring: fn(KeyName) -> Lookup,
 ) -> Chosen {
-    let searxng = std::iter::once(&settings.url)
-        .chain(&settings.fallback_urls)
+    let searxng = settings
+        .searxng_urls()
         .map(crate::http::display_url)
         .collect::<Vec<_>>()
         .join(", ");
@@ -177,9 +177,7 @@ async fn decide(
     settings: &SearchSettings,
     keyring: fn(KeyName) -> Lookup,
 ) -> (SearchBackend, Option<Secret>) {
-    let probes = std::iter::once(&settings.url)
-        .chain(&settings.fallback_urls)
-        .map(answers);
+    let probes = settings.searxng_urls().map(answers);
     if futures_util::future::join_all(probes)
         .await
         .into_iter()

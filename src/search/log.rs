@@ -61,11 +61,7 @@ pub fn record(
         .api_key
         .iter()
         .map(|k| k.expose())
-        .chain(
-            std::iter::once(&settings.url)
-                .chain(&settings.fallback_urls)
-                .filter_map(|u| u.password()),
-        )
+        .chain(settings.searxng_urls().filter_map(|u| u.password()))
         .collect();
     let mut text = crate::text::redact_known(&line.to_string(), &search_secrets);
     text.push('\n');

@@ -40,9 +40,7 @@ pub const HTML_BUDGET: Duration = Duration::from_secs(5);
 /// Searches SearXNG for `query`, trying the configured instances in order (see the
 /// module doc), and each one's HTML results page when its JSON format is off.
 pub async fn search(settings: &SearchSettings, query: &str) -> Result<SearchOutcome, Error> {
-    let instances: Vec<&Url> = std::iter::once(&settings.url)
-        .chain(settings.fallback_urls.iter())
-        .collect();
+    let instances: Vec<&Url> = settings.searxng_urls().collect();
     let mut warnings = Vec::new();
     let mut first_error = None;
     for (i, url) in instances.iter().enumerate() {
