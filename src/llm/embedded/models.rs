@@ -492,23 +492,10 @@ fn finish(
 /// The SHA-256 of `path`'s bytes and their count; an empty hash when it is missing.
 async fn hash_existing(path: &Path) -> std::io::Result<(Sha256, u64)> {
     let path = path.to_path_buf();
-    tokio::task::spawn_blocking(move || {
-        let mut hasher = Sha256::new();
-        let mut file = match std::fs::File::open(&path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((hasher, 0)),
-            Err(e) => return Err(e),
-        };
-        let mut buf = vec![0u8; 1 << 20];
-        let mut total = 0u64;
-        loop {
-            let n = file.read(&mut buf)?;
-            if n == 0 {
-                return Ok((hasher, total));
-            }
-            hasher.update(&buf[..n]);
-            total += n as u64;
-        }
+    tokio::task::spawn_blocking(move || match std::fs::File::open(&path) {
+        Ok(file) => hash_file(file),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok((Sha256::new(), 0)),
+        Err(e) => Err(e),
     })
     .await
     .map_err(std::io::Error::other)?
@@ -516,17 +503,24 @@ async fn hash_existing(path: &Path) -> std::io::Result<(Sha256, u64)> {
 
 /// Whether the file at `path` has the SHA-256 `expected` (blocking: reads it all).
 pub fn verify(path: &Path, expected: &str) -> std::io::Result<bool> {
-    let mut file = std::fs::File::open(path)?;
+    let (hasher, _) = hash_file(std::fs::File::open(path)?)?;
+    Ok(hex(&hasher.finalize()).eq_ignore_ascii_case(expected))
+}
+
+/// The SHA-256 of all of `file` so far and its length, read a MiB at a time
+/// (blocking).
+fn hash_file(mut file: std::fs::File) -> std::io::Result<(Sha256, u64)> {
     let mut hasher = Sha256::new();
     let mut buf = vec![0u8; 1 << 20];
+    let mut total = 0u64;
     loop {
         let n = file.read(&mut buf)?;
         if n == 0 {
-            break;
+            return Ok((hasher, total));
         }
         hasher.update(&buf[..n]);
+        total += n as u64;
     }
-    Ok(hex(&hasher.finalize()).eq_ignore_ascii_case(expected))
 }
 
 fn hex(bytes: &[u8]) -> String {
