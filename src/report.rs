@@ -15,7 +15,7 @@ use crate::plan::{Decision, PlanRun};
 use crate::settings::{LlmBackend, SearchBackend};
 
 /// Model call details for the report.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct ModelInfo {
     /// "ollama", "openai" or "embedded".
     pub backend: LlmBackend,
@@ -61,9 +61,10 @@ pub struct Timings {
 }
 
 /// How the answer came about.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub enum AnswerMode {
     /// Searched, read pages, answered from them (the normal case).
+    #[default]
     Grounded,
     /// `--auto`: the gate decided no search was needed; the model answered alone.
     NoSearchNeeded,
@@ -102,8 +103,9 @@ pub struct SearchRun {
     pub error: Option<String>,
 }
 
-/// Everything one run produced.
-#[derive(Debug, Clone)]
+/// Everything one run produced (the default is an empty run, for tests and
+/// fixtures to fill in).
+#[derive(Debug, Clone, Default)]
 pub struct Report {
     /// The question.
     pub question: String,

@@ -423,7 +423,7 @@ impl RobotsPolicy {
 }
 
 /// Which API the model server speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum LlmBackend {
     /// Ollama's native `/api/chat` (the default; lets us set the context window).
@@ -435,6 +435,7 @@ pub enum LlmBackend {
     Embedded,
     /// The default: Ollama when it answers at its URL and has the model, else the
     /// embedded model. Resolved once per run by `llm::choose`.
+    #[default]
     Auto,
 }
 

@@ -164,7 +164,7 @@ impl SourceKind {
 }
 
 /// The sources block of the prompt and what it cost.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct Context {
     /// The delimited sources, ready to put in the prompt.
     #[serde(skip)]

@@ -211,7 +211,7 @@ impl Statement {
 }
 
 /// The checked answer.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct GroundedAnswer {
     /// The statements joined by single spaces.
     pub answer: String,

@@ -1,71 +1,15 @@
-//! How a tool call fails without ending the session: every failure (a stage's
-//! [`Error`], arguments the schema let through, a panic inside a call) becomes a tool
-//! result with `isError: true`, a text naming the input with the CLI's hint, and the
-//! CLI's `--json` error object as structured content.
-//!
-//! Kept apart from the tools so that the server module reads as the three tools and
-//! nothing else, and so that the one shape of a failed call is written once.
+//! How a tool call fails without ending the session: a [`Failure`] from the service
+//! (a stage's error, a spent budget, a panic inside a call) or from this face's own
+//! argument checks becomes a tool result with `isError: true`, a text naming the
+//! input with the CLI's hint, and the CLI's `--json` error object as structured
+//! content.
 
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Value, json};
 
 use super::MAX_SEARCH_RESULTS;
-use crate::error::Error;
+use crate::service::Failure;
 use crate::text::sanitize_line;
-
-/// Why a call failed: a message, a hint, and the error's kind and JSON for the
-/// structured content.
-#[derive(Debug)]
-pub(super) struct Failure {
-    pub(super) kind: &'static str,
-    pub(super) message: String,
-    pub(super) hint: Option<String>,
-}
-
-impl Failure {
-    /// Arguments that the schema allows to be wrong (empty text, a bad limit).
-    pub(super) fn usage(message: impl Into<String>, hint: impl Into<String>) -> Self {
-        Failure {
-            kind: "invalid_arguments",
-            message: message.into(),
-            hint: Some(hint.into()),
-        }
-    }
-}
-
-impl From<Error> for Failure {
-    fn from(error: Error) -> Self {
-        let message = match &error {
-            // "invalid configuration: ..." reads wrong for a bad URL argument.
-            Error::Config { message, .. } => message.clone(),
-            other => other.to_string(),
-        };
-        Failure {
-            kind: error.kind(),
-            message,
-            hint: error.hint(),
-        }
-    }
-}
-
-/// A panic inside a call, caught at its task's boundary.
-fn crashed(error: tokio::task::JoinError) -> Failure {
-    Failure {
-        kind: "internal",
-        message: format!("ground failed internally ({error})"),
-        hint: Some("this is a bug in ground: please report it with the input".into()),
-    }
-}
-
-/// Runs one stage call in its own task so that a panic becomes a [`Failure`].
-pub(super) async fn isolated<T: Send + 'static>(
-    work: impl Future<Output = Result<T, Error>> + Send + 'static,
-) -> Result<T, Failure> {
-    match tokio::spawn(work).await {
-        Ok(result) => result.map_err(Failure::from),
-        Err(e) => Err(crashed(e)),
-    }
-}
 
 /// `limit`: absent means 10; otherwise a whole number from 1 to 10.
 pub(super) fn parse_limit(limit: Option<&Value>) -> Result<usize, Failure> {
@@ -95,24 +39,13 @@ pub(super) fn failure(
     input: &str,
     problem: Failure,
 ) -> CallToolResult {
-    let mut text = format!(
-        "error: {}\n{input_name}: {}",
-        sanitize_line(&problem.message),
-        sanitize_line(input)
-    );
-    if let Some(hint) = &problem.hint {
-        text.push_str(&format!("\nhint: {hint}"));
-    }
     log_failure(tool, input_name, input, &problem.message);
-    let mut result = CallToolResult::error(vec![ContentBlock::text(text)]);
+    let mut result =
+        CallToolResult::error(vec![ContentBlock::text(problem.text(input_name, input))]);
     result.structured_content = Some(json!({
         "version": crate::render::JSON_VERSION,
         input_name: input,
-        "error": {
-            "kind": problem.kind,
-            "message": problem.message,
-            "hint": problem.hint,
-        }
+        "error": problem.json(),
     }));
     result
 }
@@ -129,6 +62,7 @@ pub(super) fn log_failure(tool: &str, input_name: &str, input: &str, message: &s
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Error;
 
     #[test]
     fn limit_defaults_to_ten_and_stays_in_range() {

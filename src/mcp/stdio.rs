@@ -12,7 +12,9 @@
 //!   JSON-RPC 2.0 says when the id cannot be read);
 //! - JSON that is not a request is answered `-32600 Invalid Request` with its `id`
 //!   when it has one;
-//! - a line over the limit is skipped to its end and answered `-32600` (id `null`).
+//! - a line over the limit is skipped to its end and answered `-32600`, with the
+//!   request's `id` when its first KiB names one at the top level (a client waits
+//!   for the reply to its own id), else `null`.
 //!
 //! The session then goes on. Our replies and the library's share one writer task
 //! that writes whole lines, so they never interleave.
@@ -23,9 +25,16 @@ use tokio::io::{
 };
 use tokio::sync::mpsc;
 
-/// Longest JSON-RPC line read from the client: far above any real request (the
-/// largest argument is a question or a URL).
-pub const MAX_LINE_BYTES: usize = 1024 * 1024;
+/// Longest JSON-RPC line read from the client: above the largest request the tools
+/// accept whole (a `grounded_answer` with a full conversation: 40 turns of 8,000
+/// bytes a question and an answer, 640 KB, which JSON may spell twice as long with
+/// `\u` escapes), so a conversation within the documented bounds is never refused.
+pub const MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
+
+const _: () = assert!(MAX_LINE_BYTES > 3 * crate::service::conversation::max_conversation_bytes());
+
+/// How much of an over-long line is kept to find its `id`.
+const ID_SEARCH_BYTES: usize = 1024;
 
 /// Buffer of the in-memory pipes between the guard and the protocol library.
 const PIPE_BYTES: usize = 64 * 1024;
@@ -89,8 +98,51 @@ fn error_reply(id: Value, code: i64, message: &str) -> Value {
 enum Line {
     /// A complete line, without its newline.
     Complete(Vec<u8>),
-    /// A line longer than the bound, read to its end and dropped.
-    TooLong,
+    /// A line longer than the bound, read to its end and dropped but for its first
+    /// [`ID_SEARCH_BYTES`].
+    TooLong(Vec<u8>),
+}
+
+/// The top-level `id` of a JSON-RPC message from the start of its line (`None` when
+/// the start names none, or it is not a string or a number).
+fn id_in_head(head: &[u8]) -> Option<Value> {
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    let mut string_start = 0;
+    for (i, &b) in head.iter().enumerate() {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => {
+                    in_string = false;
+                    let key = &head[string_start..i];
+                    let rest = &head[i + 1..];
+                    let after = rest.iter().position(|c| !c.is_ascii_whitespace())?;
+                    if depth == 1 && key == b"id" && rest[after] == b':' {
+                        let value = &rest[after + 1..];
+                        let mut values =
+                            serde_json::Deserializer::from_slice(value).into_iter::<Value>();
+                        return match values.next() {
+                            Some(Ok(id @ (Value::String(_) | Value::Number(_)))) => Some(id),
+                            _ => None,
+                        };
+                    }
+                }
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => {
+                in_string = true;
+                string_start = i + 1;
+            }
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    None
 }
 
 /// Reads the next line of at most `max` bytes; `None` at the end of the input. A
@@ -101,12 +153,13 @@ async fn next_line<R: AsyncBufRead + Unpin>(
 ) -> std::io::Result<Option<Line>> {
     let mut line = Vec::new();
     let mut too_long = false;
+    let mut head = Vec::new();
     loop {
         let buffer = reader.fill_buf().await?;
         if buffer.is_empty() {
             return Ok(match (line.is_empty(), too_long) {
                 (true, false) => None,
-                (_, true) => Some(Line::TooLong),
+                (_, true) => Some(Line::TooLong(head)),
                 (false, false) => Some(Line::Complete(line)),
             });
         }
@@ -116,7 +169,9 @@ async fn next_line<R: AsyncBufRead + Unpin>(
         };
         if !too_long && line.len() + chunk.len() > max {
             too_long = true;
-            line = Vec::new();
+            line.extend_from_slice(&chunk[..chunk.len().min(ID_SEARCH_BYTES)]);
+            line.truncate(ID_SEARCH_BYTES);
+            head = std::mem::take(&mut line);
         }
         if !too_long {
             line.extend_from_slice(chunk);
@@ -125,7 +180,7 @@ async fn next_line<R: AsyncBufRead + Unpin>(
         reader.consume(used);
         if found.is_some() {
             return Ok(Some(if too_long {
-                Line::TooLong
+                Line::TooLong(head)
             } else {
                 Line::Complete(line)
             }));
@@ -187,8 +242,8 @@ where
                     }
                     other => other,
                 },
-                Line::TooLong => Verdict::Reply(error_reply(
-                    Value::Null,
+                Line::TooLong(head) => Verdict::Reply(error_reply(
+                    id_in_head(&head).unwrap_or(Value::Null),
                     -32600,
                     &format!(
                         "Invalid Request: the line is longer than {} KiB",
@@ -251,7 +306,7 @@ mod tests {
         let mut reader = BufReader::with_capacity(16, &input[..]);
         assert!(matches!(
             next_line(&mut reader, 50).await.unwrap(),
-            Some(Line::TooLong)
+            Some(Line::TooLong(_))
         ));
         assert!(
             matches!(next_line(&mut reader, 50).await.unwrap(), Some(Line::Complete(l)) if l == b"short")
@@ -260,5 +315,18 @@ mod tests {
             matches!(next_line(&mut reader, 50).await.unwrap(), Some(Line::Complete(l)) if l == b"last")
         );
         assert!(next_line(&mut reader, 50).await.unwrap().is_none());
+    }
+
+    #[test]
+    fn an_over_long_lines_id_is_read_from_its_start() {
+        let line = br#"{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"arguments":{"question":"xxxx"#;
+        assert_eq!(id_in_head(line), Some(json!(42)));
+        let line = br#"{"jsonrpc":"2.0","method":"tools/call","id":"a-7","params":{"#;
+        assert_eq!(id_in_head(line), Some(json!("a-7")));
+        // An "id" inside the arguments is not the request's.
+        let line = br#"{"jsonrpc":"2.0","params":{"id":5,"question":"xxxx"#;
+        assert_eq!(id_in_head(line), None);
+        let line = br#"{"jsonrpc":"2.0","method":"x","params":{"q":""id":9"#;
+        assert_eq!(id_in_head(line), None);
     }
 }

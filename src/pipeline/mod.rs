@@ -36,8 +36,6 @@ use crate::report::{AnswerMode, Failed, Partial, Report};
 use crate::settings::Settings;
 
 pub use followup::{MAX_PRIOR_TURNS, MAX_SESSION_SOURCES, Prior, PriorTurn};
-pub use gather::{GRACE_FACTOR, GRACE_MAX, GRACE_MIN, HEDGE_MIN, SPARE_FETCHES};
-pub use sources::MAX_SNIPPET_SOURCES;
 
 /// Watches the answer call while the model writes: the command line's live progress
 /// and its statement-by-statement printing. Every method has an empty default.
@@ -61,55 +59,54 @@ pub struct Unwatched;
 
 impl Watch for Unwatched {}
 
-/// Runs the whole pipeline for `question`, reporting stages to `events`.
-pub async fn answer(question: &str, settings: &Settings, events: &Events) -> Result<Report, Error> {
-    let question = checked_question(question)?;
-    Run::new(settings, events, &Unwatched)?
-        .steps(question)
-        .await
+/// One question for the pipeline: its text, the conversation it continues (if any)
+/// and how long the whole run may take.
+#[derive(Debug, Clone, Copy)]
+pub struct Question<'a> {
+    /// The question as asked (trimmed here; refused when empty or too long).
+    pub text: &'a str,
+    /// The conversation it is a turn of: with it, a follow-up is rewritten to stand
+    /// alone and the sources already read are tried before any search; `None` is a
+    /// run of its own.
+    pub prior: Option<&'a Prior>,
+    /// The whole run's time bound (`--timeout`, `[run] timeout_secs`).
+    pub deadline: Duration,
 }
 
-/// Runs the whole pipeline within `deadline`, with `watch` told about the answer call
-/// as it streams. On failure (the deadline included) the error comes back with what
-/// the run had got to: its searches, each page tried with its status, timings and
-/// warnings, so `--json` can show why each page failed.
-pub async fn answer_within(
-    question: &str,
-    settings: &Settings,
-    events: &Events,
-    watch: &dyn Watch,
-    deadline: Duration,
-) -> Result<Report, Box<Failed>> {
-    answer_in_conversation(question, None, settings, events, watch, deadline).await
+/// What a run reports to and is configured by, held by the face that starts it.
+#[derive(Clone, Copy)]
+pub struct RunWith<'a> {
+    /// The resolved settings (the model among them already chosen).
+    pub settings: &'a Settings,
+    /// Where stage events go (a terminal's progress, MCP progress, nowhere).
+    pub events: &'a Events,
+    /// Who watches the answer call as it streams ([`Unwatched`] for nobody).
+    pub watch: &'a dyn Watch,
 }
 
-/// [`answer_within`] for a turn of a conversation: with `prior` (its earlier turns
-/// and the sources read so far) a follow-up is rewritten to stand alone, the sources
-/// already read are tried before any search, and the report's
-/// [`followup`](Report::followup) says what happened. `None` is a run of its own.
-pub async fn answer_in_conversation(
-    question: &str,
-    prior: Option<&Prior>,
-    settings: &Settings,
-    events: &Events,
-    watch: &dyn Watch,
-    deadline: Duration,
-) -> Result<Report, Box<Failed>> {
+/// The one door into the pipeline: runs every stage for `question` within its
+/// deadline. On failure (the deadline included) the error comes back with what the
+/// run had got to: its searches, each page tried with its status, timings and
+/// warnings, so `--json` can show why each page failed. With a
+/// [`prior`](Question::prior) the report's [`followup`](Report::followup) says what
+/// the follow-up step did.
+pub async fn answer(question: Question<'_>, with: &RunWith<'_>) -> Result<Report, Box<Failed>> {
     let failed = |error| {
         Box::new(Failed {
             error,
             partial: Partial::default(),
         })
     };
-    let question = checked_question(question).map_err(failed)?;
-    let mut run = Run::new(settings, events, watch).map_err(failed)?;
-    run.prior = prior;
-    let outcome = tokio::time::timeout(deadline, run.steps(question))
+    let text = checked_question(question.text).map_err(failed)?;
+    let mut run = Run::new(with.settings, with.events, with.watch).map_err(failed)?;
+    run.prior = question.prior;
+    let deadline = question.deadline;
+    let outcome = tokio::time::timeout(deadline, run.steps(text))
         .await
         .unwrap_or_else(|_| {
             Err(Error::Deadline {
                 seconds: deadline.as_secs(),
-                stage: events.current(),
+                stage: with.events.current(),
             })
         });
     outcome.map_err(|error| {
@@ -122,8 +119,8 @@ pub async fn answer_in_conversation(
 }
 
 /// One run of the pipeline: what every stage needs, owned for the run's length, and
-/// what the run has got to so far. Built once per question (by [`answer`] and
-/// [`answer_within`]); the stages are its methods, in the files of this folder.
+/// what the run has got to so far. Built once per question (by [`answer`]); the
+/// stages are its methods, in the files of this folder.
 struct Run<'a> {
     settings: &'a Settings,
     events: &'a Events,

@@ -1066,11 +1066,31 @@ async fn mcp_answers_malformed_and_oversized_lines_and_keeps_serving() {
     assert_eq!(invalid["error"]["code"], -32600, "{invalid}");
     assert_eq!(invalid["id"], 42, "the reply carries the request's id");
 
-    let mut huge = vec![b'x'; 3 * 1024 * 1024];
-    huge.push(b'\n');
+    // Over the 4 MiB line limit: refused, with the request's own id so the client's
+    // wait for it ends.
+    let mut huge = br#"{"jsonrpc":"2.0","id":77,"method":"tools/call","params":{"name":"grounded_answer","arguments":{"question":""#.to_vec();
+    huge.extend(vec![b'x'; 5 * 1024 * 1024]);
+    huge.extend_from_slice(b"\"}}}\n");
     stdin.write_all(&huge).await.unwrap();
     let oversized = next().await;
     assert_eq!(oversized["error"]["code"], -32600, "{oversized}");
+    assert_eq!(oversized["id"], 77, "{oversized}");
+
+    // A conversation of 40 turns of 8,000 CJK characters a question and an answer
+    // (1.9 MB as UTF-8; 3.8 MB escaped as `\uXXXX`, as Python's json writes it) is
+    // read whole and answered with its id (a tool error here: the question is empty).
+    let turn = json!({"question": "問".repeat(8000), "answer": "答".repeat(8000)});
+    let conversation: Vec<_> = std::iter::repeat_n(turn, 40).collect();
+    let call = json!({"jsonrpc": "2.0", "id": 78, "method": "tools/call", "params": {
+        "name": "grounded_answer",
+        "arguments": {"question": " ", "conversation": conversation}}});
+    let mut line = ascii_json(&call).into_bytes();
+    assert!(line.len() > 3_800_000, "{} bytes", line.len());
+    line.push(b'\n');
+    stdin.write_all(&line).await.unwrap();
+    let answered = next().await;
+    assert_eq!(answered["id"], 78, "{answered}");
+    assert_eq!(answered["result"]["isError"], true, "{answered}");
 
     stdin
         .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\"}\n")
@@ -1260,4 +1280,101 @@ async fn a_follow_up_with_its_conversation_is_answered_from_the_pages_read() {
     );
     let (code, _) = mcp.close().await;
     assert_eq!(code, Some(0));
+}
+
+/// `value` as JSON with every non-ASCII character escaped (`\\uXXXX`), as Python's
+/// `json.dumps` writes it by default.
+fn ascii_json(value: &serde_json::Value) -> String {
+    let mut out = String::new();
+    for c in value.to_string().chars() {
+        if c.is_ascii() {
+            out.push(c);
+        } else {
+            let mut units = [0u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                out.push_str(&format!("\\u{unit:04x}"));
+            }
+        }
+    }
+    out
+}
+
+/// R4 finding 1: with no model to be had (no Ollama, no embedded model on disk, a hub
+/// that refuses the download), `ground mcp` still answers `initialize` and serves the
+/// tools that need no model, touching the hub only when grounded_answer needs the
+/// model; that call is a tool error with the hint, and the session goes on. Before,
+/// the server downloaded the model before `initialize` and exited 5 when it could not.
+#[tokio::test]
+async fn with_no_model_to_be_had_the_server_still_serves_search_and_fetch() {
+    let world = World::new().await;
+    world
+        .search_replies_with_capture("searxng/normal.body.json")
+        .await;
+    world.serve_fixture_pages().await;
+    let hub = wiremock::MockServer::start().await;
+    Mock::given(method("GET"))
+        .respond_with(ResponseTemplate::new(404))
+        .mount(&hub)
+        .await;
+    let mut cmd = world.ground();
+    cmd.env("GROUND_LLM", "auto")
+        .env("GROUND_LLM_URL", closed_port_url())
+        .env("GROUND_MODEL_HUB", hub.uri());
+    let (mut mcp, init) = Session::start(cmd, &[]).await;
+    assert_eq!(init["serverInfo"]["name"], "ground");
+
+    let found = structured(
+        &mcp.call("web_search", json!({"query": "tardigrades"}))
+            .await,
+    );
+    assert_eq!(found["results"].as_array().unwrap().len(), 4);
+    let url = format!("{}/pages/tardigrades-space.html", world.pages.uri());
+    let page = structured(&mcp.call("web_fetch", json!({"url": url})).await);
+    assert_eq!(page["status"], "SUCCESS");
+    assert!(
+        hub.received_requests().await.unwrap().is_empty(),
+        "the hub was asked for the model before any call needed it"
+    );
+
+    let result = mcp
+        .call(
+            "grounded_answer",
+            json!({"question": "Can tardigrades survive in space?"}),
+        )
+        .await;
+    let text = error_text(&result);
+    assert!(text.contains("\nhint: "), "{text}");
+    assert!(!hub.received_requests().await.unwrap().is_empty());
+    // The session goes on.
+    let again = structured(
+        &mcp.call("web_search", json!({"query": "tardigrades"}))
+            .await,
+    );
+    assert_eq!(again["query"], "tardigrades");
+
+    let (code, stderr) = mcp.close().await;
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stderr.contains("if Ollama has it, else the embedded qwen3-1.7b"),
+        "{stderr}"
+    );
+}
+
+/// R4 finding 1: the start-up line names the model actually used: with
+/// `--model-file` the file, not the catalogue default at Ollama's address.
+#[tokio::test]
+async fn the_start_up_line_names_the_model_file_in_use() {
+    let world = World::new().await;
+    let file = world.home.path().join("my-model.gguf");
+    std::fs::write(&file, b"GGUF").unwrap();
+    let mut cmd = world.ground();
+    cmd.env("GROUND_LLM", "auto");
+    let model_file = file.display().to_string();
+    let (mcp, _) = Session::start(cmd, &["--model-file", &model_file]).await;
+    let (code, stderr) = mcp.close().await;
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stderr.contains("model: the embedded model my-model.gguf)"),
+        "{stderr}"
+    );
 }

@@ -136,20 +136,23 @@ pub fn answer_and_print(
     };
 
     let prior = session.map(Session::prior);
-    let run = ground::pipeline::answer_in_conversation(
-        question,
-        prior.as_ref(),
+    let asked = ground::pipeline::Question {
+        text: question,
+        prior: prior.as_ref(),
+        deadline: settings.run.timeout,
+    };
+    let with = ground::pipeline::RunWith {
         settings,
-        &events,
-        live.as_ref(),
-        settings.run.timeout,
-    );
-    let outcome = block_on(async { Ok(run.await) }).unwrap_or_else(|error| {
-        Err(Box::new(Failed {
-            error,
-            partial: Partial::default(),
-        }))
-    });
+        events: &events,
+        watch: live.as_ref(),
+    };
+    let outcome = block_on(async { Ok(ground::pipeline::answer(asked, &with).await) })
+        .unwrap_or_else(|error| {
+            Err(Box::new(Failed {
+                error,
+                partial: Partial::default(),
+            }))
+        });
     let report = match outcome {
         Ok(report) => report,
         Err(failed) => {

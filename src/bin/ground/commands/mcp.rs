@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use crate::cli::{self, McpArgs};
 use crate::output::code;
-use crate::runtime::{block_on, ready_model, settings};
+use crate::runtime::{block_on, settings};
 
 /// Runs `ground mcp` until the client closes the session.
 pub fn run(args: McpArgs) -> ExitCode {
@@ -24,12 +24,10 @@ pub fn run(args: McpArgs) -> ExitCode {
     if args.ignore_robots {
         overrides.robots = Some(ground::settings::RobotsPolicy::Never);
     }
-    // The model is made ready before the session starts: `--llm auto` says on stderr
-    // which model answers, and a missing embedded model is downloaded now, not in
-    // the middle of an agent's first call.
-    match settings(&overrides)
-        .and_then(|s| block_on(async { ground::mcp::serve(ready_model(s, false).await?).await }))
-    {
+    // Nothing about the model is looked at here: the server answers `initialize` at
+    // once and serves web_search and web_fetch with no model at all; the model is
+    // chosen (and the embedded one downloaded) on the first grounded_answer.
+    match settings(&overrides).and_then(|s| block_on(ground::mcp::serve(s))) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("{}", e.report());

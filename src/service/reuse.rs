@@ -1,9 +1,12 @@
-//! Evidence reused within one MCP session: a `grounded_answer` whose question
-//! normalises to that of an earlier grounded run gets that run's report again,
-//! without searching or asking the model.
+//! Answers reused within one client's session (an MCP session, a `ground serve`
+//! process): a question that normalises to that of an earlier grounded run gets that
+//! run's report again, without searching or asking the model.
 //!
-//! Kept apart from the server so that the two rules it holds (what counts as the same
-//! question, and how long and how many runs are kept) can be read and tested alone.
+//! Kept apart from the service so that the rules it holds (what counts as the same
+//! question, how long, how many and how many bytes of runs are kept) can be read and
+//! tested alone. The bytes matter: a run keeps its pages' full texts (up to 60,000
+//! characters each), so 64 runs of ten pages held half a gigabyte before the byte
+//! bound.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -13,6 +16,32 @@ use crate::report::Report;
 
 /// Most grounded runs one session keeps for reuse; the oldest goes first.
 pub const MAX_REUSED_RUNS: usize = 64;
+
+/// Most bytes of text (pages, snippets, prompt, answer) the kept runs hold together;
+/// the oldest go first. 32 MiB: a few dozen ordinary runs.
+pub const MAX_REUSED_BYTES: usize = 32 * 1024 * 1024;
+
+/// About how many bytes `report` holds: the texts that make up nearly all of it.
+pub fn report_bytes(report: &Report) -> usize {
+    let sources: usize = report
+        .sources
+        .iter()
+        .map(|s| s.text.len() + s.url.len() + s.title.len())
+        .sum();
+    let hits: usize = report
+        .hits
+        .iter()
+        .map(|h| h.url.len() + h.title.len() + h.snippet.len())
+        .sum();
+    let statements: usize = report
+        .answer
+        .statements
+        .iter()
+        .map(|s| s.text.len() + s.citations.iter().map(|c| c.quote.len()).sum::<usize>())
+        .sum();
+    // Everything else (timings, statuses, small strings) is a few KB at most.
+    4096 + sources + hits + statements + report.context.text.len() + report.answer.answer.len()
+}
 
 /// The key under which a question's run is reused, or `None` when the question has
 /// no word or symbol to key it by (such a question is never reused).
@@ -77,39 +106,78 @@ pub fn reuse_key(question: &str) -> Option<String> {
     (!tokens.is_empty()).then(|| tokens.join(" "))
 }
 
-/// A session's grounded runs by [`reuse_key`], each with when it finished; shared by
-/// every call of the session.
-#[derive(Debug, Default)]
+/// A session's grounded runs by [`reuse_key`], each with when it finished and its
+/// size; shared by every call of the session.
+#[derive(Debug)]
 pub struct Reused {
-    runs: Mutex<HashMap<String, (Instant, Arc<Report>)>>,
+    runs: Mutex<HashMap<String, Kept>>,
+    /// Most bytes the kept runs may hold ([`MAX_REUSED_BYTES`] by default).
+    max_bytes: usize,
+}
+
+/// One kept run.
+#[derive(Debug)]
+struct Kept {
+    at: Instant,
+    bytes: usize,
+    report: Arc<Report>,
+}
+
+impl Default for Reused {
+    fn default() -> Self {
+        Reused::within(MAX_REUSED_BYTES)
+    }
 }
 
 impl Reused {
+    /// An empty store that keeps at most `max_bytes` of runs.
+    pub fn within(max_bytes: usize) -> Self {
+        Reused {
+            runs: Mutex::default(),
+            max_bytes,
+        }
+    }
+
+    /// Bytes the kept runs hold now (about: [`report_bytes`] of each).
+    pub fn bytes(&self) -> usize {
+        let runs = self.runs.lock().unwrap_or_else(|e| e.into_inner());
+        runs.values().map(|k| k.bytes).sum()
+    }
+
     /// An earlier grounded run for `key`, with its age, while it is younger than `ttl`
     /// (older runs are dropped on the way).
     pub fn earlier(&self, key: &str, ttl: Duration) -> Option<(Duration, Arc<Report>)> {
         let mut runs = self.runs.lock().unwrap_or_else(|e| e.into_inner());
-        runs.retain(|_, (at, _)| at.elapsed() < ttl);
+        runs.retain(|_, kept| kept.at.elapsed() < ttl);
         runs.get(key)
-            .map(|(at, report)| (at.elapsed(), Arc::clone(report)))
+            .map(|kept| (kept.at.elapsed(), Arc::clone(&kept.report)))
     }
 
-    /// Keeps a grounded run for reuse, dropping the oldest past [`MAX_REUSED_RUNS`];
-    /// nothing is kept when `ttl` is zero (reuse is off).
+    /// Keeps a grounded run for reuse, dropping the oldest past [`MAX_REUSED_RUNS`] or
+    /// the byte bound; nothing is kept when `ttl` is zero (reuse is off) or the run
+    /// alone is over the byte bound.
     pub fn remember(&self, key: String, report: Arc<Report>, ttl: Duration) {
-        if ttl.is_zero() {
+        let bytes = report_bytes(&report);
+        if ttl.is_zero() || bytes > self.max_bytes {
             return;
         }
         let mut runs = self.runs.lock().unwrap_or_else(|e| e.into_inner());
-        if runs.len() >= MAX_REUSED_RUNS
-            && let Some(oldest) = runs
-                .iter()
-                .min_by_key(|(_, (at, _))| *at)
-                .map(|(k, _)| k.clone())
+        runs.remove(&key);
+        let held = |runs: &HashMap<String, Kept>| runs.values().map(|k| k.bytes).sum::<usize>();
+        while !runs.is_empty()
+            && (runs.len() >= MAX_REUSED_RUNS || held(&runs) + bytes > self.max_bytes)
         {
+            let Some(oldest) = runs
+                .iter()
+                .min_by_key(|(_, kept)| kept.at)
+                .map(|(k, _)| k.clone())
+            else {
+                break;
+            };
             runs.remove(&oldest);
         }
-        runs.insert(key, (Instant::now(), report));
+        let at = Instant::now();
+        runs.insert(key, Kept { at, bytes, report });
     }
 }
 
@@ -163,5 +231,34 @@ mod tests {
         assert_eq!(reuse_key("?!"), None);
         assert_eq!(reuse_key("  ... "), None);
         assert_eq!(reuse_key("#").as_deref(), Some("#"));
+    }
+
+    /// A grounded run whose one source holds `bytes` of text.
+    fn run_of(bytes: usize) -> Arc<Report> {
+        let mut report = Report::default();
+        report.sources.push(crate::context::SourceText {
+            number: 1,
+            url: "https://example.org/".into(),
+            title: "t".into(),
+            text: "x".repeat(bytes),
+        });
+        Arc::new(report)
+    }
+
+    #[test]
+    fn kept_runs_stay_within_the_byte_bound_oldest_first() {
+        let reused = Reused::within(1_000_000);
+        let ttl = Duration::from_secs(600);
+        for i in 0..20 {
+            reused.remember(format!("q{i}"), run_of(200_000), ttl);
+            assert!(reused.bytes() <= 1_000_000, "{} bytes kept", reused.bytes());
+        }
+        // The newest are kept, the oldest gone.
+        assert!(reused.earlier("q19", ttl).is_some());
+        assert!(reused.earlier("q0", ttl).is_none());
+        // A run over the whole bound is not kept at all (and evicts nothing).
+        reused.remember("huge".into(), run_of(2_000_000), ttl);
+        assert!(reused.earlier("huge", ttl).is_none());
+        assert!(reused.earlier("q19", ttl).is_some());
     }
 }

@@ -1,0 +1,302 @@
+//! The evidence of conversations, kept for follow-ups: the sources each answer was
+//! given, numbered as the answer cites them, found again by the conversation itself.
+//!
+//! A client (an MCP agent, an OpenAI or Gemini SDK) sends a follow-up with the
+//! earlier turns of its conversation: questions and the answers it was given. The
+//! evidence is keyed by those turns (every question and answer, whitespace
+//! normalised), so each conversation finds its own sources whatever else the client
+//! runs beside it: a fresh question asked in parallel cannot renumber a
+//! conversation's `[1]`, and two follow-ups of one conversation each continue from
+//! the same earlier answer (a branch, not a race). A conversation the service does not
+//! know (its answers were not ours, or were forgotten) is a follow-up with no
+//! evidence: it searches.
+//!
+//! Bounded: the newest [`MAX_CONVERSATIONS`] conversations and [`MAX_EVIDENCE_BYTES`]
+//! of source text are kept, the least recently used going first.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+
+use crate::context::SourceText;
+use crate::pipeline::{MAX_PRIOR_TURNS, MAX_SESSION_SOURCES, Prior, PriorTurn};
+use crate::report::{AnswerMode, Report};
+
+/// Longest question or answer of a conversation turn used, in bytes (cut at a
+/// character boundary): bytes, so that the line limit of a transport can be set
+/// from it ([`max_conversation_bytes`]).
+pub const MAX_TURN_BYTES: usize = 8000;
+
+/// Most conversations whose evidence is kept.
+pub const MAX_CONVERSATIONS: usize = 64;
+
+/// Most bytes of source text the kept conversations hold together.
+pub const MAX_EVIDENCE_BYTES: usize = 32 * 1024 * 1024;
+
+/// Most bytes the conversation of one request can carry once cut: every kept turn's
+/// question and answer at [`MAX_TURN_BYTES`]. A transport's request limit must be
+/// above this (with room for escaping: JSON may spell a character as six bytes).
+pub const fn max_conversation_bytes() -> usize {
+    MAX_PRIOR_TURNS * 2 * MAX_TURN_BYTES
+}
+
+/// One earlier turn of a conversation, as the client holds it.
+#[derive(Debug, Clone, Deserialize, JsonSchema, PartialEq, Eq)]
+pub struct Turn {
+    /// The question asked.
+    pub question: String,
+    /// The answer given (its `[n]` markers name the conversation's sources).
+    pub answer: String,
+}
+
+/// The sources of one conversation, numbered as its answers cite them, and which of
+/// them were short sources (snippets, infoboxes, instant answers).
+#[derive(Debug, Default, Clone)]
+pub struct Evidence {
+    /// Every source, numbered from 1 without a gap.
+    pub sources: Vec<SourceText>,
+    /// The numbers of those that were short sources.
+    pub short: Vec<usize>,
+}
+
+impl Evidence {
+    /// Bytes of text held.
+    fn bytes(&self) -> usize {
+        self.sources
+            .iter()
+            .map(|s| s.text.len() + s.url.len() + s.title.len())
+            .sum()
+    }
+
+    /// This evidence with `report`'s new sources added, numbered after the earlier
+    /// ones as the run numbered them. Every source is kept, short ones too: the answer
+    /// the client holds cites them by number, so a follow-up's new pages must be
+    /// numbered after them. A run that was not grounded adds nothing.
+    fn with_report(&self, report: &Report) -> Evidence {
+        let mut evidence = self.clone();
+        if report.mode != AnswerMode::Grounded {
+            return evidence;
+        }
+        for source in &report.sources {
+            if source.number == evidence.sources.len() + 1
+                && evidence.sources.len() < MAX_SESSION_SOURCES
+            {
+                if report.is_short(source.number) {
+                    evidence.short.push(source.number);
+                }
+                evidence.sources.push(source.clone());
+            }
+        }
+        evidence
+    }
+}
+
+/// `text` cut to at most `max` bytes at a character boundary.
+pub fn cut_bytes(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+/// The key a conversation's evidence is kept under: a hash of its turns, each
+/// question and answer with its whitespace normalised.
+pub fn conversation_key(turns: &[Turn]) -> String {
+    let mut hash = Sha256::new();
+    for turn in turns {
+        for text in [&turn.question, &turn.answer] {
+            let words: Vec<&str> = cut_bytes(text, MAX_TURN_BYTES).split_whitespace().collect();
+            hash.update(words.join(" ").as_bytes());
+            hash.update([0u8]);
+        }
+    }
+    format!("{:x}", hash.finalize())
+}
+
+/// The conversations the service answered, by [`conversation_key`].
+#[derive(Debug, Default)]
+pub struct Conversations {
+    kept: Mutex<HashMap<String, (Instant, Arc<Evidence>)>>,
+}
+
+impl Conversations {
+    /// The evidence of the conversation `turns` (empty when unknown), marked used.
+    pub fn evidence(&self, turns: &[Turn]) -> Arc<Evidence> {
+        if turns.is_empty() {
+            return Arc::default();
+        }
+        let key = conversation_key(turns);
+        let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
+        match kept.get_mut(&key) {
+            Some((used, evidence)) => {
+                *used = Instant::now();
+                Arc::clone(evidence)
+            }
+            None => Arc::default(),
+        }
+    }
+
+    /// Keeps the evidence of the conversation `turns` continued by `question` and the
+    /// answer the client was shown: `earlier` plus the run's new sources.
+    pub fn keep(
+        &self,
+        turns: &[Turn],
+        earlier: &Evidence,
+        question: &str,
+        shown_answer: &str,
+        report: &Report,
+    ) {
+        let evidence = Arc::new(earlier.with_report(report));
+        if evidence.sources.is_empty() {
+            return;
+        }
+        let mut continued = turns.to_vec();
+        continued.push(Turn {
+            question: question.to_string(),
+            answer: shown_answer.to_string(),
+        });
+        let key = conversation_key(&continued);
+        let bytes = evidence.bytes();
+        if bytes > MAX_EVIDENCE_BYTES {
+            return;
+        }
+        let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
+        kept.remove(&key);
+        let held = |kept: &HashMap<String, (Instant, Arc<Evidence>)>| {
+            kept.values().map(|(_, e)| e.bytes()).sum::<usize>()
+        };
+        while !kept.is_empty()
+            && (kept.len() >= MAX_CONVERSATIONS || held(&kept) + bytes > MAX_EVIDENCE_BYTES)
+        {
+            let Some(oldest) = kept
+                .iter()
+                .min_by_key(|(_, (used, _))| *used)
+                .map(|(k, _)| k.clone())
+            else {
+                break;
+            };
+            kept.remove(&oldest);
+        }
+        kept.insert(key, (Instant::now(), evidence));
+    }
+
+    /// How many conversations are kept.
+    pub fn len(&self) -> usize {
+        self.kept.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+
+    /// Whether none is.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// The pipeline's prior for a follow-up: the last [`MAX_PRIOR_TURNS`] turns, each
+/// question and answer cut to [`MAX_TURN_BYTES`], and the conversation's evidence.
+pub fn prior_of(turns: &[Turn], evidence: &Evidence) -> Prior {
+    let skip = turns.len().saturating_sub(MAX_PRIOR_TURNS);
+    Prior {
+        turns: turns[skip..]
+            .iter()
+            .map(|t| PriorTurn {
+                question: cut_bytes(&t.question, MAX_TURN_BYTES).to_string(),
+                answer: cut_bytes(&t.answer, MAX_TURN_BYTES).to_string(),
+            })
+            .collect(),
+        sources: evidence.sources.clone(),
+        short: evidence.short.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn turn(q: &str, a: &str) -> Turn {
+        Turn {
+            question: q.into(),
+            answer: a.into(),
+        }
+    }
+
+    fn report_with(urls: &[&str]) -> Report {
+        let mut report = Report::default();
+        for (i, url) in urls.iter().enumerate() {
+            report.sources.push(SourceText {
+                number: i + 1,
+                url: url.to_string(),
+                title: String::new(),
+                text: format!("text of {url}"),
+            });
+        }
+        report
+    }
+
+    #[test]
+    fn each_conversation_finds_its_own_evidence() {
+        let conversations = Conversations::default();
+        let a = report_with(&["https://a.example/1", "https://a.example/2"]);
+        let b = report_with(&["https://b.example/1"]);
+        conversations.keep(&[], &Evidence::default(), "qa", "answer a [1]", &a);
+        // A fresh question beside it does not disturb the first conversation.
+        conversations.keep(&[], &Evidence::default(), "qb", "answer b [1]", &b);
+        let found = conversations.evidence(&[turn("qa", "answer  a [1] ")]);
+        assert_eq!(found.sources.len(), 2);
+        assert_eq!(found.sources[0].url, "https://a.example/1");
+        let found = conversations.evidence(&[turn("qb", "answer b [1]")]);
+        assert_eq!(found.sources[0].url, "https://b.example/1");
+        // A conversation we never answered has no evidence.
+        assert!(
+            conversations
+                .evidence(&[turn("qa", "another answer")])
+                .sources
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn a_follow_up_numbers_its_new_sources_after_the_earlier_ones() {
+        let conversations = Conversations::default();
+        let first = report_with(&["https://a.example/1", "https://a.example/2"]);
+        conversations.keep(&[], &Evidence::default(), "q1", "a1", &first);
+        let turns = [turn("q1", "a1")];
+        let earlier = conversations.evidence(&turns);
+        // The follow-up's report numbers the earlier sources 1-2 and its new page 3.
+        let second = report_with(&[
+            "https://a.example/1",
+            "https://a.example/2",
+            "https://c.example/",
+        ]);
+        conversations.keep(&turns, &earlier, "q2", "a2", &second);
+        let found = conversations.evidence(&[turn("q1", "a1"), turn("q2", "a2")]);
+        assert_eq!(found.sources.len(), 3);
+        assert_eq!(found.sources[2].url, "https://c.example/");
+    }
+
+    #[test]
+    fn kept_conversations_are_bounded() {
+        let conversations = Conversations::default();
+        for i in 0..(MAX_CONVERSATIONS + 10) {
+            let report = report_with(&["https://a.example/"]);
+            conversations.keep(&[], &Evidence::default(), &format!("q{i}"), "a", &report);
+        }
+        assert_eq!(conversations.len(), MAX_CONVERSATIONS);
+    }
+
+    #[test]
+    fn turns_are_cut_in_bytes_at_a_character_boundary() {
+        let long = "界".repeat(5000); // 15,000 bytes
+        let prior = prior_of(&[turn(&long, &long)], &Evidence::default());
+        assert!(prior.turns[0].question.len() <= MAX_TURN_BYTES);
+        assert!(prior.turns[0].question.len() > MAX_TURN_BYTES - 3);
+        assert!(prior.turns[0].answer.chars().all(|c| c == '界'));
+    }
+}

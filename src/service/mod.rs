@@ -1,0 +1,382 @@
+//! What every long-lived face needs, per process and per client: the one door that
+//! MCP (`ground mcp`), the HTTP API (`ground serve`) and batches go through to the
+//! pipeline.
+//!
+//! A face translates: its protocol's request in, a call here, its protocol's reply
+//! out. Everything a second face would otherwise copy lives here:
+//!
+//! - [`Service`] (one per process): the resolved settings; the model, chosen and
+//!   downloaded on the first answer and shared by every request ([`ModelSlot`]); the
+//!   conversations' evidence, found by the conversation itself ([`Conversations`]);
+//!   the bound on runs at once and waiting ([`Service::admit`]).
+//! - [`Client`] (one per MCP session, one per server): the search budget
+//!   (`--session-searches`) and the answers kept for reuse ([`Reused`]).
+//! - [`Failure`]: every failed call as one value, with the CLI's words and hint and
+//!   the class a face maps onto its own error (a tool error, an HTTP status).
+//! - [`Answered`]: the report with its verdict, for a face to render.
+//!
+//! Calls run the pipeline in a task of their own ([`isolated`]): a panic is a failure,
+//! not a dead server, and a caller that stops waiting (a client gone, a deadline)
+//! aborts the run, its searches, fetches and generation.
+
+pub mod conversation;
+mod failure;
+pub mod model;
+pub mod reuse;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+pub use self::conversation::{Conversations, Evidence, MAX_TURN_BYTES, Turn, prior_of};
+pub use self::failure::{Failure, isolated};
+pub use self::model::ModelSlot;
+pub use self::reuse::{MAX_REUSED_BYTES, MAX_REUSED_RUNS, Reused, reuse_key};
+use crate::error::exit;
+use crate::events::Events;
+use crate::llm::embedded::models::Progress;
+use crate::page::PageAttempt;
+use crate::pipeline::{Question, RunWith, Unwatched, Watch};
+use crate::report::{Report, Strictness, Verdict, verdict};
+use crate::search::SearchOutcome;
+use crate::settings::{SearchSettings, Settings};
+
+/// One process's service: shared by every client and request.
+#[derive(Debug)]
+pub struct Service {
+    settings: Arc<Settings>,
+    model: ModelSlot,
+    conversations: Conversations,
+    /// Runs that may go at once.
+    running: Arc<Semaphore>,
+    /// Runs admitted (running or waiting for a place), and the most allowed.
+    admitted: Arc<AtomicUsize>,
+    max_admitted: usize,
+}
+
+/// What one client may still spend and has already got: its search budget and its
+/// answers kept for reuse.
+#[derive(Debug)]
+pub struct Client {
+    /// Searches left, and the budget they came from; `None` for no budget.
+    budget: Option<(AtomicUsize, usize)>,
+    reused: Reused,
+    reuse_ttl: Duration,
+}
+
+impl Client {
+    /// A client with `settings`' session budget (`--session-searches`) and reuse
+    /// window (`--reuse-secs`).
+    pub fn with_budget(settings: &Settings) -> Self {
+        Client {
+            budget: Some((
+                AtomicUsize::new(settings.run.session_searches),
+                settings.run.session_searches,
+            )),
+            reused: Reused::default(),
+            reuse_ttl: settings.run.session_reuse,
+        }
+    }
+
+    /// A client with no search budget (a server's: its rate limits bound it), reusing
+    /// answers within `settings`' reuse window.
+    pub fn unbudgeted(settings: &Settings) -> Self {
+        Client {
+            budget: None,
+            reused: Reused::default(),
+            reuse_ttl: settings.run.session_reuse,
+        }
+    }
+
+    /// Takes up to `wanted` searches from the budget: as many as are left, or the
+    /// failure when none are.
+    fn take_up_to(&self, wanted: usize) -> Result<usize, Failure> {
+        let Some((left, total)) = &self.budget else {
+            return Ok(wanted);
+        };
+        let mut granted = 0;
+        left.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |now| {
+            granted = now.min(wanted);
+            (granted > 0).then(|| now - granted)
+        })
+        .map(|_| granted)
+        .map_err(|now| Failure::budget_spent(now, *total, wanted.max(1)))
+    }
+
+    /// Gives back searches taken but not made.
+    fn give_back(&self, count: usize) {
+        if let Some((left, _)) = &self.budget {
+            left.fetch_add(count, Ordering::SeqCst);
+        }
+    }
+
+    /// Bytes the reused answers hold (for tests and logs).
+    pub fn reused_bytes(&self) -> usize {
+        self.reused.bytes()
+    }
+}
+
+/// A run's place: held while it runs; dropping it lets the next one in.
+#[derive(Debug)]
+pub struct Admission {
+    _permit: OwnedSemaphorePermit,
+    admitted: Arc<AtomicUsize>,
+}
+
+impl Drop for Admission {
+    fn drop(&mut self) {
+        self.admitted.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// One question for [`Service::answer`].
+pub struct AnswerRequest<'a> {
+    /// The question as asked.
+    pub question: &'a str,
+    /// The conversation's earlier turns, oldest first (empty for a question of its own).
+    pub conversation: &'a [Turn],
+    /// Where the run's stage events go.
+    pub events: Events,
+    /// Who watches the answer call as it streams (live statements).
+    pub watch: Arc<dyn Watch>,
+    /// Told how a first download of the embedded model goes.
+    pub download: &'a mut (dyn FnMut(Progress) + Send),
+    /// Told which model was chosen, and why, when the first answer chooses it.
+    pub note: &'a (dyn Fn(&str) + Send + Sync),
+    /// The answer text the face will show its client, from the report: the text the
+    /// client sends back in a follow-up, by which its conversation is found again.
+    pub shown_answer: &'a (dyn Fn(&Report) -> String + Sync),
+    /// Settings this request changes (the face's request options), applied to a copy
+    /// of the service's.
+    pub adjust: Option<&'a (dyn Fn(&mut Settings) + Sync)>,
+}
+
+/// A question answered: the report, its verdict (without `--strict`), and whether it
+/// is an earlier run's answer reused.
+#[derive(Debug)]
+pub struct Answered {
+    /// The run's report.
+    pub report: Arc<Report>,
+    /// The verdict on it (lenient: only an answer that cites nothing is refused).
+    pub verdict: Verdict,
+    /// When reused: how old the earlier run is, and the reuse window.
+    pub reused: Option<(Duration, Duration)>,
+}
+
+impl Service {
+    /// A service answering with `settings`, at most `concurrency` runs at once and
+    /// `queue` more waiting.
+    pub fn new(settings: Settings, concurrency: usize, queue: usize) -> Self {
+        let concurrency = concurrency.clamp(1, Semaphore::MAX_PERMITS);
+        Service {
+            model: ModelSlot::new(settings.llm.clone()),
+            settings: Arc::new(settings),
+            conversations: Conversations::default(),
+            running: Arc::new(Semaphore::new(concurrency)),
+            admitted: Arc::new(AtomicUsize::new(0)),
+            max_admitted: concurrency.saturating_add(queue),
+        }
+    }
+
+    /// A service with no bound on runs at once (one client's session: MCP).
+    pub fn unbounded(settings: Settings) -> Self {
+        Service::new(settings, Semaphore::MAX_PERMITS, 0)
+    }
+
+    /// The settings every request starts from.
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// The model, as far as known (for a start-up line).
+    pub fn model(&self) -> &ModelSlot {
+        &self.model
+    }
+
+    /// The conversations' evidence.
+    pub fn conversations(&self) -> &Conversations {
+        &self.conversations
+    }
+
+    /// A place for one run: at once when fewer than the concurrency run, after a
+    /// wait when the queue has room, else `None` (the face says "busy, retry").
+    pub async fn admit(&self) -> Option<Admission> {
+        let before = self.admitted.fetch_add(1, Ordering::SeqCst);
+        if before >= self.max_admitted {
+            self.admitted.fetch_sub(1, Ordering::SeqCst);
+            return None;
+        }
+        let admitted = Arc::clone(&self.admitted);
+        match Arc::clone(&self.running).acquire_owned().await {
+            Ok(permit) => Some(Admission {
+                _permit: permit,
+                admitted,
+            }),
+            Err(_) => {
+                admitted.fetch_sub(1, Ordering::SeqCst);
+                None
+            }
+        }
+    }
+
+    /// `ground search --json`'s search for `query`, with at least `limit` results
+    /// asked for, within the run's deadline; costs one search of `client`'s budget.
+    pub async fn search(
+        &self,
+        client: &Client,
+        query: &str,
+        limit: usize,
+        log_wait: &'static (dyn Fn(&str) + Send + Sync),
+    ) -> Result<(SearchOutcome, SearchSettings), Failure> {
+        if query.is_empty() {
+            return Err(Failure::usage(
+                "the query is empty",
+                "pass the words to search for",
+            ));
+        }
+        client.take_up_to(1)?;
+        let mut search = self.settings.search.clone();
+        search.max_results = search.max_results.max(limit);
+        // Over the rate limit the search waits for its slot, within the run's deadline.
+        let deadline = tokio::time::Instant::now() + self.settings.run.timeout;
+        let query = query.to_string();
+        isolated(async move {
+            let chosen = crate::search::auto::choose(&search).await;
+            let tell = |waiting: &crate::search::Waiting| log_wait(&waiting.to_string());
+            let pace = crate::search::Pace::until(deadline).telling(&tell);
+            let mut found = crate::search::search(&chosen.settings, &query, &pace).await?;
+            found.warnings.splice(0..0, chosen.note);
+            if found.hits.is_empty() {
+                return Err(crate::search::no_hits_error(
+                    &query,
+                    &found.unresponsive_engines,
+                ));
+            }
+            Ok((found, chosen.settings))
+        })
+        .await
+    }
+
+    /// `ground fetch --json`'s page: same limits, statuses and address policy.
+    pub async fn fetch(&self, url: &str) -> Result<PageAttempt, Failure> {
+        let (settings, url) = (Arc::clone(&self.settings), url.to_string());
+        isolated(async move { crate::page::fetch_one(&settings, &url).await }).await
+    }
+
+    /// Answers one question for `client`: an earlier answer to the same question
+    /// reused (a question of its own only), else the model made ready (first
+    /// answer of the process), the search budget reserved, the conversation's
+    /// evidence found, and the pipeline run within the deadline.
+    pub async fn answer(
+        &self,
+        client: &Client,
+        request: AnswerRequest<'_>,
+    ) -> Result<Answered, Failure> {
+        let question = request.question.trim().to_string();
+        if question.is_empty() {
+            return Err(Failure::usage(
+                "the question is empty",
+                "pass the question to answer",
+            ));
+        }
+        let conversation = request.conversation;
+        // The same question earlier: its evidence, without searching (a follow-up's
+        // words mean something else in each conversation: not reused).
+        let key = reuse_key(&question).filter(|_| conversation.is_empty());
+        if let Some((age, earlier)) = key
+            .as_ref()
+            .and_then(|k| client.reused.earlier(k, client.reuse_ttl))
+        {
+            let judged = verdict(&earlier, Strictness::Lenient);
+            let shown = (request.shown_answer)(&earlier);
+            self.conversations
+                .keep(&[], &Evidence::default(), &question, &shown, &earlier);
+            return Ok(Answered {
+                report: earlier,
+                verdict: judged,
+                reused: Some((age, client.reuse_ttl)),
+            });
+        }
+
+        let mut settings = (*self.settings).clone();
+        if let Some(adjust) = request.adjust {
+            adjust(&mut settings);
+        }
+        settings.llm = self.model.ready(request.note, request.download).await?;
+
+        // Reserve the most searches the run may make, or what is left of the budget
+        // when that is less (the run then makes fewer); give back what it did not use.
+        let wanted = settings.run.queries.min(settings.run.max_searches);
+        let reserved = client.take_up_to(wanted)?;
+        if reserved < wanted {
+            settings.run.max_searches = reserved;
+        }
+
+        let earlier = self.conversations.evidence(conversation);
+        let prior = (!conversation.is_empty()).then(|| prior_of(conversation, &earlier));
+        let (events, watch) = (request.events, request.watch);
+        let run = {
+            let question = question.clone();
+            isolated(async move {
+                let asked = Question {
+                    text: &question,
+                    prior: prior.as_ref(),
+                    deadline: settings.run.timeout,
+                };
+                let with = RunWith {
+                    settings: &settings,
+                    events: &events,
+                    watch: watch.as_ref(),
+                };
+                crate::pipeline::answer(asked, &with)
+                    .await
+                    .map_err(|failed| failed.error)
+            })
+            .await
+        };
+        // Searches answered from the cache cost the search engine nothing.
+        let used = run
+            .as_ref()
+            .map(|r| r.searches.iter().filter(|s| !s.cached).count())
+            .unwrap_or(reserved);
+        client.give_back(reserved.saturating_sub(used));
+        let report = Arc::new(run?);
+        let judged = verdict(&report, Strictness::Lenient);
+        let shown = (request.shown_answer)(&report);
+        self.conversations
+            .keep(conversation, &earlier, &question, &shown, &report);
+        if report.mode == crate::report::AnswerMode::Grounded
+            && let Some(key) = key
+        {
+            client
+                .reused
+                .remember(key, Arc::clone(&report), client.reuse_ttl);
+        }
+        Ok(Answered {
+            report,
+            verdict: judged,
+            reused: None,
+        })
+    }
+}
+
+/// A watcher that sees nothing, for calls with no live output.
+pub fn unwatched() -> Arc<dyn Watch> {
+    Arc::new(Unwatched)
+}
+
+/// The failure of a request refused because every place is taken.
+pub fn busy(retry_after: Duration) -> Failure {
+    Failure {
+        kind: "busy",
+        message: "every place for a run is taken".into(),
+        hint: Some(format!(
+            "retry in {} s, or raise [serve] concurrency / queue",
+            retry_after.as_secs().max(1)
+        )),
+        exit_code: exit::RATE_LIMITED,
+        deadline: false,
+    }
+}

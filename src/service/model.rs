@@ -1,0 +1,80 @@
+//! The model of a long-lived face, made ready on first need and shared by every
+//! request of the process.
+//!
+//! `ground mcp` and `ground serve` must answer their protocol's handshake at once and
+//! serve the requests that need no model (a search, a fetch) even when no model can
+//! be had. So the choice of model (`--llm auto`: a one-second look at Ollama) and the
+//! embedded model's download (1.1 GB on a first run) happen on the first request
+//! that asks for an answer; concurrent first requests wait for the one preparation;
+//! a preparation that fails is that request's error, and the next request tries
+//! again. The embedded engine itself is loaded once per process by
+//! [`crate::llm::embedded`] on its first generation.
+
+use tokio::sync::OnceCell;
+
+use crate::error::Error;
+use crate::http::display_url;
+use crate::llm::embedded::models::Progress;
+use crate::settings::{DEFAULT_EMBEDDED_MODEL, LlmBackend, LlmSettings};
+
+/// The configured model, and the same settings once chosen and on disk.
+#[derive(Debug)]
+pub struct ModelSlot {
+    configured: LlmSettings,
+    ready: OnceCell<LlmSettings>,
+}
+
+impl ModelSlot {
+    /// A slot for `configured` (`--llm auto` not yet resolved, nothing downloaded).
+    pub fn new(configured: LlmSettings) -> Self {
+        ModelSlot {
+            configured,
+            ready: OnceCell::new(),
+        }
+    }
+
+    /// Which model will answer, as far as it is known without asking anyone: for a
+    /// start-up line.
+    pub fn describe(&self) -> String {
+        let s = self.ready.get().unwrap_or(&self.configured);
+        let embedded = |s: &LlmSettings| match &s.embedded.model_file {
+            Some(file) => format!(
+                "the embedded model {}",
+                crate::text::sanitize_line(&file.file_name().unwrap_or_default().to_string_lossy())
+            ),
+            None => format!("the embedded {}", s.model),
+        };
+        match s.backend {
+            LlmBackend::Auto if s.embedded.model_file.is_some() => embedded(s),
+            LlmBackend::Auto => format!(
+                "{} at {} if Ollama has it, else the embedded {}; chosen on the first answer",
+                s.model,
+                display_url(&s.url),
+                DEFAULT_EMBEDDED_MODEL
+            ),
+            LlmBackend::Embedded => embedded(s),
+            _ => format!("{} at {}", s.model, display_url(&s.url)),
+        }
+    }
+
+    /// The model's settings once ready: chosen (saying why through `note`) and, for
+    /// the embedded model, its file on disk (a download reports to `progress`).
+    /// Prepared once; a failure is returned and the next call tries again.
+    pub async fn ready(
+        &self,
+        note: &(dyn Fn(&str) + Send + Sync),
+        progress: &mut (dyn FnMut(Progress) + Send),
+    ) -> Result<LlmSettings, Error> {
+        self.ready
+            .get_or_try_init(|| async {
+                let chosen = crate::llm::choose(&self.configured).await;
+                if let Some(why) = &chosen.note {
+                    note(why);
+                }
+                crate::llm::embedded::prepare(&chosen.settings, progress).await?;
+                Ok(chosen.settings)
+            })
+            .await
+            .cloned()
+    }
+}
