@@ -614,6 +614,53 @@ mod tests {
         }
     }
 
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn a_held_session_is_waited_for_and_its_lock_is_never_a_link() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        // An older ground's 0755 folder becomes the user's alone.
+        std::fs::create_dir(folder(dir.path())).unwrap();
+        std::fs::set_permissions(folder(dir.path()), std::fs::Permissions::from_mode(0o755))
+            .unwrap();
+        let first = hold(dir.path(), "s", Duration::from_secs(1)).await.unwrap();
+        let mode = std::fs::metadata(folder(dir.path()))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o700);
+        let busy = hold(dir.path(), "s", Duration::from_millis(200))
+            .await
+            .unwrap_err();
+        assert_eq!(busy.exit_code(), crate::error::exit::USAGE);
+        assert!(
+            busy.to_string().contains("is in use by another ground run"),
+            "{busy}"
+        );
+        // Another session is not held up.
+        hold(dir.path(), "other", Duration::ZERO).await.unwrap();
+        // Released a little later: the waiting run gets it.
+        let release = tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(150)).await;
+            drop(first);
+        });
+        let second = hold(dir.path(), "s", Duration::from_secs(5)).await.unwrap();
+        assert!(
+            second.waited >= Duration::from_millis(100),
+            "{:?}",
+            second.waited
+        );
+        release.await.unwrap();
+        // A link at the lock's name is refused, never followed.
+        let target = dir.path().join("elsewhere");
+        std::os::unix::fs::symlink(&target, folder(dir.path()).join("linked.lock")).unwrap();
+        let refused = hold(dir.path(), "linked", Duration::ZERO)
+            .await
+            .unwrap_err();
+        assert!(refused.to_string().contains("symbolic link"), "{refused}");
+        assert!(!target.exists());
+    }
+
     #[test]
     fn a_tampered_turn_count_neither_wraps_nor_panics() {
         let mut session = Session::new("tampered").unwrap();
