@@ -395,6 +395,24 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_limiters_429_is_searxng_and_a_404_is_not() {
+        for (status, searxng) in [(429, true), (404, false), (500, false)] {
+            let server = wiremock::MockServer::start().await;
+            wiremock::Mock::given(wiremock::matchers::path("/config"))
+                .respond_with(wiremock::ResponseTemplate::new(status))
+                .mount(&server)
+                .await;
+            let memo = Mutex::new(None);
+            let chosen = choose_in(&memo, &settings(&server.uri(), Vec::new()), no_keyring).await;
+            assert_eq!(
+                chosen.settings.backend == SearchBackend::Searxng,
+                searxng,
+                "{status}"
+            );
+        }
+    }
+
+    #[tokio::test]
     async fn an_answering_searxng_is_used_without_a_note() {
         let server = searxng_at("").await;
         let up = server.uri();
