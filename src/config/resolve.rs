@@ -611,16 +611,28 @@ fn pick_number<T: std::str::FromStr + Copy>(
 /// 1024 for windows of 4096 and up, 256 for the smallest, 1024-token window), always
 /// within the valid range `64..=context/2`.
 fn default_answer_tokens(context_tokens: u32) -> u32 {
-    (context_tokens / 4).clamp(64, 1024)
+    (context_tokens / 4).clamp(MIN_ANSWER_TOKENS, 1024)
 }
 
-/// An explicit answer reserve must be at least 64 and at most half the window; the
-/// hint names both numbers and both ways out.
+/// The smallest answer reserve: about what a reply of one short statement with one
+/// cited quote takes in JSON (see `llm::AnswerBounds`, whose smallest bounds are one
+/// statement and one citation).
+const MIN_ANSWER_TOKENS: u32 = 64;
+
+/// An explicit answer reserve must be at least [`MIN_ANSWER_TOKENS`] and at most half
+/// the window; each error names the real range (and why), the hint both ways out.
 fn check_answer_tokens(max_answer_tokens: u32, context_tokens: u32) -> Result<(), Error> {
-    if max_answer_tokens < 64 {
-        return check_range("max answer tokens", max_answer_tokens.into(), 64, 64);
-    }
     let most = context_tokens / 2;
+    if max_answer_tokens < MIN_ANSWER_TOKENS {
+        return Err(Error::Config {
+            message: format!(
+                "max answer tokens is {max_answer_tokens}, fewer than the {MIN_ANSWER_TOKENS} a reply of one cited statement needs"
+            ),
+            hint: format!(
+                "choose --max-answer-tokens between {MIN_ANSWER_TOKENS} and {most} (half of the {context_tokens}-token context window), or leave it unset to scale it with the window"
+            ),
+        });
+    }
     if max_answer_tokens > most {
         return Err(Error::Config {
             message: format!(
