@@ -19,7 +19,7 @@ Two things are arranged so that greedy decoding of noise is predictable:
   maxLength before the grammar closes it, so a grammar-constrained reply ends where
   the grammar says and a plain JSON string runs until it is stopped.
 - everything is deterministic (one seeded generator, pinned gguf and numpy): running
-  this again writes the same bytes (`git diff --exit-code` after a run checks it).
+  this again writes the same bytes (.ci/tiny-gguf checks it in CI).
 
 Usage (the pinned versions are the ones the committed file was written with):
     python3 -m venv /tmp/tiny-gguf && /tmp/tiny-gguf/bin/pip install gguf==0.17.1 numpy==2.2.6
