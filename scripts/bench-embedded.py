@@ -3,7 +3,8 @@
 
     scripts/bench-embedded.py [--gguf FILE] [--threads N] [--max-tokens N] [--release]
 
-Both run the same GGUF (default: GROUND_TEST_GGUF, SmolLM2-135M-Instruct Q4_1), the same
+Both run the same GGUF (default: SmolLM2-135M-Instruct Q4_1, the path .ci/embedded
+prints, installing it first when needed), the same
 system and user message through the model's chat template, the same answer JSON schema
 as a grammar, greedy, with the same threads (default: the physical cores):
 
@@ -157,13 +158,20 @@ def run_server(gguf: str, user: str, threads: int, max_tokens: int) -> dict:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--gguf", default=os.environ.get("GROUND_TEST_GGUF"))
+    ap.add_argument("--gguf", help="the GGUF to run (default: SmolLM2, from .ci/embedded)")
     ap.add_argument("--threads", type=int, default=physical_cores())
     ap.add_argument("--max-tokens", type=int, default=256)
     ap.add_argument("--release", action="store_true", help="build the example in release mode")
     args = ap.parse_args()
-    if not args.gguf or not Path(args.gguf).is_file():
-        sys.exit("no GGUF: pass --gguf or set GROUND_TEST_GGUF (.ci/embedded prints one)")
+    if not args.gguf:
+        embedded = Path(__file__).resolve().parent.parent / ".ci" / "embedded"
+        found = subprocess.run([str(embedded)], stdout=subprocess.PIPE, text=True)
+        lines = found.stdout.strip().splitlines()
+        if found.returncode != 0 or not lines:
+            sys.exit("no GGUF: .ci/embedded could not provide SmolLM2; pass --gguf FILE")
+        args.gguf = lines[-1]
+    if not Path(args.gguf).is_file():
+        sys.exit(f"no GGUF at {args.gguf}: pass --gguf FILE")
     user = prompt_text()
     with tempfile.TemporaryDirectory() as work:
         prompt_file = Path(work) / "prompt.txt"

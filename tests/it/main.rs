@@ -5,6 +5,9 @@
 //!
 //! The keyring tests need a real Secret Service and are ignored here; `.ci/keyring`
 //! runs exactly them: `cargo test --test it keyring:: -- --ignored --test-threads=1`.
+//! The tests that need a model that writes sense (`embedded::real_model`, on SmolLM2)
+//! are ignored too; `.ci/test` runs exactly them:
+//! `cargo test --test it embedded::real_model:: -- --ignored`.
 
 mod common;
 
