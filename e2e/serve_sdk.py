@@ -22,8 +22,8 @@ in snake_case (grounding_metadata.grounding_chunks[].web.uri, grounding_supports
 .start_index/.end_index/.text).
 """
 import asyncio
-import json
 import os
+import re
 import sys
 import time
 import traceback
@@ -56,7 +56,7 @@ def site_page(site_base, url):
 def failed(what, exc):
     """An exception where a reply was expected: the check's failure, with the cause."""
     check(False, what, f"{type(exc).__name__}: {exc}"[:400])
-    tb = traceback.format_exc().strip().splitlines()
+    tb = [t for t in traceback.format_exc().strip().splitlines() if t.strip().strip("^~")]
     for line in tb[-4:]:
         info("  " + line.strip())
 
@@ -135,6 +135,10 @@ def openai_checks(base, key, site, question):
         cites = extra.get("citations")
         check(isinstance(cites, list) and cites and all(isinstance(u, str) and u.startswith("http") for u in cites),
               "openai: model_extra[\"citations\"] is a list of URLs", repr(cites)[:200])
+        marks = sorted({int(n) for n in re.findall(r"\[(\d+)\]", content)})
+        check(marks and isinstance(cites, list) and all(1 <= n <= len(cites) for n in marks),
+              "openai: the content's [n] markers index model_extra[\"citations\"]",
+              f"markers {marks}, {len(cites) if isinstance(cites, list) else None} citations")
         results = extra.get("search_results")
         check(isinstance(results, list) and results and all(isinstance(x, dict) and x.get("url") for x in results),
               "openai: model_extra[\"search_results\"] lists results with a url", repr(results)[:200])
@@ -157,6 +161,7 @@ def openai_checks(base, key, site, question):
         failed("openai: a streamed chat.completions.create answers", e)
     else:
         parts, annotations, finish, usage_chunks, objects = [], [], None, [], set()
+        on_finish = False  # the annotations came on the chunk with the finish_reason
         for c in chunks:
             objects.add(c.object)
             if c.usage is not None and not c.choices:
@@ -166,14 +171,17 @@ def openai_checks(base, key, site, question):
                     parts.append(ch.delta.content)
                 # ChoiceDelta declares no `annotations`: the SDK keeps them in model_extra
                 extra = ch.delta.model_extra or {}
-                annotations += annotation_dicts(extra.get("annotations") or getattr(ch.delta, "annotations", None))
+                got = annotation_dicts(extra.get("annotations") or getattr(ch.delta, "annotations", None))
+                annotations += got
                 if ch.finish_reason:
                     finish = ch.finish_reason
+                    on_finish = on_finish or bool(got)
         content = "".join(parts)
         check(objects == {"chat.completion.chunk"}, "openai stream: every chunk is a chat.completion.chunk", repr(objects))
         check(content.strip() != "", "openai stream: the chunks' content joined is non-empty", repr(content)[:100])
         check(finish == "stop", "openai stream: a chunk carries finish_reason stop", repr(finish))
         check_url_citations(content, annotations, site, "openai stream")
+        check(on_finish, "openai stream: the delta.annotations come on the chunk with the finish_reason")
         last_usage = usage_chunks[-1].usage if usage_chunks else None
         check(len(usage_chunks) == 1 and chunks[-1] is usage_chunks[0] and last_usage.total_tokens > 0,
               "openai stream: the last chunk has choices [] and usage (include_usage)",
@@ -214,6 +222,8 @@ def check_grounding(text, gm, site, label):
     info(f"{label}: grounding_chunks uris {uris}; web_search_queries {gm.web_search_queries}")
     check(any(site_page(site, u) for u in uris), f"{label}: a grounding_chunks[].web.uri is a loopback site page",
           repr(uris)[:300])
+    sep = gm.search_entry_point
+    check(sep is not None and bool(sep.rendered_content), f"{label}: search_entry_point.rendered_content is set")
     supports = gm.grounding_supports or []
     check(supports, f"{label}: grounding_supports[] is non-empty")
     raw = text.encode("utf-8")
