@@ -176,17 +176,51 @@ pub fn read_small(path: &Path, max: u64) -> Result<Option<Vec<u8>>, StateFileErr
     Ok(Some(bytes))
 }
 
+/// Creates `dir` and any missing parent as the user's alone (mode 0700 on Unix, less
+/// what the umask takes away): the folders of the state and the cache hold questions
+/// (sessions, search keys), so no other user may list or read them. A folder that is
+/// already there keeps its mode.
+pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    let mut builder = fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        builder.mode(0o700);
+    }
+    builder.create(dir)
+}
+
+/// Makes `options` create a file as the user's alone (mode 0600 on Unix, less what
+/// the umask takes away), like the search log.
+pub fn private(options: &mut fs::OpenOptions) -> &mut fs::OpenOptions {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    options
+}
+
+/// Creates a new file at `path` (an error when something is there already, a link
+/// included) as the user's alone (see [`private`]).
+pub fn create_private_new(path: &Path) -> std::io::Result<fs::File> {
+    private(fs::OpenOptions::new().write(true).create_new(true)).open(path)
+}
+
 /// Writes `bytes` to a new temp file beside `path` (named for this process and
 /// write, so concurrent writers never share one), then renames it over `path`. The
-/// folder is created when missing; on failure the temp file is removed.
+/// folder is created when missing; on failure the temp file is removed. The file and
+/// any folder created are the user's alone ([`create_private_new`],
+/// [`create_private_dir`]).
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     static WRITES: AtomicU64 = AtomicU64::new(0);
     let dir = path.parent().unwrap_or(Path::new("."));
-    fs::create_dir_all(dir)?;
+    create_private_dir(dir)?;
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("state");
     let n = WRITES.fetch_add(1, Ordering::Relaxed);
     let temp = dir.join(format!(".{name}.{}.{n}.tmp", std::process::id()));
-    let written = fs::File::create_new(&temp)
+    let written = create_private_new(&temp)
         .and_then(|mut file| file.write_all(bytes))
         .and_then(|()| fs::rename(&temp, path));
     if written.is_err() {

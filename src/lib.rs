@@ -63,6 +63,7 @@ pub mod render;
 pub mod report;
 pub(crate) mod robots;
 pub mod search;
+pub mod serve;
 pub mod service;
 pub mod session;
 pub mod settings;

@@ -15,6 +15,15 @@
 //!   written under [`MAX_SESSION_BYTES`] (the oldest sources' texts are dropped
 //!   first, their numbers kept) and read only up to it. A session unused for
 //!   [`MAX_AGE`] is not continued: it starts afresh, and saving sweeps such files.
+//! - **One run at a time.** A run holds the session ([`hold`]: an advisory lock on
+//!   `sessions/NAME.lock`, a regular file never followed through a link) from before
+//!   it reads the file until after it saves it, so concurrent runs of one session take
+//!   turns instead of each writing over the others' turns. A second run waits for
+//!   the first, within its own deadline (the wait counts against `--timeout`), and
+//!   Ctrl-C ends the wait; past the deadline it is an [`Error::Session`] saying the
+//!   session is in use. `ground chat` holds its session for the whole chat.
+//! - **The user's alone.** The sessions folder is 0700 and every file in it 0600:
+//!   they hold the questions asked.
 //! - **Whole or not at all.** Written with the one atomic writer
 //!   ([`crate::files::write_atomically`]) and read with the bounded state-file reader;
 //!   a damaged, oversized or foreign file is an [`Error::Session`] (exit 2) naming the
@@ -64,6 +73,13 @@ pub struct Turn {
     /// The answer, each statement followed by the `[n]` markers of the sources that
     /// support it.
     pub answer: String,
+    /// The statements of the answer that its sources support (a verified quote or a
+    /// match), each followed by its markers: all a later turn is shown of this one.
+    /// An unsupported statement (one a page may have put in the model's mouth) is
+    /// never carried on. `None` in files written before it was kept: such a turn
+    /// passes on its question only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supported: Option<String>,
     /// The source numbers the answer cites.
     pub cited: Vec<usize>,
     /// Whether this turn searched (false: answered from the evidence already read).
@@ -103,6 +119,92 @@ pub struct Session {
     /// (0 in files written before it was counted: then the turns kept count).
     #[serde(default)]
     pub answered: u64,
+}
+
+/// How often a held session's lock is tried again while another run holds it.
+const HOLD_RETRY: Duration = Duration::from_millis(50);
+
+/// A session held by this run (see [`hold`]); dropping it lets the next run in.
+#[derive(Debug)]
+pub struct Hold {
+    /// The lock file, locked; closing it releases the lock.
+    _lock: std::fs::File,
+    /// How long the run waited for it.
+    pub waited: Duration,
+}
+
+/// Holds session `name` in `state_dir` for this run's read-modify-write: takes the
+/// exclusive lock of its lock file (`sessions/NAME.lock`, created 0600, never through
+/// a link, never anything but a regular file), waiting up to `wait` while another
+/// run holds it. The wait is a timer, so a runtime's Ctrl-C ends it at once. Past
+/// `wait`, an [`Error::Session`] saying the session is in use.
+pub async fn hold(state_dir: &Path, name: &str, wait: Duration) -> Result<Hold, Error> {
+    let path = path_of(state_dir, name)?.with_extension("lock");
+    let cannot = |problem: &dyn std::fmt::Display| {
+        Error::Session {
+        message: format!(
+            "cannot lock the session {name:?} ({}): {problem}",
+            path.display()
+        ),
+        hint: "check that the state folder (GROUND_STATE_DIR or XDG_STATE_HOME) is writable, or use another --session name".into(),
+    }
+    };
+    let dir = folder(state_dir);
+    files::create_private_dir(&dir).map_err(|e| cannot(&e))?;
+    keep_private(&dir);
+    let lock = files::open_regular(
+        &path,
+        files::private(
+            std::fs::OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true),
+        ),
+        files::Links::Refuse,
+    )
+    .map_err(|e| cannot(&e))?;
+    let started = tokio::time::Instant::now();
+    loop {
+        match lock.try_lock() {
+            Ok(()) => {
+                return Ok(Hold {
+                    _lock: lock,
+                    waited: started.elapsed(),
+                });
+            }
+            Err(std::fs::TryLockError::WouldBlock) if started.elapsed() < wait => {
+                tokio::time::sleep(HOLD_RETRY.min(wait.saturating_sub(started.elapsed()))).await;
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(Error::Session {
+                    message: format!(
+                        "the session {name:?} is in use by another ground run (waited {} s for it)",
+                        started.elapsed().as_secs()
+                    ),
+                    hint: "wait for it to finish, or use another --session name (or a longer --timeout to wait longer)".into(),
+                });
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(cannot(&e)),
+        }
+    }
+}
+
+/// Takes group and other access away from the sessions folder when an older ground
+/// left it open to them (it was 0755 before). Best effort: a folder that cannot be
+/// changed stays as it is.
+fn keep_private(dir: &Path) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        if let Ok(meta) = std::fs::symlink_metadata(dir)
+            && meta.is_dir()
+            && meta.permissions().mode() & 0o077 != 0
+        {
+            let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = dir;
 }
 
 /// Refuses a name that is not 1-[`MAX_NAME_CHARS`] letters, digits, `-` or `_`
@@ -266,7 +368,7 @@ impl Session {
                 .iter()
                 .map(|t| PriorTurn {
                     question: t.question.clone(),
-                    answer: t.answer.clone(),
+                    answer: t.supported.clone().unwrap_or_default(),
                 })
                 .collect(),
             sources: self
@@ -287,7 +389,8 @@ impl Session {
     /// The number of the turn being answered: one after every turn answered since the
     /// conversation began, kept or not.
     pub fn turn_number(&self) -> u64 {
-        self.answered.max(self.turns.len() as u64) + 1
+        // A count at the end of the range (a tampered file) stays there, never wraps.
+        self.answered.max(self.turns.len() as u64).saturating_add(1)
     }
 
     /// Adds the turn `report` answered: its question, standalone question, answer and
@@ -298,18 +401,30 @@ impl Session {
         let answer = &report.answer;
         let mut cited: Vec<usize> = Vec::new();
         let mut text = String::new();
-        for statement in &answer.statements {
-            if !text.is_empty() {
-                text.push(' ');
+        let mut supported = String::new();
+        let add = |to: &mut String, said: &str| {
+            if !to.is_empty() {
+                to.push(' ');
             }
-            text.push_str(&statement.text);
-            for (n, _) in statement.supporting_sources() {
-                text.push_str(&format!("[{n}]"));
-                cited.push(n);
+            to.push_str(said);
+        };
+        for statement in &answer.statements {
+            let sources = statement.supporting_sources();
+            let mut said = statement.text.clone();
+            for (n, _) in &sources {
+                said.push_str(&format!("[{n}]"));
+                cited.push(*n);
+            }
+            add(&mut text, &said);
+            if !sources.is_empty() {
+                add(&mut supported, &said);
             }
         }
         if text.is_empty() || !answer.answerable {
             text = answer.answer.clone();
+        }
+        if !answer.answerable {
+            supported.clear();
         }
         cited.sort_unstable();
         cited.dedup();
@@ -320,6 +435,7 @@ impl Session {
                 .map(|f| f.standalone.clone())
                 .unwrap_or_else(|| report.question.clone()),
             answer: text.chars().take(MAX_ANSWER_CHARS).collect(),
+            supported: Some(supported.chars().take(MAX_ANSWER_CHARS).collect()),
             cited,
             searched: followup.is_none_or(|f| f.searched),
         });
@@ -498,6 +614,62 @@ mod tests {
         }
     }
 
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn a_held_session_is_waited_for_and_its_lock_is_never_a_link() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        // An older ground's 0755 folder becomes the user's alone.
+        std::fs::create_dir(folder(dir.path())).unwrap();
+        std::fs::set_permissions(folder(dir.path()), std::fs::Permissions::from_mode(0o755))
+            .unwrap();
+        let first = hold(dir.path(), "s", Duration::from_secs(1)).await.unwrap();
+        let mode = std::fs::metadata(folder(dir.path()))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o700);
+        let busy = hold(dir.path(), "s", Duration::from_millis(200))
+            .await
+            .unwrap_err();
+        assert_eq!(busy.exit_code(), crate::error::exit::USAGE);
+        assert!(
+            busy.to_string().contains("is in use by another ground run"),
+            "{busy}"
+        );
+        // Another session is not held up.
+        hold(dir.path(), "other", Duration::ZERO).await.unwrap();
+        // Released a little later: the waiting run gets it.
+        let release = tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(150)).await;
+            drop(first);
+        });
+        let second = hold(dir.path(), "s", Duration::from_secs(5)).await.unwrap();
+        assert!(
+            second.waited >= Duration::from_millis(100),
+            "{:?}",
+            second.waited
+        );
+        release.await.unwrap();
+        // A link at the lock's name is refused, never followed.
+        let target = dir.path().join("elsewhere");
+        std::os::unix::fs::symlink(&target, folder(dir.path()).join("linked.lock")).unwrap();
+        let refused = hold(dir.path(), "linked", Duration::ZERO)
+            .await
+            .unwrap_err();
+        assert!(refused.to_string().contains("symbolic link"), "{refused}");
+        assert!(!target.exists());
+    }
+
+    #[test]
+    fn a_tampered_turn_count_neither_wraps_nor_panics() {
+        let mut session = Session::new("tampered").unwrap();
+        session.answered = u64::MAX;
+        assert_eq!(session.turn_number(), u64::MAX, "never wraps to 0");
+        session.answered = u64::MAX - 1;
+        assert_eq!(session.turn_number(), u64::MAX);
+    }
+
     #[test]
     fn an_expired_session_starts_afresh_and_the_newest_is_continued() {
         let dir = tempfile::tempdir().unwrap();
@@ -506,6 +678,7 @@ mod tests {
             question: "q".into(),
             standalone: "q".into(),
             answer: "a".into(),
+            supported: None,
             cited: vec![],
             searched: true,
         });

@@ -42,13 +42,48 @@ pub struct Settings {
     pub run: RunSettings,
     /// The on-disk cache of search results and pages.
     pub cache: CacheSettings,
+    /// `ground serve`: address, key and limits.
+    pub serve: ServeSettings,
+}
+
+/// `ground serve`'s address, key and limits (`[serve]`, `GROUND_SERVE_*`, flags).
+#[derive(Debug, Clone)]
+pub struct ServeSettings {
+    /// Where to listen: 127.0.0.1:8088 unless told otherwise.
+    pub listen: std::net::SocketAddr,
+    /// The key clients must send (`Authorization: Bearer`, `x-goog-api-key` or
+    /// `?key=`); required for an address other than loopback.
+    pub api_key: Option<Secret>,
+    /// Requests that may wait for a place beyond those running (default 8); more
+    /// are refused with 429 and `Retry-After`.
+    pub queue: usize,
+    /// Runs at once (default 4). The embedded engine writes one answer at a time
+    /// whatever this says; the runs' searches and fetches go on beside it.
+    pub concurrency: usize,
+    /// The one browser origin allowed to call the API (no CORS headers otherwise).
+    pub cors: Option<String>,
+}
+
+/// `ground serve`'s default address: loopback only.
+pub const DEFAULT_SERVE_LISTEN: &str = "127.0.0.1:8088";
+
+impl Default for ServeSettings {
+    fn default() -> Self {
+        ServeSettings {
+            listen: std::net::SocketAddr::from(([127, 0, 0, 1], 8088)),
+            api_key: None,
+            queue: 8,
+            concurrency: 4,
+            cors: None,
+        }
+    }
 }
 
 impl Settings {
     /// Every secret these settings hold: the search and model keys, and passwords in
     /// the configured URLs (as written, and percent-decoded).
     pub fn secrets(&self) -> Vec<String> {
-        let keys = [&self.search.api_key, &self.llm.api_key]
+        let keys = [&self.search.api_key, &self.llm.api_key, &self.serve.api_key]
             .into_iter()
             .flatten()
             .chain(self.search.hosted.iter().filter_map(|h| h.api_key.as_ref()))

@@ -42,7 +42,6 @@ mod keys;
 mod stats;
 mod store;
 
-use std::fs;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
@@ -102,7 +101,8 @@ impl Cache {
             (Some(_), _) if !create => None,
             (Some(dir), _) => KINDS.iter().find_map(|kind| {
                 let folder = dir.join(kind.folder());
-                fs::create_dir_all(&folder)
+                // The cache holds what was searched for: the user's alone.
+                crate::files::create_private_dir(&folder)
                     .err()
                     .map(|e| format!("cannot create {}: {e}", folder.display()))
             }),
@@ -288,7 +288,7 @@ mod tests {
 
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("a-file");
-        fs::write(&file, "not a folder").unwrap();
+        std::fs::write(&file, "not a folder").unwrap();
         let cache = Cache::open(&settings(&file, CacheMode::Use));
         assert!(!cache.is_enabled());
         assert!(

@@ -144,7 +144,7 @@ impl Cache {
         let name = file_name(kind, key);
         let temp = folder.join(temp_name(&name));
         let written = (|| {
-            let mut file = fs::File::create_new(&temp)?;
+            let mut file = crate::files::create_private_new(&temp)?;
             file.write_all(&bytes)?;
             drop(file);
             fs::rename(&temp, folder.join(&name))

@@ -40,6 +40,25 @@ pub(crate) struct FileConfig {
     /// `[privacy]`.
     #[serde(default)]
     pub privacy: FilePrivacy,
+    /// `[serve]`.
+    #[serde(default)]
+    pub serve: FileServe,
+}
+
+/// `[serve]` in the config file: `ground serve`'s address, key and limits.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct FileServe {
+    /// `listen`: HOST:PORT to bind.
+    pub listen: Option<String>,
+    /// `api_key`: the key clients must send (required off loopback).
+    pub api_key: Option<String>,
+    /// `queue`: requests that may wait for a place.
+    pub queue: Option<usize>,
+    /// `concurrency`: runs at once.
+    pub concurrency: Option<usize>,
+    /// `cors`: the one browser origin allowed to call the API.
+    pub cors: Option<String>,
 }
 
 /// `[privacy]` in the config file.

@@ -59,12 +59,14 @@ pub fn resolve_with_keyring(
     let fetch = resolve::fetch(flags, &env, &file)?;
     let run = resolve::run(flags, &file)?;
     let cache = resolve::cache(flags, &env, &file);
+    let serve = resolve::serve(flags, &env, &file)?;
     Ok(Settings {
         search,
         fetch,
         llm,
         run,
         cache,
+        serve,
     })
 }
 

@@ -51,6 +51,16 @@ pub struct Overrides {
     pub max_answer_tokens: Option<u32>,
     /// `--answer-language`.
     pub answer_language: Option<String>,
+    /// `ground serve --listen`.
+    pub serve_listen: Option<String>,
+    /// `ground serve --api-key`.
+    pub serve_api_key: Option<String>,
+    /// `ground serve --queue`.
+    pub serve_queue: Option<usize>,
+    /// `ground serve --concurrency`.
+    pub serve_concurrency: Option<usize>,
+    /// `ground serve --cors`.
+    pub serve_cors: Option<String>,
     /// `--timeout` in seconds.
     pub timeout_secs: Option<u64>,
     /// `--max-searches`.

@@ -50,7 +50,7 @@ pub fn build_with_snippets(
                 if spent + cost <= cap {
                     spent += cost;
                     // The text as sent, as a range of the source's own: neutralising
-                    // keeps every character (only `<` becomes `‹`), so characters
+                    // keeps every character (only a bracket becomes `‹`), so characters
                     // count alike.
                     let from = source.text.len() - source.text.trim_start().len();
                     let to = from + byte_len_of_chars(&source.text[from..], text.chars().count());

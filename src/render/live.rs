@@ -93,6 +93,19 @@ impl Shown {
     }
 }
 
+/// What a stream of the answer's `content` (its first line, as [`statement_parts`]
+/// joins them) still needs after the statements `shown`: the rest of the line (all
+/// of it when nothing was shown), or, when the final answer differs from what was
+/// shown, a note and the corrected statements. No trailing newline.
+pub fn rest_of_line(shown: &Shown, report: &Report, style: Style, content: &str) -> String {
+    let out = completion(
+        &shown.parts,
+        statement_parts(report, style),
+        &format!("{content}\n"),
+    );
+    out.strip_suffix('\n').unwrap_or(&out).to_string()
+}
+
 /// The progress line while the model works on attempt `attempt`, `elapsed` seconds
 /// after it was asked: still reading the prompt, or (`writing`: seconds since its
 /// first text, and the pieces written) writing, with its speed.

@@ -77,6 +77,7 @@ mod tests {
             question: "when was it first lit?".into(),
             standalone: "when was the Quillfeather Lighthouse first lit".into(),
             answer: "It was first lit in 1871.[1] See [note] and [2x].".into(),
+            supported: None,
             cited: vec![1],
             searched: true,
         });

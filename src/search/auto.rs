@@ -6,10 +6,14 @@
 //! not the web. DuckDuckGo is never picked: its page is made for people, so it is
 //! the user's explicit choice only.
 //!
-//! Whether SearXNG answers is a TCP connection to each instance (at once, each
-//! within [`PROBE_TIMEOUT`]): no HTTP request is sent, so when SearXNG is up the
-//! search itself is the only request, and a refused connection on this machine
-//! costs well under a millisecond. The keyring is asked only when SearXNG does not
+//! Whether SearXNG answers is judged by a reply, not by an open port: one `GET
+//! /config` to each instance (at once, each within [`PROBE_TIMEOUT`] for the whole
+//! exchange), the endpoint every SearXNG (and searx) serves as JSON whatever its
+//! `formats`. It answers when that is a JSON object listing `engines` and
+//! `categories` (or a 429 from its limiter, so its search then says how to let
+//! ground through). A port that accepts and never replies, another web server's 404
+//! or page, a refused connection (well under a millisecond on this machine): no
+//! SearXNG, and `auto` falls back. The keyring is asked only when SearXNG does not
 //! answer and no key is set elsewhere, so a run whose SearXNG answers never touches
 //! it.
 //!
@@ -28,9 +32,13 @@ use url::Url;
 use crate::keystore::{KeyName, Lookup};
 use crate::settings::{SearchBackend, SearchSettings, Secret};
 
-/// The longest a SearXNG instance may take to accept a connection before it counts
-/// as not answering.
+/// The longest a SearXNG instance may take to reply to the probe (connection and
+/// reply together) before it counts as not answering.
 pub const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// The most of the probe's reply read: a SearXNG with every engine enabled lists a
+/// few hundred of them.
+const MAX_PROBE_BYTES: usize = 4 * 1024 * 1024;
 
 /// How long a pick is kept before the next search looks again.
 pub const RECHECK_AFTER: Duration = Duration::from_secs(60);
@@ -177,7 +185,10 @@ async fn decide(
     settings: &SearchSettings,
     keyring: fn(KeyName) -> Lookup,
 ) -> (SearchBackend, Option<Secret>) {
-    let probes = settings.searxng_urls().map(answers);
+    let client = crate::http::client_builder(PROBE_TIMEOUT, Some(PROBE_TIMEOUT)).build();
+    let probes = settings
+        .searxng_urls()
+        .map(|url| is_searxng(client.as_ref().ok(), url));
     if futures_util::future::join_all(probes)
         .await
         .into_iter()
@@ -209,24 +220,45 @@ async fn decide(
     (SearchBackend::Wikipedia, None)
 }
 
-/// Whether a server accepts a TCP connection at `url`'s host and port within
-/// [`PROBE_TIMEOUT`].
-async fn answers(url: &Url) -> bool {
-    let Some(port) = url.port_or_known_default() else {
+/// Whether SearXNG answers at `url` (see the module doc): its `/config` within
+/// [`PROBE_TIMEOUT`] is SearXNG's configuration, or its limiter's 429. Without a
+/// client (it could not be built) nothing answers.
+async fn is_searxng(client: Option<&reqwest::Client>, url: &Url) -> bool {
+    let Some(client) = client else {
         return false;
     };
-    let connect = async {
-        match url.host() {
-            Some(url::Host::Domain(name)) => tokio::net::TcpStream::connect((name, port)).await,
-            Some(url::Host::Ipv4(ip)) => tokio::net::TcpStream::connect((ip, port)).await,
-            Some(url::Host::Ipv6(ip)) => tokio::net::TcpStream::connect((ip, port)).await,
-            None => Err(std::io::Error::other("no host")),
+    let mut config = url.clone();
+    let path = format!("{}/config", url.path().trim_end_matches('/'));
+    config.set_path(&path);
+    config.set_query(None);
+    let probe = async {
+        let response = client
+            .get(config)
+            .header(reqwest::header::ACCEPT, "application/json")
+            .send()
+            .await
+            .ok()?;
+        match response.status().as_u16() {
+            429 => return Some(true),
+            200 => {}
+            _ => return Some(false),
         }
+        let body = crate::http::read_bounded(response, MAX_PROBE_BYTES)
+            .await
+            .ok()?;
+        Some(!body.truncated && is_searxng_config(&body.bytes))
     };
     matches!(
-        tokio::time::timeout(PROBE_TIMEOUT, connect).await,
-        Ok(Ok(_))
+        tokio::time::timeout(PROBE_TIMEOUT, probe).await,
+        Ok(Some(true))
     )
+}
+
+/// Whether `body` is SearXNG's `/config`: a JSON object with an `engines` list and a
+/// `categories` list (both real captures, searx 1.1 and SearXNG, have them).
+fn is_searxng_config(body: &[u8]) -> bool {
+    serde_json::from_slice::<serde_json::Value>(body)
+        .is_ok_and(|config| config["engines"].is_array() && config["categories"].is_array())
 }
 
 /// `settings` for `backend` alone: its URL and key, no other instances or fallbacks.
@@ -313,10 +345,77 @@ mod tests {
         }
     }
 
+    /// A stand-in SearXNG whose `/config` (under `base`) is a real capture.
+    async fn searxng_at(base: &str) -> wiremock::MockServer {
+        use wiremock::matchers::{method, path};
+        let server = wiremock::MockServer::start().await;
+        let config = std::fs::read(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("fixtures/searxng/searxng/config.body.json"),
+        )
+        .unwrap();
+        wiremock::Mock::given(method("GET"))
+            .and(path(format!("{base}/config")))
+            .respond_with(
+                wiremock::ResponseTemplate::new(200).set_body_raw(config, "application/json"),
+            )
+            .mount(&server)
+            .await;
+        server
+    }
+
+    #[test]
+    fn searxngs_configuration_is_told_from_other_replies() {
+        for capture in ["searx11", "searxng"] {
+            let body = std::fs::read(
+                std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join(format!("fixtures/searxng/{capture}/config.body.json")),
+            )
+            .unwrap();
+            assert!(is_searxng_config(&body), "{capture}");
+        }
+        for other in [
+            &b"<html>It works!</html>"[..],
+            b"{}",
+            b"{\"engines\": 3, \"categories\": []}",
+            b"[]",
+            b"",
+        ] {
+            assert!(!is_searxng_config(other), "{other:?}");
+        }
+    }
+
+    #[tokio::test]
+    async fn an_instance_under_a_path_is_asked_there() {
+        let server = searxng_at("/searx").await;
+        let memo = Mutex::new(None);
+        let under = format!("{}/searx/", server.uri());
+        let chosen = choose_in(&memo, &settings(&under, Vec::new()), no_keyring).await;
+        assert_eq!(chosen.settings.backend, SearchBackend::Searxng);
+    }
+
+    #[tokio::test]
+    async fn a_limiters_429_is_searxng_and_a_404_is_not() {
+        for (status, searxng) in [(429, true), (404, false), (500, false)] {
+            let server = wiremock::MockServer::start().await;
+            wiremock::Mock::given(wiremock::matchers::path("/config"))
+                .respond_with(wiremock::ResponseTemplate::new(status))
+                .mount(&server)
+                .await;
+            let memo = Mutex::new(None);
+            let chosen = choose_in(&memo, &settings(&server.uri(), Vec::new()), no_keyring).await;
+            assert_eq!(
+                chosen.settings.backend == SearchBackend::Searxng,
+                searxng,
+                "{status}"
+            );
+        }
+    }
+
     #[tokio::test]
     async fn an_answering_searxng_is_used_without_a_note() {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let up = format!("http://{}", listener.local_addr().unwrap());
+        let server = searxng_at("").await;
+        let up = server.uri();
         let memo = Mutex::new(None);
         let chosen = choose_in(&memo, &settings(&up, vec![brave(Some("BSAx"))]), no_keyring).await;
         assert_eq!(chosen.settings.backend, SearchBackend::Searxng);

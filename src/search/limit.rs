@@ -174,22 +174,32 @@ pub fn acquire_at(
                 .unwrap_or_default(),
         };
         // Times over a window in the future (a clock set back) are dropped like old
-        // ones.
+        // ones; one less far ahead counts as sent now, and is written back so, so no
+        // search waits longer than a window in all (read as written, a stamp 59 s
+        // ahead pushed the next slot 119 s away).
         recent
             .sent_ms
             .retain(|&t| now.saturating_sub(t) < window_ms && t < now + window_ms);
+        let ahead = recent.sent_ms.iter().any(|&t| t > now);
+        for t in &mut recent.sent_ms {
+            *t = (*t).min(now);
+        }
         recent.sent_ms.sort_unstable();
-        if recent.sent_ms.len() >= limit as usize {
+        let slot = if recent.sent_ms.len() >= limit as usize {
             let oldest = recent.sent_ms[recent.sent_ms.len() - limit as usize];
             let wait_ms = (oldest + window_ms).saturating_sub(now).max(1);
-            return Ok(Slot::Wait(Duration::from_millis(wait_ms)));
-        }
-        recent.sent_ms.push(now);
-        if let Ok(bytes) = serde_json::to_vec(&recent) {
+            Slot::Wait(Duration::from_millis(wait_ms))
+        } else {
+            recent.sent_ms.push(now);
+            Slot::Taken
+        };
+        if (slot == Slot::Taken || ahead)
+            && let Ok(bytes) = serde_json::to_vec(&recent)
+        {
             // A failed write never holds a search up (the state is a best effort).
             let _ = write_atomically(&path, &bytes);
         }
-        Ok(Slot::Taken)
+        Ok(slot)
     })
     // No lock (an unwritable state dir, a lock held elsewhere) never holds one up.
     .and_then(|slot| slot)
@@ -279,6 +289,27 @@ mod tests {
             "{taken:?}"
         );
         assert!(dir.path().join(FILE).is_dir());
+    }
+
+    #[test]
+    fn a_stamp_in_the_future_counts_as_now_never_longer_than_a_window() {
+        let dir = tempfile::tempdir().unwrap();
+        let now = 10_000_000;
+        // A clock set back by 59 s: the file's stamps lie ahead of this run's now.
+        let ahead = Recent {
+            sent_ms: vec![now + 59_000; 10],
+        };
+        std::fs::write(dir.path().join(FILE), serde_json::to_vec(&ahead).unwrap()).unwrap();
+        assert_eq!(
+            wait_ms(acquire_at(dir.path(), 10, MINUTE, || now)),
+            Some(60_000),
+            "the wait is a window at most"
+        );
+        // A minute later every slot is free again.
+        assert_eq!(
+            wait_ms(acquire_at(dir.path(), 10, MINUTE, || now + 60_000)),
+            None
+        );
     }
 
     #[test]

@@ -70,7 +70,7 @@ pub fn record(
         source,
     };
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(io)?;
+        crate::files::create_private_dir(dir).map_err(io)?;
     }
     let mut options = std::fs::OpenOptions::new();
     options.create(true).append(true);

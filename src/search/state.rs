@@ -41,14 +41,14 @@ pub fn locked_within<T>(
     wait: Duration,
     f: impl FnOnce() -> T,
 ) -> Result<T, StateFileError> {
-    fs::create_dir_all(dir).map_err(|source| StateFileError::Io {
+    crate::files::create_private_dir(dir).map_err(|source| StateFileError::Io {
         path: dir.to_path_buf(),
         source,
     })?;
     let path = dir.join("state.lock");
     let lock = crate::files::open_regular(
         &path,
-        OpenOptions::new().create(true).truncate(false).write(true),
+        crate::files::private(OpenOptions::new().create(true).truncate(false).write(true)),
         crate::files::Links::Follow,
     )?;
     let started = Instant::now();

@@ -91,8 +91,17 @@ impl World {
     }
 
     /// Serves a real SearXNG capture (body file under fixtures/searxng) for any
-    /// search, with its page URLs pointed at our page server.
+    /// search, with its page URLs pointed at our page server; and, like a real
+    /// SearXNG, its configuration at `/config` (what `--search auto` asks first).
     pub async fn search_replies_with_capture(&self, rel: &str) {
+        Mock::given(method("GET"))
+            .and(path("/config"))
+            .respond_with(ResponseTemplate::new(200).set_body_raw(
+                fixture("searxng/searxng/config.body.json"),
+                "application/json",
+            ))
+            .mount(&self.searx)
+            .await;
         let body =
             fixture(&format!("searxng/{rel}")).replace(CAPTURED_PAGES_URL, &self.pages.uri());
         Mock::given(method("GET"))

@@ -39,6 +39,7 @@ mod search_auto;
 mod search_extras;
 mod searxng;
 mod secrets;
+mod serve;
 mod setup_files;
 mod state_files;
 mod streaming;

@@ -3,7 +3,8 @@
 //! config file; the keyring's case is in `keyring`), else Wikipedia; each fallback
 //! told once on stderr (not with `-q`) and `--json` naming the service that
 //! answered; an explicit `--search searxng` keeps its errors. DuckDuckGo is never
-//! picked. Loopback stand-ins for every service.
+//! picked. SearXNG is judged by its reply: a port that accepts and never answers, or
+//! another web server, is no SearXNG. Loopback stand-ins for every service.
 
 use crate::common::*;
 use serde_json::{Value, json};
@@ -133,8 +134,16 @@ async fn an_answering_searxng_is_used_and_nothing_else_is_asked() {
     assert_eq!(json_stdout(&out)["backend"], "searxng");
     assert!(told(&out).is_empty(), "{}", stderr(&out));
     assert_eq!(fallbacks.asked().await, [0, 0, 0, 0]);
-    // One request to SearXNG: the search itself (its answering was a connection).
-    assert_eq!(world.searx.received_requests().await.unwrap().len(), 1);
+    // Two requests to SearXNG: its configuration (is it SearXNG?), then the search.
+    let asked: Vec<String> = world
+        .searx
+        .received_requests()
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.url.path().to_string())
+        .collect();
+    assert_eq!(asked, ["/config", "/search"]);
 }
 
 #[tokio::test]
@@ -278,4 +287,75 @@ async fn an_explicit_searxng_keeps_its_errors() {
     );
     assert!(told(&out).is_empty());
     assert_eq!(fallbacks.asked().await, [0, 0, 0, 0]);
+}
+
+/// A listener on loopback that accepts every connection and never says a word.
+async fn silent_port() -> (String, tokio::task::JoinHandle<()>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let held = tokio::spawn(async move {
+        let mut open = Vec::new();
+        while let Ok((socket, _)) = listener.accept().await {
+            open.push(socket);
+        }
+    });
+    (url, held)
+}
+
+#[tokio::test]
+async fn a_port_that_accepts_and_never_answers_is_no_searxng() {
+    let world = World::new().await;
+    let fallbacks = Fallbacks::start(&world).await;
+    let (silent, held) = silent_port().await;
+    let mut cmd = fallbacks.ground(&world, &silent, "");
+    cmd.args(["search", "--json", "tardigrades"]);
+    let started = std::time::Instant::now();
+    let out = run(cmd).await;
+    let took = started.elapsed();
+    held.abort();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(json_stdout(&out)["backend"], "wikipedia");
+    assert_eq!(told(&out).len(), 1, "{}", stderr(&out));
+    // Judged within the probe's 2 s, not the search's timeout.
+    assert!(took < std::time::Duration::from_secs(5), "{took:?}");
+    assert_eq!(fallbacks.asked().await, [0, 0, 1, 0]);
+}
+
+#[tokio::test]
+async fn a_server_that_is_not_searxng_is_no_searxng() {
+    let world = World::new().await;
+    let fallbacks = Fallbacks::start(&world).await;
+    // Another web server on SearXNG's port: 404 for everything, or a 200 page that
+    // is not SearXNG's configuration.
+    let other = MockServer::start().await;
+    let html = MockServer::start().await;
+    Mock::given(method("GET"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_raw("<html><body>It works!</body></html>", "text/html"),
+        )
+        .mount(&html)
+        .await;
+    for server in [&other, &html] {
+        let mut cmd = fallbacks.ground(
+            &world,
+            &server.uri(),
+            "brave_api_key = \"BSAkeyINconfig0123\"\n",
+        );
+        cmd.args(["search", "--json", "tardigrades"]);
+        let out = run(cmd).await;
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        assert_eq!(json_stdout(&out)["backend"], "brave", "{}", server.uri());
+        assert_eq!(told(&out).len(), 1, "{}", stderr(&out));
+        // Asked once, for its configuration; never searched.
+        let asked: Vec<String> = server
+            .received_requests()
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| r.url.path().to_string())
+            .collect();
+        assert_eq!(asked, ["/config"], "{}", server.uri());
+    }
+    assert_eq!(fallbacks.asked().await, [2, 0, 0, 0]);
 }

@@ -323,3 +323,45 @@ async fn the_search_log_redacts_every_secret_and_is_the_users_alone() {
     let mode = std::fs::metadata(&log).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o600, "{mode:o}");
 }
+
+/// Every file and folder under `dir` whose mode lets the group or others in.
+#[cfg(unix)]
+fn open_to_others(dir: &std::path::Path) -> Vec<String> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let entry = entry.unwrap();
+        let meta = entry.metadata().unwrap();
+        let mode = meta.permissions().mode() & 0o777;
+        if mode & 0o077 != 0 {
+            found.push(format!("{} {mode:o}", entry.path().display()));
+        }
+        if meta.is_dir() {
+            found.extend(open_to_others(&entry.path()));
+        }
+    }
+    found
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn sessions_the_cache_and_the_state_files_are_the_users_alone() {
+    let world = World::new().await;
+    world.healthy(&good_answer()).await;
+    let mut cmd = world.ground();
+    cmd.env("GROUND_MAX_PER_MINUTE", "100")
+        .env("XDG_CACHE_HOME", world.home.path().join("cache"))
+        .args([
+            "answer",
+            "--session",
+            "mine",
+            "do tardigrades survive in space",
+        ]);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // What the run wrote: the session, the search and page cache, the rate limit.
+    assert!(state_dir(&world).join("sessions/mine.json").is_file());
+    assert!(state_dir(&world).join("recent-searches.json").is_file());
+    assert!(world.home.path().join("cache/ground").is_dir());
+    assert_eq!(open_to_others(world.home.path()), Vec::<String>::new());
+}

@@ -178,6 +178,26 @@ async fn bad_run_settings_are_usage_errors() {
 }
 
 #[tokio::test]
+async fn a_reserve_below_the_least_names_the_real_range_and_why() {
+    let world = World::new().await;
+    let mut cmd = world.ground();
+    cmd.args(["answer", "--max-answer-tokens", "24", "why is the sky blue"]);
+    let out = run(cmd).await;
+    let (error, hint) = assert_error_report(
+        &out,
+        2,
+        &["max answer tokens is 24", "64"],
+        "between 64 and 2048",
+    );
+    assert!(!hint.contains("between 64 and 64"), "{hint}");
+    assert!(error.contains("one cited statement"), "{error}");
+    assert!(
+        hint.contains("half of the 4096-token context window"),
+        "{hint}"
+    );
+}
+
+#[tokio::test]
 async fn an_explicit_reserve_over_half_the_window_is_a_config_error() {
     let world = World::new().await;
     let mut cmd = world.ground();

@@ -36,6 +36,7 @@ fn main() -> ExitCode {
         Command::Extract(args) => commands::extract::run_command(args),
         Command::Doctor(args) => commands::doctor::run(args),
         Command::Mcp(args) => commands::mcp::run(args),
+        Command::Serve(args) => commands::serve::run(args),
         Command::Cache(args) => commands::cache::run(args),
         Command::Usage(args) => commands::usage::run(args),
         Command::Key(args) => commands::key::run(args),

@@ -48,15 +48,25 @@ pub fn run(args: AnswerArgs) -> ExitCode {
     overrides.fallback = args.fallback.map(Into::into);
     overrides.pack = args.pack;
     overrides.verbose = args.verbose;
-    let settings = match settings(&overrides).and_then(|s| block_on(ready_model(s, args.quiet))) {
+    let mut settings = match settings(&overrides).and_then(|s| block_on(ready_model(s, args.quiet)))
+    {
         Ok(s) => s,
         Err(e) => return fail(json, "question", &question, &e),
     };
-    let mut session =
+    // Held until the turn is saved: a concurrent run of the session waits its turn.
+    let (mut session, hold) =
         match chat::open_session(&settings, args.session.as_deref(), args.continue_session) {
-            Ok(session) => session,
+            Ok(opened) => opened.unzip(),
             Err(e) => return fail(json, "question", &question, &e),
         };
+    // The wait for the session counts against the run's deadline.
+    if let Some(hold) = &hold {
+        settings.run.timeout = settings
+            .run
+            .timeout
+            .saturating_sub(hold.waited)
+            .max(std::time::Duration::from_millis(1));
+    }
     let style = match args.format {
         Format::Text => Style::Text {
             colour: colour_stdout(),
@@ -83,6 +93,7 @@ pub fn run(args: AnswerArgs) -> ExitCode {
     if let (Some(session), Some(report)) = (session.as_mut(), report) {
         chat::save_turn(session, &report, &settings);
     }
+    drop(hold);
     code
 }
 

@@ -15,7 +15,7 @@ use std::process::ExitCode;
 use ground::error::{Error, exit};
 use ground::render::Style;
 use ground::report::{Report, Strictness};
-use ground::session::{self, Session};
+use ground::session::{self, Hold, Session};
 use ground::settings::Settings;
 use ground::text::sanitize_line;
 use serde_json::{Value, json};
@@ -42,10 +42,11 @@ pub fn run(args: ChatArgs) -> ExitCode {
     );
     overrides.timeout_secs = args.timeout;
     let name = args.session.clone().unwrap_or_else(session::new_chat_name);
+    // The chat holds its session until it ends (see `ground::session::hold`).
     let opened = settings(&overrides)
         .and_then(|s| block_on(ready_model(s, args.quiet)))
-        .and_then(|s| Ok((Session::open(state_dir(&s)?, &name)?, s)));
-    let (mut session, settings) = match opened {
+        .and_then(|s| Ok((held(&s, &name)?, s)));
+    let ((mut session, _hold), settings) = match opened {
         Ok(opened) => opened,
         Err(e) => {
             eprintln!("{}", e.report());
@@ -283,16 +284,25 @@ fn state_dir(settings: &Settings) -> Result<&PathBuf, Error> {
         })
 }
 
-/// The session a run continues: `name`'s (started when new), the most recent one
-/// with `continue_session`, or none.
+/// Session `name` (started when new), held for this run: its lock is taken first,
+/// waiting for another run that holds it within the run's `--timeout`, then the
+/// file is read.
+fn held(settings: &Settings, name: &str) -> Result<(Session, Hold), Error> {
+    let dir = state_dir(settings)?;
+    let hold = block_on(session::hold(dir, name, settings.run.timeout))?;
+    Ok((Session::open(dir, name)?, hold))
+}
+
+/// The session a run continues, held until the run has saved it (see [`held`]):
+/// `name`'s (started when new), the most recent one with `continue_session`, or none.
 pub fn open_session(
     settings: &Settings,
     name: Option<&str>,
     continue_session: bool,
-) -> Result<Option<Session>, Error> {
+) -> Result<Option<(Session, Hold)>, Error> {
     if let Some(name) = name {
         session::check_name(name)?;
-        return Session::open(state_dir(settings)?, name).map(Some);
+        return held(settings, name).map(Some);
     }
     if !continue_session {
         return Ok(None);
@@ -307,7 +317,7 @@ pub fn open_session(
             hint: "start one with `ground answer --session NAME \"...\"` or `ground chat`".into(),
         });
     };
-    Session::open(dir, &name).map(Some)
+    held(settings, &name).map(Some)
 }
 
 /// Adds the turn `report` answered to `session` and saves it; a session that cannot

@@ -11,4 +11,5 @@ pub mod key;
 pub mod mcp;
 pub mod model;
 pub mod search;
+pub mod serve;
 pub mod usage;

@@ -1,0 +1,419 @@
+//! The Gemini face of `ground serve`: `POST /{v1,v1beta}/models/{model}:generateContent`
+//! and `:streamGenerateContent?alt=sse`, so an agent written for Gemini's Grounding
+//! with Google Search (google-genai, Google's ADK) runs unchanged, pointed here with
+//! `GOOGLE_GEMINI_BASE_URL` or `HttpOptions(base_url=...)`.
+//!
+//! - Any model name is answered by the configured model (a `gemini-*` name included:
+//!   ADK's google_search tool refuses other names).
+//! - With a `googleSearch` / `google_search` (or `googleSearchRetrieval`) tool: the
+//!   grounded pipeline; the candidate's text is the answer and its
+//!   `groundingMetadata` is exactly `--json`'s (UTF-8 byte offsets into that text).
+//!   The SDK drops fields it does not know, so everything is in Gemini's own fields.
+//! - Without one: the model answers the conversation alone, with no grounding
+//!   metadata, as Gemini does. `systemInstruction` is given to the model as the
+//!   application's instruction, beneath ground's own rules (it cannot switch off the
+//!   answer's schema or the quote check).
+//! - Streaming: `data: {GenerateContentResponse}` events and nothing else: no
+//!   `[DONE]` and no SSE comment lines (google-genai parses every non-empty line that
+//!   is not `data:` as JSON, so a keep-alive comment would break it).
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::{Path, State};
+use axum::response::sse::{Event, Sse};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+
+use super::App;
+use super::http::{ApiError, Face, log_question, read_json, reply_id};
+use crate::report::Report;
+use crate::service::{AnswerRequest, Turn};
+
+/// The alias listed for clients that check a model name starts with `gemini-`.
+pub const GEMINI_ALIAS: &str = "gemini-2.5-flash";
+
+/// `GET /{v1,v1beta}/models`: `ground` and its `gemini-` alias.
+pub async fn models() -> axum::Json<Value> {
+    let model = |name: &str, display: &str| {
+        json!({
+            "name": format!("models/{name}"),
+            "displayName": display,
+            "description": "Answers from live web search with verified citations (ground)",
+            "supportedGenerationMethods": ["generateContent", "streamGenerateContent"],
+        })
+    };
+    axum::Json(json!({"models": [
+        model("ground", "ground"),
+        model(GEMINI_ALIAS, "ground (as gemini-2.5-flash, for clients that check the name)"),
+    ]}))
+}
+
+fn bad(message: impl Into<String>, hint: impl Into<String>) -> ApiError {
+    ApiError::bad_request(Face::Gemini, None, message, hint)
+}
+
+/// A checked `generateContent` request.
+#[derive(Debug)]
+struct GenerateRequest {
+    question: String,
+    turns: Vec<Turn>,
+    search: bool,
+    instruction: Option<String>,
+}
+
+/// The text of a `Content`'s parts.
+fn parts_text(content: &Value) -> Result<String, ApiError> {
+    let Some(parts) = content.get("parts").and_then(Value::as_array) else {
+        return Err(bad(
+            "a content has no parts",
+            "send contents: [{\"role\": \"user\", \"parts\": [{\"text\": ...}]}]",
+        ));
+    };
+    let mut text = Vec::new();
+    for part in parts {
+        match part.get("text") {
+            Some(Value::String(t)) => text.push(t.clone()),
+            _ if part.get("thought").is_some() => {}
+            _ => {
+                return Err(bad(
+                    "only text parts are supported (no inline data, files or function calls)",
+                    "send the question as a text part",
+                ));
+            }
+        }
+    }
+    Ok(text.join("\n"))
+}
+
+fn parse(body: &Value) -> Result<GenerateRequest, ApiError> {
+    let Some(body) = body.as_object() else {
+        return Err(bad(
+            "the request body is not a JSON object",
+            "send {\"contents\": [...]}",
+        ));
+    };
+    let mut search = false;
+    if let Some(tools) = body.get("tools") {
+        let Some(tools) = tools.as_array() else {
+            return Err(bad(
+                "tools is not an array",
+                "send tools: [{\"googleSearch\": {}}]",
+            ));
+        };
+        for tool in tools {
+            let Some(tool) = tool.as_object() else {
+                return Err(bad(
+                    "a tool is not an object",
+                    "send tools: [{\"googleSearch\": {}}]",
+                ));
+            };
+            for (name, _) in tool {
+                match name.as_str() {
+                    "googleSearch"
+                    | "google_search"
+                    | "googleSearchRetrieval"
+                    | "google_search_retrieval" => search = true,
+                    "functionDeclarations" | "function_declarations" => {
+                        return Err(bad(
+                            "function declarations are not supported: ground searches the web and answers itself",
+                            "use the googleSearch tool only",
+                        ));
+                    }
+                    other => {
+                        return Err(bad(
+                            format!(
+                                "the tool {:?} is not supported",
+                                crate::text::shorten(other, 40)
+                            ),
+                            "use the googleSearch tool only",
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    let instruction = match body
+        .get("systemInstruction")
+        .or_else(|| body.get("system_instruction"))
+    {
+        None | Some(Value::Null) => None,
+        Some(Value::String(text)) => Some(text.clone()),
+        Some(content) => Some(parts_text(content)?),
+    };
+    let Some(contents) = body.get("contents").and_then(Value::as_array) else {
+        return Err(bad(
+            "contents is missing or not an array",
+            "send contents: [{\"role\": \"user\", \"parts\": [{\"text\": \"your question\"}]}]",
+        ));
+    };
+    if contents.len() > super::openai::MAX_MESSAGES {
+        return Err(bad(
+            format!(
+                "{} contents is more than the {} accepted",
+                contents.len(),
+                super::openai::MAX_MESSAGES
+            ),
+            "send the last turns of the conversation only",
+        ));
+    }
+    let mut said: Vec<(bool, String)> = Vec::new();
+    for content in contents {
+        let role = content
+            .get("role")
+            .and_then(Value::as_str)
+            .unwrap_or("user");
+        let text = parts_text(content)?;
+        match role {
+            "user" => said.push((true, text)),
+            "model" => said.push((false, text)),
+            other => {
+                return Err(bad(
+                    format!(
+                        "contents of role {:?} are not supported",
+                        crate::text::shorten(other, 40)
+                    ),
+                    "use the roles user and model",
+                ));
+            }
+        }
+    }
+    let Some((true, question)) = said.pop() else {
+        return Err(bad(
+            "the last content is not the user's: nothing to answer",
+            "end contents with the user's question",
+        ));
+    };
+    if question.trim().is_empty() {
+        return Err(bad(
+            "the last user content is empty",
+            "put the question in the last user content",
+        ));
+    }
+    let mut turns = Vec::new();
+    let mut pending: Option<String> = None;
+    for (user, text) in said {
+        if user {
+            if let Some(q) = pending.replace(text) {
+                turns.push(Turn {
+                    question: q,
+                    answer: String::new(),
+                });
+            }
+        } else if let Some(q) = pending.take() {
+            turns.push(Turn {
+                question: q,
+                answer: text,
+            });
+        }
+    }
+    if let Some(q) = pending {
+        turns.push(Turn {
+            question: q,
+            answer: String::new(),
+        });
+    }
+    Ok(GenerateRequest {
+        question,
+        turns,
+        search,
+        instruction,
+    })
+}
+
+/// The answer text a Gemini client holds (what a follow-up's `model` content sends
+/// back): the answer without markers, which the supports' offsets index.
+fn shown_answer(report: &Report) -> String {
+    report.answer.answer.clone()
+}
+
+/// A `GenerateContentResponse`.
+fn response(
+    model: &str,
+    text: &str,
+    metadata: Option<Value>,
+    finish: Option<&str>,
+    usage: Option<Value>,
+    id: &str,
+) -> Value {
+    let mut candidate = json!({
+        "content": {"role": "model", "parts": [{"text": text}]},
+        "index": 0,
+    });
+    if let Some(finish) = finish {
+        candidate["finishReason"] = json!(finish);
+    }
+    if let Some(metadata) = metadata {
+        candidate["groundingMetadata"] = metadata;
+    }
+    let mut reply = json!({"candidates": [candidate], "modelVersion": model, "responseId": id});
+    if let Some(usage) = usage {
+        reply["usageMetadata"] = usage;
+    }
+    reply
+}
+
+fn usage_metadata(prompt: Option<u32>, completion: Option<u32>) -> Value {
+    let (p, c) = (prompt.unwrap_or(0), completion.unwrap_or(0));
+    json!({"promptTokenCount": p, "candidatesTokenCount": c, "totalTokenCount": p + c})
+}
+
+/// `POST /{v1,v1beta}/models/{model}:generateContent` (or
+/// `:streamGenerateContent`).
+pub(crate) async fn generate(
+    State(app): State<Arc<App>>,
+    Path(call): Path<String>,
+    body: Body,
+) -> Response {
+    let Some((model, method)) = call.rsplit_once(':') else {
+        return super::http::not_found_gemini(&call).into_response();
+    };
+    let streaming = match method {
+        "generateContent" => false,
+        "streamGenerateContent" => true,
+        _ => return super::http::not_found_gemini(&call).into_response(),
+    };
+    let model = crate::text::shorten(&crate::text::sanitize_line(model), 100);
+    let value = match read_json(Face::Gemini, body).await {
+        Ok(value) => value,
+        Err(e) => return e.into_response(),
+    };
+    let request = match parse(&value) {
+        Ok(request) => request,
+        Err(e) => return e.into_response(),
+    };
+    log_question(&app, &request.question);
+    let Some(admission) = app.service.admit().await else {
+        return ApiError::busy(Face::Gemini).into_response();
+    };
+    let id = reply_id("");
+    let note = |why: &str| eprintln!("ground serve: {}", crate::text::sanitize_line(why));
+    let reply = if request.search {
+        let mut no_download = |_| {};
+        let answered = app
+            .service
+            .answer(
+                &app.client,
+                AnswerRequest {
+                    question: &request.question,
+                    conversation: &request.turns,
+                    events: crate::events::Events::silent(),
+                    watch: crate::service::unwatched(),
+                    download: &mut no_download,
+                    note: &note,
+                    shown_answer: &shown_answer,
+                    adjust: None,
+                },
+            )
+            .await;
+        match answered {
+            Ok(answered) => {
+                let report = &answered.report;
+                let json = crate::render::json(report, &answered.verdict);
+                let metadata = json.get("groundingMetadata").cloned();
+                let finish = if report.model.done_reason.as_deref() == Some("length") {
+                    "MAX_TOKENS"
+                } else {
+                    "STOP"
+                };
+                let usage =
+                    usage_metadata(report.model.prompt_tokens, report.model.completion_tokens);
+                (shown_answer(report), metadata, finish, usage)
+            }
+            Err(failure) => return ApiError::from_run(Face::Gemini, failure).into_response(),
+        }
+    } else {
+        match app
+            .service
+            .answer_directly(
+                &request.question,
+                &request.turns,
+                request.instruction.as_deref(),
+                &note,
+            )
+            .await
+        {
+            Ok(direct) => {
+                let usage = usage_metadata(direct.prompt_tokens, direct.completion_tokens);
+                (direct.text, None, "STOP", usage)
+            }
+            Err(failure) => return ApiError::from_run(Face::Gemini, failure).into_response(),
+        }
+    };
+    drop(admission);
+    let (text, metadata, finish, usage) = reply;
+    if !streaming {
+        return axum::Json(response(
+            &model,
+            &text,
+            metadata,
+            Some(finish),
+            Some(usage),
+            &id,
+        ))
+        .into_response();
+    }
+    // The text first, then the metadata with the finish reason on the last event
+    // (Gemini's own order); data lines only.
+    let first = response(&model, &text, None, None, None, &id);
+    let mut last = response(&model, "", metadata, Some(finish), Some(usage), &id);
+    if let Some(parts) = last["candidates"][0]["content"]["parts"].as_array_mut() {
+        parts.clear();
+        parts.push(json!({"text": ""}));
+    }
+    let events = [first, last]
+        .into_iter()
+        .map(|v| Ok::<_, Infallible>(Event::default().data(v.to_string())));
+    Sse::new(futures_util::stream::iter(events)).into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_google_search_tool_in_either_spelling_asks_for_grounding() {
+        for tool in ["googleSearch", "google_search", "googleSearchRetrieval"] {
+            let body = json!({"contents": [{"role": "user", "parts": [{"text": "q"}]}], "tools": [{tool: {}}]});
+            assert!(parse(&body).unwrap().search, "{tool}");
+        }
+        let plain = json!({"contents": [{"parts": [{"text": "q"}]}]});
+        assert!(!parse(&plain).unwrap().search);
+    }
+
+    #[test]
+    fn several_contents_are_a_conversation() {
+        let body = json!({"contents": [
+            {"role": "user", "parts": [{"text": "q1"}]},
+            {"role": "model", "parts": [{"text": "a1"}]},
+            {"role": "user", "parts": [{"text": "q2"}]},
+        ], "systemInstruction": {"parts": [{"text": "be brief"}]}});
+        let request = parse(&body).unwrap();
+        assert_eq!(request.question, "q2");
+        assert_eq!(
+            request.turns,
+            vec![Turn {
+                question: "q1".into(),
+                answer: "a1".into()
+            }]
+        );
+        assert_eq!(request.instruction.as_deref(), Some("be brief"));
+    }
+
+    #[test]
+    fn function_declarations_and_other_parts_are_refused() {
+        let body = json!({"contents": [{"parts": [{"text": "q"}]}], "tools": [{"functionDeclarations": []}]});
+        assert!(
+            parse(&body)
+                .unwrap_err()
+                .failure
+                .message
+                .contains("function declarations")
+        );
+        let body = json!({"contents": [{"parts": [{"inlineData": {}}]}]});
+        assert!(parse(&body).is_err());
+        let body = json!({"contents": [{"role": "model", "parts": [{"text": "a"}]}]});
+        assert!(parse(&body).is_err());
+    }
+}

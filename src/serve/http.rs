@@ -1,0 +1,365 @@
+//! What the two faces of `ground serve` share: the guard in front of every route
+//! (authentication, CORS, the access log), request bodies read with a bound, reply
+//! ids, and [`ApiError`], one failure written in either API's error shape.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use super::{App, MAX_BODY_BYTES, RETRY_AFTER};
+use crate::error::exit;
+use crate::service::Failure;
+
+/// Which API a request speaks, for the shape of its errors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Face {
+    /// OpenAI's Chat Completions (`/v1/chat/completions`, `/v1/models`).
+    OpenAi,
+    /// Gemini's `generateContent` (`/v1beta/...`, `/v1/models/...:...`).
+    Gemini,
+}
+
+impl Face {
+    /// The face a request to `path` (with `headers` and `query`) speaks: Gemini's
+    /// paths, or any request carrying Gemini's key header or `?key=`.
+    pub fn of(path: &str, headers: &HeaderMap, query: Option<&str>) -> Face {
+        let gemini_key = headers.contains_key("x-goog-api-key")
+            || query.is_some_and(|q| q.split('&').any(|p| p.starts_with("key=")));
+        if path.starts_with("/v1beta/")
+            || path == "/v1beta"
+            || path.starts_with("/v1/models/")
+            || gemini_key
+        {
+            Face::Gemini
+        } else {
+            Face::OpenAi
+        }
+    }
+}
+
+/// A failed request, written in its face's error shape with the right status.
+#[derive(Debug)]
+pub struct ApiError {
+    /// The HTTP status.
+    pub status: StatusCode,
+    /// Which API's shape to write.
+    pub face: Face,
+    /// What failed, and what to do.
+    pub failure: Failure,
+    /// The request field at fault, when one is (OpenAI's `param`).
+    pub param: Option<&'static str>,
+    /// The openai SDK retries 408/409/429/5xx twice unless told not to: a failure
+    /// after a search was made says `x-should-retry: false`, so one question never
+    /// costs three runs of searches.
+    pub no_retry: bool,
+}
+
+impl ApiError {
+    /// A bad request (400) of `face`, about `param`.
+    pub fn bad_request(
+        face: Face,
+        param: Option<&'static str>,
+        message: impl Into<String>,
+        hint: impl Into<String>,
+    ) -> Self {
+        ApiError {
+            status: StatusCode::BAD_REQUEST,
+            face,
+            failure: Failure::usage(message, hint),
+            param,
+            no_retry: false,
+        }
+    }
+
+    /// A failed run: its status from the failure's class (usage 400, search and
+    /// sources 502, model 503, deadline 504, busy or rate-limited 429, else 500).
+    pub fn from_run(face: Face, failure: Failure) -> Self {
+        let status = if failure.deadline {
+            StatusCode::GATEWAY_TIMEOUT
+        } else {
+            match failure.exit_code {
+                exit::USAGE => StatusCode::BAD_REQUEST,
+                exit::SEARCH | exit::NO_SOURCES => StatusCode::BAD_GATEWAY,
+                exit::MODEL => StatusCode::SERVICE_UNAVAILABLE,
+                exit::RATE_LIMITED => StatusCode::TOO_MANY_REQUESTS,
+                _ => StatusCode::INTERNAL_SERVER_ERROR,
+            }
+        };
+        ApiError {
+            status,
+            face,
+            failure,
+            param: None,
+            no_retry: status != StatusCode::TOO_MANY_REQUESTS,
+        }
+    }
+
+    /// Every place for a run is taken: 429 with `Retry-After`, retry welcome.
+    pub fn busy(face: Face) -> Self {
+        ApiError {
+            status: StatusCode::TOO_MANY_REQUESTS,
+            face,
+            failure: crate::service::busy(RETRY_AFTER),
+            param: None,
+            no_retry: false,
+        }
+    }
+
+    /// The error object alone (for a stream's error event).
+    pub fn body(&self) -> Value {
+        let message = match &self.failure.hint {
+            Some(hint) => format!("{} (hint: {hint})", self.failure.message),
+            None => self.failure.message.clone(),
+        };
+        match self.face {
+            Face::OpenAi => json!({"error": {
+                "message": message,
+                "type": if self.status.is_client_error() { "invalid_request_error" } else { "server_error" },
+                "param": self.param,
+                "code": self.failure.kind,
+                "ground": self.failure.json(),
+            }}),
+            Face::Gemini => json!({"error": {
+                "code": self.status.as_u16(),
+                "message": message,
+                "status": gemini_status(self.status),
+            }}),
+        }
+    }
+}
+
+/// Gemini's (Google's) status name for an HTTP status.
+fn gemini_status(status: StatusCode) -> &'static str {
+    match status.as_u16() {
+        400 | 413 => "INVALID_ARGUMENT",
+        401 => "UNAUTHENTICATED",
+        403 => "PERMISSION_DENIED",
+        404 => "NOT_FOUND",
+        429 => "RESOURCE_EXHAUSTED",
+        503 | 502 => "UNAVAILABLE",
+        504 => "DEADLINE_EXCEEDED",
+        _ => "INTERNAL",
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let mut response = (self.status, axum::Json(self.body())).into_response();
+        let headers = response.headers_mut();
+        if self.status == StatusCode::TOO_MANY_REQUESTS {
+            headers.insert(
+                header::RETRY_AFTER,
+                HeaderValue::from(RETRY_AFTER.as_secs()),
+            );
+        }
+        if self.no_retry {
+            headers.insert("x-should-retry", HeaderValue::from_static("false"));
+        }
+        response
+    }
+}
+
+/// Reads a request body of at most [`crate::serve::MAX_BODY_BYTES`] as JSON.
+pub async fn read_json(face: Face, body: Body) -> Result<Value, ApiError> {
+    let bytes = axum::body::to_bytes(body, MAX_BODY_BYTES)
+        .await
+        .map_err(|_| ApiError {
+            status: StatusCode::PAYLOAD_TOO_LARGE,
+            face,
+            failure: Failure::usage(
+                format!("the request body is over {} KiB", MAX_BODY_BYTES / 1024),
+                "send a shorter conversation: ground reads the last 40 turns of it anyway",
+            ),
+            param: None,
+            no_retry: false,
+        })?;
+    serde_json::from_slice(&bytes).map_err(|e| {
+        ApiError::bad_request(
+            face,
+            None,
+            format!("the request body is not JSON ({e})"),
+            "send a JSON object",
+        )
+    })
+}
+
+/// A fresh id for a reply: `prefix`, the time and a counter.
+pub fn reply_id(prefix: &str) -> String {
+    static COUNT: AtomicU64 = AtomicU64::new(0);
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    format!(
+        "{prefix}{:x}{:04x}",
+        nanos,
+        COUNT.fetch_add(1, Ordering::Relaxed) & 0xffff
+    )
+}
+
+/// Seconds since the epoch, for `created`.
+pub fn now_secs() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// Whether two keys are equal, in time that does not depend on where they differ
+/// (both are hashed first, so their lengths leak nothing either).
+fn same_key(given: &str, expected: &str) -> bool {
+    let (a, b) = (
+        Sha256::digest(given.as_bytes()),
+        Sha256::digest(expected.as_bytes()),
+    );
+    a.iter()
+        .zip(b.iter())
+        .fold(0u8, |acc, (x, y)| acc | (x ^ y))
+        == 0
+}
+
+/// The key a request carries: `Authorization: Bearer`, `x-goog-api-key` or `?key=`.
+fn key_of(headers: &HeaderMap, query: Option<&str>) -> Option<String> {
+    let bearer = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| {
+            v.strip_prefix("Bearer ")
+                .or_else(|| v.strip_prefix("bearer "))
+        })
+        .map(|k| k.trim().to_string());
+    let goog = headers
+        .get("x-goog-api-key")
+        .and_then(|v| v.to_str().ok())
+        .map(|k| k.trim().to_string());
+    let query_key = query.and_then(|q| {
+        url::form_urlencoded::parse(q.as_bytes())
+            .find(|(name, _)| name == "key")
+            .map(|(_, value)| value.into_owned())
+    });
+    bearer.or(goog).or(query_key)
+}
+
+/// In front of every route: the key check, CORS (only for the configured origin),
+/// and the access-log line.
+pub async fn guard(State(app): State<Arc<App>>, request: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let method = request.method().clone();
+    let path = request.uri().path().to_string();
+    let query = request.uri().query().map(str::to_string);
+    let face = Face::of(&path, request.headers(), query.as_deref());
+    let origin = request.headers().get(header::ORIGIN).cloned();
+    let cors_ok = match (&app.cors, &origin) {
+        (Some(allowed), Some(origin)) => origin.as_bytes() == allowed.as_bytes(),
+        _ => false,
+    };
+    let mut response = if method == Method::OPTIONS && cors_ok {
+        StatusCode::NO_CONTENT.into_response()
+    } else if let Some(expected) = &app.api_key
+        && path != "/health"
+        && !key_of(request.headers(), query.as_deref()).is_some_and(|k| same_key(&k, expected))
+    {
+        let failure = Failure {
+            kind: "unauthorized",
+            message: "missing or wrong API key".into(),
+            hint: Some("send the server's key as `Authorization: Bearer KEY` (OpenAI SDKs: api_key=KEY; Gemini SDKs: x-goog-api-key)".into()),
+            exit_code: exit::USAGE,
+            deadline: false,
+        };
+        ApiError {
+            status: StatusCode::UNAUTHORIZED,
+            face,
+            failure,
+            param: None,
+            no_retry: false,
+        }
+        .into_response()
+    } else {
+        next.run(request).await
+    };
+    if cors_ok && let Some(origin) = origin {
+        let headers = response.headers_mut();
+        headers.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
+        headers.insert(
+            header::ACCESS_CONTROL_ALLOW_HEADERS,
+            HeaderValue::from_static("authorization, content-type, x-goog-api-key"),
+        );
+        headers.insert(
+            header::ACCESS_CONTROL_ALLOW_METHODS,
+            HeaderValue::from_static("GET, POST, OPTIONS"),
+        );
+        headers.insert(header::VARY, HeaderValue::from_static("Origin"));
+    }
+    // The path only: a query may hold the key.
+    eprintln!(
+        "ground serve: {method} {} {} {} ms",
+        crate::text::sanitize_line(&crate::text::shorten(&path, 200)),
+        response.status().as_u16(),
+        started.elapsed().as_millis()
+    );
+    response
+}
+
+/// Logs a request's question when `--verbose` asked for it.
+pub fn log_question(app: &App, question: &str) {
+    if app.verbose {
+        eprintln!(
+            "ground serve: question: {}",
+            crate::text::sanitize_line(&crate::text::shorten(question, 300))
+        );
+    }
+}
+
+/// `GET /health`: the server is up (no model needed, no key needed).
+pub async fn health() -> axum::Json<Value> {
+    axum::Json(json!({"status": "ok"}))
+}
+
+/// Any other path: 404 in the shape of the API its path looks like.
+pub async fn not_found(request: Request) -> ApiError {
+    let path = request.uri().path().to_string();
+    let face = Face::of(&path, request.headers(), request.uri().query());
+    ApiError {
+        status: StatusCode::NOT_FOUND,
+        face,
+        failure: Failure {
+            kind: "not_found",
+            message: format!("no such endpoint: {} {}", request.method(), crate::text::sanitize_line(&crate::text::shorten(&path, 200))),
+            hint: Some("OpenAI: POST /v1/chat/completions, GET /v1/models; Gemini: POST /v1beta/models/MODEL:generateContent".into()),
+            exit_code: exit::USAGE,
+            deadline: false,
+        },
+        param: None,
+        no_retry: false,
+    }
+}
+
+/// A Gemini path whose method is not `generateContent` or `streamGenerateContent`.
+pub fn not_found_gemini(call: &str) -> ApiError {
+    ApiError {
+        status: StatusCode::NOT_FOUND,
+        face: Face::Gemini,
+        failure: Failure {
+            kind: "not_found",
+            message: format!(
+                "no such method: {}",
+                crate::text::sanitize_line(&crate::text::shorten(call, 200))
+            ),
+            hint: Some(
+                "use models/MODEL:generateContent or models/MODEL:streamGenerateContent".into(),
+            ),
+            exit_code: exit::USAGE,
+            deadline: false,
+        },
+        param: None,
+        no_retry: false,
+    }
+}
