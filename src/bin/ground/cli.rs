@@ -633,6 +633,12 @@ pub struct ServeArgs {
     #[arg(long, value_name = "N")]
     pub pages: Option<usize>,
 
+    /// Seconds an answer is reused for the same question (asked as a question of its
+    /// own, by any client) without searching; 0 = never [default: 600]
+    /// [[run] reuse_secs].
+    #[arg(long, value_name = "SECS")]
+    pub reuse_secs: Option<u64>,
+
     /// Log each request's question on stderr (by default only method, path, status
     /// and time).
     #[arg(short, long)]
