@@ -57,13 +57,27 @@ fn crashed(error: tokio::task::JoinError) -> Failure {
     }
 }
 
-/// Runs one stage call in its own task so that a panic becomes a [`Failure`].
+/// Runs one stage call in its own task so that a panic becomes a [`Failure`]. The
+/// task lives no longer than the caller's wait: when the call is dropped (its
+/// deadline, the client's cancel), the task is aborted with it, which drops the
+/// stage's future and so stops the embedded model's thread. (A dropped `JoinHandle`
+/// alone would leave the task running.)
 pub(super) async fn isolated<T: Send + 'static>(
     work: impl Future<Output = Result<T, Error>> + Send + 'static,
 ) -> Result<T, Failure> {
-    match tokio::spawn(work).await {
+    let mut task = AbortOnDrop(tokio::spawn(work));
+    match (&mut task.0).await {
         Ok(result) => result.map_err(Failure::from),
         Err(e) => Err(crashed(e)),
+    }
+}
+
+/// A spawned task that is aborted when its handle is dropped.
+struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 
@@ -129,6 +143,34 @@ pub(super) fn log_failure(tool: &str, input_name: &str, input: &str, message: &s
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_dropped_call_stops_its_task() {
+        // R4 finding 3: a deadline around the call left the task (and the model's
+        // thread under it) running.
+        struct Flag(std::sync::Arc<std::sync::atomic::AtomicBool>);
+        impl Drop for Flag {
+            fn drop(&mut self) {
+                self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+            }
+        }
+        let dropped = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = Flag(dropped.clone());
+        let work = async move {
+            let _flag = flag;
+            tokio::time::sleep(std::time::Duration::from_secs(30)).await;
+            Ok::<(), Error>(())
+        };
+        let call = tokio::time::timeout(std::time::Duration::from_millis(50), isolated(work));
+        assert!(call.await.is_err());
+        for _ in 0..100 {
+            if dropped.load(std::sync::atomic::Ordering::SeqCst) {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        panic!("the task outlived the call");
+    }
 
     #[test]
     fn limit_defaults_to_ten_and_stays_in_range() {

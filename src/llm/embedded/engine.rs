@@ -180,6 +180,7 @@ fn backend() -> Result<&'static LlamaBackend, Error> {
         return Ok(b);
     }
     install_log();
+    install_abort();
     let b = LlamaBackend::init().map_err(|e| Error::ModelEngine {
         message: format!("cannot start llama.cpp: {e}"),
     })?;
@@ -222,6 +223,61 @@ unsafe extern "C" fn on_log(
     }
 }
 
+/// The model file llama.cpp is working on, for the last words of an abort.
+static CURRENT_FILE: Mutex<Option<PathBuf>> = Mutex::new(None);
+
+/// Remembers `path` as the file llama.cpp works on until the guard is dropped.
+struct WorkingOn;
+
+impl WorkingOn {
+    fn file(path: &Path) -> Self {
+        *CURRENT_FILE.lock().unwrap_or_else(|e| e.into_inner()) = Some(path.to_path_buf());
+        WorkingOn
+    }
+}
+
+impl Drop for WorkingOn {
+    fn drop(&mut self) {
+        *CURRENT_FILE.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+}
+
+/// Makes an abort inside ggml (a `GGML_ASSERT` the header checks did not foresee)
+/// end the process the way a model failure does: one `error:` line naming the file,
+/// a `hint:`, and the model's exit code, instead of a core dump after ggml has run
+/// `gdb` against the process. (ggml aborts right after this callback returns, so the
+/// process cannot go on; [`gguf::check_runnable`] is what keeps it alive.)
+fn install_abort() {
+    // SAFETY: `on_abort` is a plain function that lives for the whole program.
+    unsafe { llama_cpp_sys_2::ggml_set_abort_callback(Some(on_abort)) };
+}
+
+unsafe extern "C" fn on_abort(message: *const c_char) {
+    let message = if message.is_null() {
+        String::new()
+    } else {
+        // SAFETY: ggml passes a NUL-terminated string valid for this call.
+        unsafe { CStr::from_ptr(message) }
+            .to_string_lossy()
+            .into_owned()
+    };
+    let message = crate::text::shorten(&crate::text::sanitize_line(&message), 300);
+    // try_lock: never wait in an abort (the lock is only ever held for an instant).
+    let file = CURRENT_FILE
+        .try_lock()
+        .ok()
+        .and_then(|f| f.as_ref().map(|p| p.display().to_string()))
+        .unwrap_or_else(|| "the model file".into());
+    let error = Error::ModelFileInvalid {
+        path: PathBuf::from(&file),
+        reason: format!("llama.cpp stopped on it ({message})"),
+    };
+    let _ = std::io::stderr().write_all(format!("{}\n", error.report()).as_bytes());
+    let _ = std::io::stderr().flush();
+    // SAFETY: _exit ends the process at once, without unwinding into C.
+    unsafe { libc::_exit(crate::error::exit::MODEL) };
+}
+
 /// llama.cpp's error lines since the last call, joined.
 fn take_errors() -> Option<String> {
     let mut errors = LAST_ERRORS.lock().unwrap_or_else(|e| e.into_inner());
@@ -254,6 +310,8 @@ pub fn load(
     }
     LOG_TO_STDERR.store(options.verbose, Ordering::Relaxed);
     let info = gguf::read(&key).map_err(|e| invalid(e.to_string()))?;
+    // What llama.cpp would abort on rather than refuse is refused here.
+    gguf::check_runnable(&info).map_err(|e| invalid(e.to_string()))?;
     let trained = match info.trained_context() {
         Some(n) if n > 0 && n <= i32::MAX as u64 => n as u32,
         Some(n) => {
@@ -276,6 +334,7 @@ pub fn load(
     }
     let backend = backend()?;
     take_errors();
+    let _working = WorkingOn::file(&key);
     let flag = cancel.clone();
     let params = LlamaModelParams::default()
         .with_use_mmap(true)
@@ -367,6 +426,7 @@ pub fn generate(
     on_text: &mut dyn FnMut(&str),
 ) -> Result<Generated, Error> {
     let _busy = model.busy.lock().unwrap_or_else(|e| e.into_inner());
+    let _working = WorkingOn::file(&model.path);
     let stopped = || cancel.load(Ordering::Relaxed);
     let engine = |what: &str, e: &dyn std::fmt::Display| Error::ModelEngine {
         message: match take_errors() {

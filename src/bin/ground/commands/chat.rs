@@ -43,7 +43,7 @@ pub fn run(args: ChatArgs) -> ExitCode {
     overrides.timeout_secs = args.timeout;
     let name = args.session.clone().unwrap_or_else(session::new_chat_name);
     let opened = settings(&overrides)
-        .and_then(|s| block_on(ready_model(s, args.quiet)))
+        .and_then(|s| block_on(ready_model(s, args.quiet, None)))
         .and_then(|s| Ok((Session::open(state_dir(&s)?, &name)?, s)));
     let (mut session, settings) = match opened {
         Ok(opened) => opened,

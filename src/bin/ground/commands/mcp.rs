@@ -27,9 +27,9 @@ pub fn run(args: McpArgs) -> ExitCode {
     // The model is made ready before the session starts: `--llm auto` says on stderr
     // which model answers, and a missing embedded model is downloaded now, not in
     // the middle of an agent's first call.
-    match settings(&overrides)
-        .and_then(|s| block_on(async { ground::mcp::serve(ready_model(s, false).await?).await }))
-    {
+    match settings(&overrides).and_then(|s| {
+        block_on(async { ground::mcp::serve(ready_model(s, false, None).await?).await })
+    }) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("{}", e.report());
