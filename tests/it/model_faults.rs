@@ -8,7 +8,6 @@
 //! `GROUND_TEST_GGUF` with one metadata value changed in place).
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ground::Error;
@@ -430,7 +429,7 @@ fn crafted_gguf(meta: &[(&str, Value<'_>)], tokens: u64, tensors: &[(&str, &[u64
         offset += size.div_ceil(32) * 32;
         total = offset;
     }
-    while out.len() % 32 != 0 {
+    while !out.len().is_multiple_of(32) {
         out.push(0);
     }
     out.resize(out.len() + total as usize, 0);

@@ -544,7 +544,7 @@ async fn transfer(file: &ModelFile, path: &Path, download: &mut Download<'_>) ->
         && have.saturating_add(length) > limit
     {
         return Err(failed(format!(
-            "{shown} announced {length} bytes, more than the {limit} the file has (nothing was written)"
+            "{shown} announced {length} bytes, more than the {limit} bytes the file has (nothing was written)"
         )));
     }
     let total = file.size.or(length.map(|l| l + have));
