@@ -613,3 +613,101 @@ async fn mcp_survives_a_model_llama_cpp_would_abort_on() {
         assert!(reply.contains("no-tokenizer.gguf"), "{reply}");
     }
 }
+
+// ---------------------------------------------------------------------------
+// Finding 3: the engine outlives an MCP deadline
+
+/// CPU time (user + system, in clock ticks) the process `pid` has used.
+#[cfg(feature = "embedded")]
+fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // The fields after the command name, which is in parentheses.
+    let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..]
+        .split_whitespace()
+        .collect();
+    fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
+}
+
+/// Starts `ground mcp` on the test model with `config`, calls grounded_answer, lets
+/// `then` act on the server (its stdin and the call's reply lines), and returns what
+/// `then` returned with the CPU time the server used in the 1.5 s that begin a second
+/// after it.
+#[cfg(feature = "embedded")]
+async fn mcp_cpu_after<T: Send + 'static>(
+    config: &str,
+    then: impl FnOnce(&mut std::process::ChildStdin, &mut dyn Iterator<Item = String>) -> T
+    + Send
+    + 'static,
+) -> (T, u64) {
+    let world = World::new().await;
+    world
+        .search_replies_with_capture("searxng/normal.body.json")
+        .await;
+    world.serve_fixture_pages().await;
+    let gguf = std::env::var("GROUND_TEST_GGUF").unwrap_or_else(|_| {
+        panic!("GROUND_TEST_GGUF is not set: it must name SmolLM2-135M-Instruct.Q4_1.gguf (.ci/run sets it)")
+    });
+    let config = world.config_file(config);
+    let mut cmd = world.ground();
+    cmd.args([
+        "mcp",
+        "--llm",
+        "embedded",
+        "--model-file",
+        &gguf,
+        "--config",
+    ])
+    .arg(&config);
+    tokio::task::spawn_blocking(move || {
+        use std::io::{BufRead, BufReader, Write};
+        cmd.stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null());
+        let mut child = cmd.spawn().unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let mut lines = BufReader::new(child.stdout.take().unwrap())
+            .lines()
+            .map_while(Result::ok);
+        for message in [
+            serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "test", "version": "1"}}}),
+            serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": {"name": "grounded_answer",
+                    "arguments": {"question": "do tardigrades survive in space"}}}),
+        ] {
+            writeln!(stdin, "{message}").unwrap();
+        }
+        stdin.flush().unwrap();
+        let _initialized = lines.next();
+        let done = then(&mut stdin, &mut lines);
+        // Within a second the model must have stopped; from then on an idle server
+        // uses next to no CPU, while a model still at work uses a core or two.
+        std::thread::sleep(Duration::from_secs(1));
+        let before = cpu_ticks(child.id());
+        std::thread::sleep(Duration::from_millis(1500));
+        let ticks = cpu_ticks(child.id()) - before;
+        drop(stdin);
+        let _ = child.kill();
+        let _ = child.wait();
+        (done, ticks)
+    })
+    .await
+    .unwrap()
+}
+
+#[cfg(feature = "embedded")]
+#[tokio::test]
+async fn an_mcp_answer_past_its_deadline_stops_the_model() {
+    let (reply, ticks) = mcp_cpu_after("[run]\ntimeout_secs = 3\n", |_, lines| {
+        lines.next().unwrap_or_default()
+    })
+    .await;
+    assert!(reply.contains("\"isError\":true"), "{reply}");
+    assert!(reply.contains("did not finish within 3 s"), "{reply}");
+    assert!(
+        ticks < 20,
+        "{ticks} ticks of CPU in 1.5 s, a second after the deadline"
+    );
+}

@@ -22,8 +22,9 @@
 //!   model's own; the window is the smaller of the trained context and the requested
 //!   `context_tokens`, and the reply is capped at `max_tokens` ("length").
 //! - **Stoppable within a second**: generation checks a cancel flag between steps, and
-//!   the prompt is decoded in chunks sized to take about 0.4 s each on this machine, so
-//!   Ctrl-C and `--timeout` never wait for a long prefill.
+//!   the prompt is decoded in chunks sized to take about 0.4 s each (re-measured after
+//!   every chunk, down to a few tokens when the machine is busy), so Ctrl-C,
+//!   `--timeout` and an MCP deadline never wait for a long prefill.
 //! - **Quiet**: llama.cpp's log goes nowhere (its last errors are kept for the error
 //!   message) unless `verbose` lets it through to stderr.
 //!
@@ -58,6 +59,12 @@ const MAX_BATCH: usize = 512;
 /// What one prompt chunk should take, so a cancel is seen well within a second while
 /// chunks stay large enough for llama.cpp's matrix kernels.
 const CHUNK_TARGET: Duration = Duration::from_millis(400);
+
+/// The first prompt chunk, and the smallest: on a machine so busy that a token takes
+/// 200 ms (measured here with other builds on both cores), a chunk of 16 took 3.3 s
+/// past a cancel; one of 4 takes under a second.
+const FIRST_CHUNK: usize = 8;
+const MIN_CHUNK: usize = 4;
 
 /// Qwen3's documented non-thinking switch: what its chat template writes after the
 /// assistant's opening when `enable_thinking` is false.
@@ -474,7 +481,7 @@ pub fn generate(
 
     // Prefill, in chunks that each take about CHUNK_TARGET.
     let started = Instant::now();
-    let mut chunk = 32usize;
+    let mut chunk = FIRST_CHUNK;
     let mut done = 0usize;
     while done < prompt_len {
         if stopped() {
@@ -493,7 +500,7 @@ pub fn generate(
         let per_token = t.elapsed() / (end - done) as u32;
         chunk = match per_token.as_nanos() {
             0 => MAX_BATCH,
-            n => ((CHUNK_TARGET.as_nanos() / n) as usize).clamp(16, MAX_BATCH),
+            n => ((CHUNK_TARGET.as_nanos() / n) as usize).clamp(MIN_CHUNK, MAX_BATCH),
         };
         done = end;
     }
