@@ -468,7 +468,7 @@ async fn doctor_quotes_a_file_s_metadata_safely_and_does_not_call_it_ok() {
         .find(|l| l.contains("model.file") || l.contains("hostile.gguf"))
         .unwrap_or_else(|| panic!("{text}"));
     assert!(line.contains("not a usable model file"), "{line}");
-    assert_ne!(out.status.code(), Some(0), "{text}");
+    assert_eq!(out.status.code(), Some(5), "{text}");
 }
 
 #[tokio::test]
