@@ -532,7 +532,8 @@ fn looks_binary(body: &[u8]) -> bool {
 }
 
 /// Refuses non-http(s) URLs and, unless allowed, IP-literal hosts that are not public.
-fn check_url(url: &Url, allow_private: bool) -> Result<(), String> {
+/// (Also the rule for where a model hub may redirect a download.)
+pub(crate) fn check_url(url: &Url, allow_private: bool) -> Result<(), String> {
     if !matches!(url.scheme(), "http" | "https") {
         return Err(format!("scheme {:?} is not http or https", url.scheme()));
     }
@@ -556,8 +557,9 @@ fn blocked_reason(ip: IpAddr) -> String {
     format!("{ip} is not a public address")
 }
 
-/// Resolves names with the system resolver and keeps only public addresses.
-struct PublicOnlyResolver;
+/// Resolves names with the system resolver and keeps only public addresses. (Also
+/// used by the model download for hosts a hub redirects it to.)
+pub(crate) struct PublicOnlyResolver;
 
 impl reqwest::dns::Resolve for PublicOnlyResolver {
     fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {

@@ -1,7 +1,8 @@
 //! `ground doctor`'s checks of the embedded model: whether this `ground` has the
 //! engine at all, whether the model file is there and is the right file (the
-//! catalogue's SHA-256, or a readable GGUF header for `--model-file`), and whether
-//! this machine has the memory to load it with the configured window.
+//! catalogue's SHA-256, or a readable GGUF header for `--model-file` that llama.cpp
+//! can run), and whether this machine has the memory to load it with the configured
+//! window. What the file says is quoted only made safe and short ([`gguf::shown`]).
 //!
 //! Apart from the server checks ([`super::model`]) because they share nothing with
 //! them: no URL, no HTTP, only files and memory.
@@ -123,6 +124,16 @@ pub(super) async fn embedded_checks(llm: &LlmSettings) -> (Vec<Check>, Option<u6
             return (checks, None);
         }
     };
+    // A file llama.cpp would abort on is not ok, whatever its header says.
+    if let Err(e) = gguf::check_runnable(&info) {
+        checks.push(Check::fail(
+            "model.file",
+            Area::Model,
+            format!("{} is not a usable model file: {e}", path.display()),
+            "use another GGUF file (--model-file), or a catalogue model with --model (`ground model list`)".into(),
+        ));
+        return (checks, None);
+    }
     let size = format!("{:.2} GB", info.file_bytes as f64 / 1e9);
     match catalogue {
         Some(m) => {
@@ -156,7 +167,9 @@ pub(super) async fn embedded_checks(llm: &LlmSettings) -> (Vec<Check>, Option<u6
                 "{} ({size}, GGUF v{}, {})",
                 path.display(),
                 info.version,
-                info.architecture().unwrap_or("unknown architecture")
+                info.architecture()
+                    .map(gguf::shown)
+                    .unwrap_or_else(|| "unknown architecture".into())
             ),
         )),
     }

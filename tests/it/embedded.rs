@@ -1033,21 +1033,28 @@ mod cli {
     }
 
     #[tokio::test]
-    async fn a_pull_of_the_wrong_file_is_refused_and_deleted() {
+    async fn a_pull_cut_short_of_the_pinned_size_keeps_the_part() {
+        // Every catalogue size is pinned (R4 finding 5), so 300 KB served whole is a
+        // download cut short, kept for a resume; a file of the wrong bytes is refused
+        // and deleted by the checksum (`a_checksum_mismatch_deletes_the_part_and_says_so`).
         let world = World::new().await;
         let hub = slow_hub(payload(), Duration::ZERO).await;
         let out = run(model_cmd(&world, &hub.uri(), &["pull", "qwen3-0.6b"])).await;
         let err = stderr(&out);
         assert_eq!(out.status.code(), Some(5), "{err}");
         assert!(
-            err.contains("is not the expected file") && err.contains("was deleted"),
+            err.contains("ended the file at 300000 of 639447744 bytes"),
             "{err}"
         );
         let dir = models_dir(&world);
         assert!(!dir.join("Qwen3-0.6B-Q8_0.gguf").exists());
-        assert!(!dir.join("Qwen3-0.6B-Q8_0.gguf.part").exists());
+        let part = dir.join("Qwen3-0.6B-Q8_0.gguf.part");
+        assert_eq!(std::fs::metadata(part).unwrap().len(), 300_000);
         // Not a terminal: a line per 10 %.
-        assert!(err.contains("downloading qwen3-0.6b: 100%"), "{err}");
+        assert!(
+            err.contains("downloading qwen3-0.6b: 0% (0 of 639 MB)"),
+            "{err}"
+        );
     }
 
     #[tokio::test]
@@ -1065,8 +1072,8 @@ mod cli {
         })
         .await
         .unwrap();
-        // Both refuse the wrong file; the second started only when the first let go
-        // of the lock: the hub never served two at once.
+        // Both end short of the pinned size; the second started only when the first
+        // let go of the lock: the hub never served two at once.
         assert_eq!(a.status.code(), Some(5), "{}", stderr(&a));
         assert_eq!(b.status.code(), Some(5), "{}", stderr(&b));
         let requests = hub.received_requests().await.unwrap();

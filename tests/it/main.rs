@@ -28,6 +28,7 @@ mod keyring;
 mod language;
 mod limits;
 mod mcp;
+mod model_faults;
 mod ollama;
 mod openai;
 mod pack;

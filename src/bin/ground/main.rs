@@ -18,6 +18,12 @@ use clap::Parser;
 use crate::cli::{Cli, Command};
 
 fn main() -> ExitCode {
+    // ggml answers a fatal error (an assertion, a C++ exception nobody caught) by
+    // running `gdb` from PATH against this process to print a backtrace: a stranger's
+    // program started by a bad model file. Its documented switch turns that off; set
+    // before any thread exists, so before any ggml call.
+    // SAFETY: single-threaded here: no runtime, no other thread has started.
+    unsafe { std::env::set_var("GGML_NO_BACKTRACE", "1") };
     // The PDF sandbox's worker, `ground pdf-worker` (see `ground::pdf::sandbox`). It
     // is no command for people, so it is not in clap's tree, whose help and
     // completion scripts list even hidden commands; and it runs before any runtime

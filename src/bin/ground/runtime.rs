@@ -2,6 +2,7 @@
 //! model they name made ready (`--llm auto` resolved, an embedded model downloaded).
 
 use std::future::Future;
+use std::time::Duration;
 
 use ground::config::{self, Overrides};
 use ground::error::Error;
@@ -34,8 +35,12 @@ pub fn block_on<T>(work: impl Future<Output = Result<T, Error>>) -> Result<T, Er
 /// Resolves `--llm auto` (saying on stderr which model answers and why, unless
 /// `quiet`) and, for the embedded model, makes sure its file is on disk, downloading
 /// it with a progress display. Runs inside [`block_on`], so Ctrl-C leaves a
-/// resumable download.
-pub async fn ready_model(mut settings: Settings, quiet: bool) -> Result<Settings, Error> {
+/// resumable download; a `deadline` (the run's `--timeout`) ends it the same way.
+pub async fn ready_model(
+    mut settings: Settings,
+    quiet: bool,
+    deadline: Option<Duration>,
+) -> Result<Settings, Error> {
     let chosen = ground::llm::choose(&settings.llm).await;
     if let Some(note) = &chosen.note
         && !quiet
@@ -44,7 +49,23 @@ pub async fn ready_model(mut settings: Settings, quiet: bool) -> Result<Settings
     }
     settings.llm = chosen.settings;
     let mut progress = DownloadProgress::new(&settings.llm.model, quiet);
-    let result = ground::llm::embedded::prepare(&settings.llm, &mut |p| progress.update(p)).await;
+    let mut on_progress = |p| progress.update(p);
+    let prepare = ground::llm::embedded::prepare(&settings.llm, &mut on_progress);
+    let result = match deadline {
+        Some(limit) => tokio::time::timeout(limit, prepare)
+            .await
+            .unwrap_or_else(|_| {
+                let name = settings.llm.model.clone();
+                Err(Error::ModelDownload {
+                    reason: format!(
+                        "it did not finish within the run's --timeout of {} s (what arrived is kept; `ground model pull {name}` downloads without a time limit)",
+                        limit.as_secs()
+                    ),
+                    name,
+                })
+            }),
+        None => prepare.await,
+    };
     progress.finish();
     result?;
     Ok(settings)

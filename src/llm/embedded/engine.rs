@@ -22,8 +22,9 @@
 //!   model's own; the window is the smaller of the trained context and the requested
 //!   `context_tokens`, and the reply is capped at `max_tokens` ("length").
 //! - **Stoppable within a second**: generation checks a cancel flag between steps, and
-//!   the prompt is decoded in chunks sized to take about 0.4 s each on this machine, so
-//!   Ctrl-C and `--timeout` never wait for a long prefill.
+//!   the prompt is decoded in chunks sized to take about 0.4 s each (re-measured after
+//!   every chunk, down to a few tokens when the machine is busy), so Ctrl-C,
+//!   `--timeout` and an MCP deadline never wait for a long prefill.
 //! - **Quiet**: llama.cpp's log goes nowhere (its last errors are kept for the error
 //!   message) unless `verbose` lets it through to stderr.
 //!
@@ -58,6 +59,12 @@ const MAX_BATCH: usize = 512;
 /// What one prompt chunk should take, so a cancel is seen well within a second while
 /// chunks stay large enough for llama.cpp's matrix kernels.
 const CHUNK_TARGET: Duration = Duration::from_millis(400);
+
+/// The first prompt chunk, and the smallest: on a machine so busy that a token takes
+/// 200 ms (measured here with other builds on both cores), a chunk of 16 took 3.3 s
+/// past a cancel; one of 4 takes under a second.
+const FIRST_CHUNK: usize = 8;
+const MIN_CHUNK: usize = 4;
 
 /// Qwen3's documented non-thinking switch: what its chat template writes after the
 /// assistant's opening when `enable_thinking` is false.
@@ -180,6 +187,7 @@ fn backend() -> Result<&'static LlamaBackend, Error> {
         return Ok(b);
     }
     install_log();
+    install_abort();
     let b = LlamaBackend::init().map_err(|e| Error::ModelEngine {
         message: format!("cannot start llama.cpp: {e}"),
     })?;
@@ -222,6 +230,61 @@ unsafe extern "C" fn on_log(
     }
 }
 
+/// The model file llama.cpp is working on, for the last words of an abort.
+static CURRENT_FILE: Mutex<Option<PathBuf>> = Mutex::new(None);
+
+/// Remembers `path` as the file llama.cpp works on until the guard is dropped.
+struct WorkingOn;
+
+impl WorkingOn {
+    fn file(path: &Path) -> Self {
+        *CURRENT_FILE.lock().unwrap_or_else(|e| e.into_inner()) = Some(path.to_path_buf());
+        WorkingOn
+    }
+}
+
+impl Drop for WorkingOn {
+    fn drop(&mut self) {
+        *CURRENT_FILE.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+}
+
+/// Makes an abort inside ggml (a `GGML_ASSERT` the header checks did not foresee)
+/// end the process the way a model failure does: one `error:` line naming the file,
+/// a `hint:`, and the model's exit code, instead of a core dump after ggml has run
+/// `gdb` against the process. (ggml aborts right after this callback returns, so the
+/// process cannot go on; [`gguf::check_runnable`] is what keeps it alive.)
+fn install_abort() {
+    // SAFETY: `on_abort` is a plain function that lives for the whole program.
+    unsafe { llama_cpp_sys_2::ggml_set_abort_callback(Some(on_abort)) };
+}
+
+unsafe extern "C" fn on_abort(message: *const c_char) {
+    let message = if message.is_null() {
+        String::new()
+    } else {
+        // SAFETY: ggml passes a NUL-terminated string valid for this call.
+        unsafe { CStr::from_ptr(message) }
+            .to_string_lossy()
+            .into_owned()
+    };
+    let message = crate::text::shorten(&crate::text::sanitize_line(&message), 300);
+    // try_lock: never wait in an abort (the lock is only ever held for an instant).
+    let file = CURRENT_FILE
+        .try_lock()
+        .ok()
+        .and_then(|f| f.as_ref().map(|p| p.display().to_string()))
+        .unwrap_or_else(|| "the model file".into());
+    let error = Error::ModelFileInvalid {
+        path: PathBuf::from(&file),
+        reason: format!("llama.cpp stopped on it ({message})"),
+    };
+    let _ = std::io::stderr().write_all(format!("{}\n", error.report()).as_bytes());
+    let _ = std::io::stderr().flush();
+    // SAFETY: _exit ends the process at once, without unwinding into C.
+    unsafe { libc::_exit(crate::error::exit::MODEL) };
+}
+
 /// llama.cpp's error lines since the last call, joined.
 fn take_errors() -> Option<String> {
     let mut errors = LAST_ERRORS.lock().unwrap_or_else(|e| e.into_inner());
@@ -254,6 +317,8 @@ pub fn load(
     }
     LOG_TO_STDERR.store(options.verbose, Ordering::Relaxed);
     let info = gguf::read(&key).map_err(|e| invalid(e.to_string()))?;
+    // What llama.cpp would abort on rather than refuse is refused here.
+    gguf::check_runnable(&info).map_err(|e| invalid(e.to_string()))?;
     let trained = match info.trained_context() {
         Some(n) if n > 0 && n <= i32::MAX as u64 => n as u32,
         Some(n) => {
@@ -276,6 +341,7 @@ pub fn load(
     }
     let backend = backend()?;
     take_errors();
+    let _working = WorkingOn::file(&key);
     let flag = cancel.clone();
     let params = LlamaModelParams::default()
         .with_use_mmap(true)
@@ -367,6 +433,7 @@ pub fn generate(
     on_text: &mut dyn FnMut(&str),
 ) -> Result<Generated, Error> {
     let _busy = model.busy.lock().unwrap_or_else(|e| e.into_inner());
+    let _working = WorkingOn::file(&model.path);
     let stopped = || cancel.load(Ordering::Relaxed);
     let engine = |what: &str, e: &dyn std::fmt::Display| Error::ModelEngine {
         message: match take_errors() {
@@ -414,7 +481,7 @@ pub fn generate(
 
     // Prefill, in chunks that each take about CHUNK_TARGET.
     let started = Instant::now();
-    let mut chunk = 32usize;
+    let mut chunk = FIRST_CHUNK;
     let mut done = 0usize;
     while done < prompt_len {
         if stopped() {
@@ -433,7 +500,7 @@ pub fn generate(
         let per_token = t.elapsed() / (end - done) as u32;
         chunk = match per_token.as_nanos() {
             0 => MAX_BATCH,
-            n => ((CHUNK_TARGET.as_nanos() / n) as usize).clamp(16, MAX_BATCH),
+            n => ((CHUNK_TARGET.as_nanos() / n) as usize).clamp(MIN_CHUNK, MAX_BATCH),
         };
         done = end;
     }

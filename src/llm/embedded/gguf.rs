@@ -14,6 +14,20 @@
 //! It also gives the numbers the memory check needs before loading (layers, heads,
 //! the trained context; [`memory_needed`] against [`memory_available`]) and the chat
 //! template, without mapping a gigabyte of weights.
+//!
+//! A well-formed file can still be one llama.cpp cannot run: it answers some of
+//! those with an exception (an error we report) but others with `GGML_ASSERT`, which
+//! aborts the whole process (a `tokenizer.ggml.model` of `none` at the first
+//! tokenization; a weight of an intermediate type such as Q8_1 at the first
+//! multiplication). [`check_runnable`] refuses those from the header, against what
+//! the vendored llama.cpp supports: the tokenizer models its `llama-vocab.cpp`
+//! loads, the weight types its CPU backend can multiply, F32 for one-dimensional
+//! tensors (norms and biases, which it only adds and multiplies as F32), and a
+//! token table as long as the embedding's rows.
+//!
+//! Every string from the file that a message quotes (a key, the architecture) is
+//! made safe for a terminal and cut short first ([`shown`]): the file may come from
+//! anywhere.
 
 use std::collections::HashMap;
 use std::io::{BufReader, Read, Seek};
@@ -28,6 +42,27 @@ const MAX_KEPT_STRING: u64 = 256 * 1024;
 
 /// Most dimensions of one tensor (ggml's `GGML_MAX_DIMS`).
 const MAX_DIMS: u32 = 4;
+
+/// Longest tensor name llama.cpp's loader accepts (`GGML_MAX_NAME` less its NUL).
+const MAX_TENSOR_NAME: u64 = 63;
+
+/// Characters of a file's string quoted in a message.
+const SHOWN_CHARS: usize = 80;
+
+/// The tokenizer models the vendored llama.cpp loads (`llama_vocab::impl::load`),
+/// `none`/`no_vocab` (a model without a vocabulary, which aborts at the first
+/// tokenization) and `test` left out.
+const TOKENIZER_MODELS: &[&str] = &[
+    "llama",
+    "bert",
+    "gpt2",
+    "hybriddna",
+    "whitespace",
+    "t5",
+    "rwkv",
+    "plamo2",
+    "gemma4",
+];
 
 /// Why a file is not a usable GGUF model.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -47,6 +82,27 @@ pub enum GgufError {
     /// A count, length or type in the header is impossible.
     #[error("the file is corrupt: {0}")]
     Corrupt(String),
+    /// A well-formed file that llama.cpp cannot run (it would abort the process).
+    #[error("llama.cpp cannot run it: {0}")]
+    Unsupported(String),
+}
+
+/// `text` from the file as a message may quote it: no control or bidi characters,
+/// one line, at most [`SHOWN_CHARS`] characters.
+pub fn shown(text: &str) -> String {
+    let head: String = text.chars().take(SHOWN_CHARS * 4).collect();
+    crate::text::shorten(&crate::text::sanitize_line(&head), SHOWN_CHARS)
+}
+
+/// One entry of the tensor table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TensorInfo {
+    /// Its name, e.g. `blk.0.attn_norm.weight`.
+    pub name: String,
+    /// Its dimensions, innermost first (ggml's `ne`).
+    pub dims: Vec<u64>,
+    /// Its ggml type number (0 = F32, 8 = Q8_0, ...).
+    pub ggml_type: u32,
 }
 
 /// A metadata value kept from the header.
@@ -71,6 +127,10 @@ pub struct GgufInfo {
     pub file_bytes: u64,
     /// Scalar metadata and short strings by key (arrays are skipped).
     pub meta: HashMap<String, MetaValue>,
+    /// The arrays' element type and length by key (their elements are skipped).
+    pub arrays: HashMap<String, (u32, u64)>,
+    /// The tensor table.
+    pub tensor_table: Vec<TensorInfo>,
 }
 
 impl GgufInfo {
@@ -173,8 +233,126 @@ pub fn read(path: &Path) -> Result<GgufInfo, GgufError> {
         inner: BufReader::with_capacity(1 << 16, file),
         pos: 0,
         len,
+        arrays: HashMap::new(),
     };
     reader.parse()
+}
+
+/// The name of a ggml type that the CPU backend can multiply as a weight (it has a
+/// `vec_dot` in ggml-cpu's type traits); `None` for the others: intermediate types
+/// (Q8_1, Q8_K), integers, F64 and numbers this llama.cpp does not know.
+fn weight_type(ggml_type: u32) -> Option<&'static str> {
+    Some(match ggml_type {
+        0 => "F32",
+        1 => "F16",
+        2 => "Q4_0",
+        3 => "Q4_1",
+        6 => "Q5_0",
+        7 => "Q5_1",
+        8 => "Q8_0",
+        10 => "Q2_K",
+        11 => "Q3_K",
+        12 => "Q4_K",
+        13 => "Q5_K",
+        14 => "Q6_K",
+        16 => "IQ2_XXS",
+        17 => "IQ2_XS",
+        18 => "IQ3_XXS",
+        19 => "IQ1_S",
+        20 => "IQ4_NL",
+        21 => "IQ3_S",
+        22 => "IQ2_S",
+        23 => "IQ4_XS",
+        29 => "IQ1_M",
+        30 => "BF16",
+        34 => "TQ1_0",
+        35 => "TQ2_0",
+        39 => "MXFP4",
+        40 => "NVFP4",
+        41 => "Q1_0",
+        42 => "Q2_0",
+        _ => return None,
+    })
+}
+
+/// What a refused ggml type is called in messages.
+fn refused_type_name(ggml_type: u32) -> String {
+    match ggml_type {
+        9 => "Q8_1".into(),
+        15 => "Q8_K".into(),
+        24 => "I8".into(),
+        25 => "I16".into(),
+        26 => "I32".into(),
+        27 => "I64".into(),
+        28 => "F64".into(),
+        other => format!("type {other}"),
+    }
+}
+
+/// Refuses a file that reads well but that llama.cpp cannot run, where it would
+/// abort the process instead of returning an error (see the module's doc): an
+/// architecture that is not a plain name, a tokenizer model llama.cpp does not load
+/// (or none), no token table or one shorter than the embedding, a weight of a type
+/// the CPU cannot multiply, or a one-dimensional tensor that is not F32.
+pub fn check_runnable(info: &GgufInfo) -> Result<(), GgufError> {
+    let refuse = |reason: String| Err(GgufError::Unsupported(reason));
+    match info.meta.get("general.architecture") {
+        Some(MetaValue::Str(arch))
+            if !arch.is_empty()
+                && arch.len() <= 64
+                && arch
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"_-.".contains(&b)) => {}
+        Some(MetaValue::Str(arch)) => {
+            return refuse(format!(
+                "general.architecture {:?} is not an architecture name",
+                shown(arch)
+            ));
+        }
+        _ => return refuse("it has no general.architecture".into()),
+    }
+    match info.meta.get("tokenizer.ggml.model") {
+        Some(MetaValue::Str(model)) if TOKENIZER_MODELS.contains(&model.as_str()) => {}
+        Some(MetaValue::Str(model)) => {
+            return refuse(format!(
+                "its tokenizer.ggml.model {:?} is not one llama.cpp can tokenize with ({})",
+                shown(model),
+                TOKENIZER_MODELS.join(", ")
+            ));
+        }
+        _ => return refuse("it has no tokenizer (tokenizer.ggml.model)".into()),
+    }
+    let tokens = match info.arrays.get("tokenizer.ggml.tokens") {
+        Some(&(8, count)) if count > 0 => count,
+        _ => return refuse("it has no token table (tokenizer.ggml.tokens)".into()),
+    };
+    for tensor in &info.tensor_table {
+        let name = shown(&tensor.name);
+        if tensor.dims.len() == 1 {
+            if tensor.ggml_type != 0 {
+                return refuse(format!(
+                    "the one-dimensional tensor {name} is {}, not F32",
+                    weight_type(tensor.ggml_type)
+                        .map(str::to_string)
+                        .unwrap_or_else(|| refused_type_name(tensor.ggml_type))
+                ));
+            }
+        } else if weight_type(tensor.ggml_type).is_none() {
+            return refuse(format!(
+                "the tensor {name} is of type {}, which llama.cpp's CPU backend cannot compute with",
+                refused_type_name(tensor.ggml_type)
+            ));
+        }
+        if tensor.name == "token_embd.weight"
+            && let Some(&rows) = tensor.dims.get(1)
+            && rows != tokens
+        {
+            return refuse(format!(
+                "its embedding has {rows} rows but its token table has {tokens} tokens"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Bytes per block and elements per block of the ggml tensor types whose layout is
@@ -208,6 +386,8 @@ struct Reader<R> {
     inner: R,
     pos: u64,
     len: u64,
+    /// Arrays met in the metadata: element type and length by key.
+    arrays: HashMap<String, (u32, u64)>,
 }
 
 impl<R: Read + Seek> Reader<R> {
@@ -313,8 +493,10 @@ impl<R: Read + Seek> Reader<R> {
         // The tensor table: where each tensor's data lies, relative to the data section.
         let mut ends: Vec<u64> = Vec::new();
         let mut starts_max = 0u64;
+        let mut tensor_table = Vec::new();
         for _ in 0..tensors {
-            self.string("a tensor name", 64 * 1024)?
+            let name = self
+                .string("a tensor name", MAX_TENSOR_NAME)?
                 .ok_or_else(|| GgufError::Corrupt("a tensor name is too long".into()))?;
             let dims = self.u32("a tensor's dimension count")?;
             if dims == 0 || dims > MAX_DIMS {
@@ -323,13 +505,20 @@ impl<R: Read + Seek> Reader<R> {
                 )));
             }
             let mut elements: u64 = 1;
+            let mut shape = Vec::new();
             for _ in 0..dims {
                 let d = self.u64("a tensor dimension")?;
+                shape.push(d);
                 elements = elements
                     .checked_mul(d)
                     .ok_or_else(|| GgufError::Corrupt("a tensor's size overflows".into()))?;
             }
             let ggml_type = self.u32("a tensor type")?;
+            tensor_table.push(TensorInfo {
+                name,
+                dims: shape,
+                ggml_type,
+            });
             let offset = self.u64("a tensor offset")?;
             starts_max = starts_max.max(offset);
             if let Some((block_bytes, block_elements)) = type_layout(ggml_type) {
@@ -354,6 +543,8 @@ impl<R: Read + Seek> Reader<R> {
             tensors,
             file_bytes: self.len,
             meta,
+            arrays: std::mem::take(&mut self.arrays),
+            tensor_table,
         })
     }
 
@@ -381,21 +572,22 @@ impl<R: Read + Seek> Reader<R> {
             },
             9 => {
                 if depth > 0 {
-                    return Err(GgufError::Corrupt(format!("{key}: nested arrays")));
+                    return Err(GgufError::Corrupt(format!("{}: nested arrays", shown(key))));
                 }
                 let element_type = self.u32(what)?;
                 let count = self.u64(what)?;
                 match fixed_size(element_type) {
                     Some(size) => {
                         let bytes = count.checked_mul(size).ok_or_else(|| {
-                            GgufError::Corrupt(format!("{key}: array size overflows"))
+                            GgufError::Corrupt(format!("{}: array size overflows", shown(key)))
                         })?;
                         self.skip(bytes, what)?;
                     }
                     None if element_type == 8 => {
                         if count > self.left() / 8 {
                             return Err(GgufError::Truncated(format!(
-                                "{key}: {count} strings cannot fit in what is left of the file"
+                                "{}: {count} strings cannot fit in what is left of the file",
+                                shown(key)
                             )));
                         }
                         for _ in 0..count {
@@ -405,10 +597,12 @@ impl<R: Read + Seek> Reader<R> {
                     }
                     None => {
                         return Err(GgufError::Corrupt(format!(
-                            "{key}: unknown array element type {element_type}"
+                            "{}: unknown array element type {element_type}",
+                            shown(key)
                         )));
                     }
                 }
+                self.arrays.insert(key.to_string(), (element_type, count));
                 return Ok(None);
             }
             10 => MetaValue::Int(i128::from(self.u64(what)?)),
@@ -416,7 +610,8 @@ impl<R: Read + Seek> Reader<R> {
             12 => MetaValue::Float(f64::from_le_bytes(self.bytes::<8>(what)?)),
             other => {
                 return Err(GgufError::Corrupt(format!(
-                    "{key}: unknown value type {other}"
+                    "{}: unknown value type {other}",
+                    shown(key)
                 )));
             }
         }))
@@ -438,8 +633,24 @@ fn fixed_size(value_type: u32) -> Option<u64> {
 mod tests {
     use super::*;
 
-    /// A GGUF file in memory: metadata entries, then tensors of `(type, elements)`.
+    /// A GGUF file in memory: metadata entries, then one-dimensional tensors of
+    /// `(type, elements)`.
     pub(crate) fn build(meta: &[(&str, MetaValue)], tensors: &[(u32, u64)]) -> Vec<u8> {
+        let names: Vec<String> = (0..tensors.len()).map(|i| format!("t{i}")).collect();
+        let shaped: Vec<(&str, u32, Vec<u64>)> = tensors
+            .iter()
+            .zip(&names)
+            .map(|((ty, elements), name)| (name.as_str(), *ty, vec![*elements]))
+            .collect();
+        build_shaped(meta, &shaped)
+    }
+
+    /// A GGUF file in memory: metadata entries, a token table of two tokens, then
+    /// tensors of `(name, type, dims)`.
+    pub(crate) fn build_shaped(
+        meta: &[(&str, MetaValue)],
+        tensors: &[(&str, u32, Vec<u64>)],
+    ) -> Vec<u8> {
         let mut out = Vec::new();
         out.extend_from_slice(MAGIC);
         out.extend_from_slice(&3u32.to_le_bytes());
@@ -475,12 +686,15 @@ mod tests {
         string(&mut out, "b");
         let mut offset = 0u64;
         let mut sizes = Vec::new();
-        for (i, (ty, elements)) in tensors.iter().enumerate() {
-            string(&mut out, &format!("t{i}"));
-            out.extend_from_slice(&1u32.to_le_bytes());
-            out.extend_from_slice(&elements.to_le_bytes());
+        for (name, ty, dims) in tensors {
+            string(&mut out, name);
+            out.extend_from_slice(&(dims.len() as u32).to_le_bytes());
+            for d in dims {
+                out.extend_from_slice(&d.to_le_bytes());
+            }
             out.extend_from_slice(&ty.to_le_bytes());
             out.extend_from_slice(&offset.to_le_bytes());
+            let elements: u64 = dims.iter().product();
             let (bb, be) = type_layout(*ty).unwrap_or((1, 1));
             let size = elements / be * bb;
             sizes.push(size);
@@ -578,5 +792,111 @@ mod tests {
         bytes[4..8].copy_from_slice(&1u32.to_le_bytes());
         let file = write(&bytes);
         assert_eq!(read(file.path()).unwrap_err(), GgufError::Version(1));
+    }
+
+    /// A small file llama.cpp could run: a llama model with a gpt2 tokenizer of two
+    /// tokens, an F32 norm and Q4_K weights; `change` edits it first.
+    fn runnable(
+        change: impl FnOnce(&mut Vec<(&str, MetaValue)>, &mut Vec<(&str, u32, Vec<u64>)>),
+    ) -> GgufInfo {
+        let mut meta = vec![
+            ("general.architecture", MetaValue::Str("llama".into())),
+            ("llama.context_length", MetaValue::Int(2048)),
+            ("tokenizer.ggml.model", MetaValue::Str("gpt2".into())),
+        ];
+        let mut tensors = vec![
+            ("token_embd.weight", 12u32, vec![256, 2]),
+            ("blk.0.attn_norm.weight", 0, vec![256]),
+            ("blk.0.attn_q.weight", 12, vec![256, 256]),
+        ];
+        change(&mut meta, &mut tensors);
+        let file = write(&build_shaped(&meta, &tensors));
+        read(file.path()).unwrap()
+    }
+
+    fn refusal(info: &GgufInfo) -> String {
+        match check_runnable(info) {
+            Err(GgufError::Unsupported(reason)) => reason,
+            other => panic!("not refused: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_file_llama_cpp_can_run_passes() {
+        let info = runnable(|_, _| {});
+        assert_eq!(info.arrays.get("tokenizer.ggml.tokens"), Some(&(8, 2)));
+        assert_eq!(info.tensor_table[0].dims, [256, 2]);
+        check_runnable(&info).unwrap();
+    }
+
+    #[test]
+    fn a_tokenizer_llama_cpp_would_abort_on_is_refused() {
+        // R4 finding 2: "none" passed the header check and aborted inside llama.cpp.
+        for model in ["none", "no_vocab", "test", "sentencepiece", "gpt2\u{1b}[2J"] {
+            let info = runnable(|meta, _| meta[2].1 = MetaValue::Str(model.into()));
+            let reason = refusal(&info);
+            assert!(reason.contains("tokenizer.ggml.model"), "{reason}");
+            assert!(!reason.contains('\u{1b}'), "{reason}");
+        }
+        let info = runnable(|meta, _| {
+            meta.remove(2);
+        });
+        assert!(refusal(&info).contains("no tokenizer"));
+    }
+
+    #[test]
+    fn weights_the_cpu_cannot_multiply_are_refused() {
+        // R4 finding 2: a Q8_1 tensor loaded and aborted at the first answer.
+        for ty in [9u32, 15, 24, 26, 28, 31, 99] {
+            let info = runnable(|_, tensors| tensors[2].1 = ty);
+            let reason = refusal(&info);
+            assert!(reason.contains("blk.0.attn_q.weight"), "{reason}");
+        }
+        let info = runnable(|_, tensors| tensors[2].1 = 9);
+        assert!(refusal(&info).contains("type Q8_1"), "{}", refusal(&info));
+        // A norm must be F32: llama.cpp multiplies it only as F32.
+        let info = runnable(|_, tensors| tensors[1].1 = 8);
+        assert!(
+            refusal(&info).contains("is Q8_0, not F32"),
+            "{}",
+            refusal(&info)
+        );
+        // Every type the CPU backend multiplies passes as a weight.
+        for ty in [0u32, 1, 2, 3, 6, 7, 8, 10, 11, 12, 13, 14, 30] {
+            let info = runnable(|_, tensors| tensors[2].1 = ty);
+            check_runnable(&info).unwrap_or_else(|e| panic!("type {ty}: {e}"));
+        }
+    }
+
+    #[test]
+    fn an_embedding_longer_than_the_token_table_is_refused() {
+        let info = runnable(|_, tensors| tensors[0].2 = vec![256, 3]);
+        assert!(refusal(&info).contains("3 rows but its token table has 2"));
+    }
+
+    #[test]
+    fn an_architecture_that_is_not_a_name_is_refused_and_shown_safely() {
+        let info = runnable(|meta, _| {
+            meta[0].1 = MetaValue::Str("llama\u{1b}]0;owned\u{7}\u{202e}".into())
+        });
+        let reason = refusal(&info);
+        assert!(
+            !reason.chars().any(|c| c.is_control() || c == '\u{202e}'),
+            "{reason:?}"
+        );
+    }
+
+    #[test]
+    fn a_long_key_is_quoted_short() {
+        // R4 finding 8: a 60 KB key came back whole in the error line.
+        let key = "k".repeat(60_000);
+        let mut bytes = build(&[(key.as_str(), MetaValue::Int(1))], &[]);
+        // The key's value type (4, u32) becomes an unknown type.
+        let at = 24 + 8 + key.len();
+        bytes[at..at + 4].copy_from_slice(&77u32.to_le_bytes());
+        let file = write(&bytes);
+        let message = read(file.path()).unwrap_err().to_string();
+        assert!(message.contains("unknown value type 77"), "{message}");
+        assert!(message.len() < 300, "{} bytes", message.len());
     }
 }

@@ -15,8 +15,20 @@
 //!   before the rename into place; a mismatch deletes the part and says so;
 //! - it takes an exclusive lock on `{file}.lock`, so two `ground` processes never
 //!   write one file: the second waits for the first and then uses its file;
-//! - a server that sends nothing for the stall limit ends it with an error (the part
-//!   stays for the next try);
+//! - a server that sends nothing for the stall limit, or less than [`MIN_RATE`] over
+//!   any stall-limit window (a byte every 25 s), ends it with an error (the part stays
+//!   for the next try);
+//! - it writes no byte beyond the file's size pinned in the catalogue (nor beyond the
+//!   end of the range the server says it sends), and a resume must be answered with
+//!   exactly the range asked for;
+//! - redirects within the hub's own origin are followed freely; a redirect anywhere
+//!   else (the CDN) must go to a public address, by the page fetcher's rules
+//!   ([`crate::fetch`]): no loopback, private or link-local host, by IP or by name
+//!   (a name is checked once resolved; through a configured proxy, which resolves
+//!   names itself, only IP addresses are);
+//! - the lock and the part are opened as state files are ([`crate::files`]): never
+//!   through a symbolic link, never blocking on a FIFO, regular files only, and off
+//!   the async runtime;
 //! - progress goes to a callback: the binary draws a bar on a terminal, a line per
 //!   10 % otherwise.
 //!
@@ -31,11 +43,21 @@ use sha2::{Digest, Sha256};
 use url::Url;
 
 use crate::error::Error;
+use crate::files::{self, Links, StateFileError};
 
 pub use crate::settings::{DEFAULT_EMBEDDED_MODEL, DEFAULT_MODEL_HUB};
 
 /// Disk space kept free beyond the file itself.
 const SPACE_MARGIN: u64 = 64 * 1024 * 1024;
+
+/// The slowest a download may run, in bytes per second, averaged over each window
+/// of the stall limit: 8 KiB/s is a 1.1 GB model in under two days, while a hub
+/// dripping a byte at a time (which never trips a pure "sent nothing" rule) is
+/// ended within one window.
+pub const MIN_RATE: u64 = 8 * 1024;
+
+/// Most redirects a download follows.
+const MAX_REDIRECTS: usize = 10;
 
 /// One file on the hub: where it is and what it must hash to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -85,7 +107,8 @@ impl CatalogueModel {
 }
 
 /// The models `--model` can name with the embedded engine. All Apache-2.0 (Qwen3, in
-/// unsloth's GGUF conversions; the checksums are the ones independent projects pin).
+/// unsloth's GGUF conversions; the checksums and byte sizes are the ones independent
+/// projects pin beside them). Every size is pinned: a download is cut at it.
 pub const CATALOGUE: &[CatalogueModel] = &[
     CatalogueModel {
         name: "qwen3-1.7b",
@@ -102,7 +125,7 @@ pub const CATALOGUE: &[CatalogueModel] = &[
         repo: "unsloth/Qwen3-0.6B-GGUF",
         file: "Qwen3-0.6B-Q8_0.gguf",
         sha256: "e150ed544dfe6016930c026a93913a5e3184181ebfe6ab2223ae01dd0491784c",
-        size: None,
+        size: Some(639_447_744),
         approx_bytes: 640_000_000,
         smaller: None,
         about: "the smallest: for little memory or slow CPUs (0.6 GB)",
@@ -112,7 +135,7 @@ pub const CATALOGUE: &[CatalogueModel] = &[
         repo: "unsloth/Qwen3-4B-GGUF",
         file: "Qwen3-4B-Q4_K_M.gguf",
         sha256: "f6f851777709861056efcdad3af01da38b31223a3ba26e61a4f8bf3a2195813a",
-        size: None,
+        size: Some(2_497_281_312),
         approx_bytes: 2_500_000_000,
         smaller: Some("qwen3-1.7b"),
         about: "the largest: better answers, needs about 4 GB of memory (2.5 GB)",
@@ -260,20 +283,48 @@ pub async fn fetch(file: &ModelFile, download: &mut Download<'_>) -> Result<Path
     Ok(path)
 }
 
+/// Opens a file of the models folder by the state files' rules ([`files::open_regular`]:
+/// no symbolic link, no blocking open, regular files only), on a blocking thread.
+async fn open_model_file(
+    path: &Path,
+    options: std::fs::OpenOptions,
+    name: &str,
+) -> Result<std::fs::File, Error> {
+    let owned = path.to_path_buf();
+    let opened = tokio::task::spawn_blocking(move || {
+        let mut options = options;
+        files::open_regular(&owned, &mut options, Links::Refuse)
+    })
+    .await
+    .map_err(|e| Error::Internal {
+        message: format!("the file opener stopped: {e}"),
+    })?;
+    opened.map_err(|e| match e {
+        StateFileError::NotAFile { path, kind } => Error::Usage {
+            message: format!(
+                "cannot download the model {name}: {} is not a regular file but {kind}",
+                path.display()
+            ),
+            hint: format!(
+                "delete {} (ground keeps only regular files in its models folder), then run again",
+                path.display()
+            ),
+        },
+        other => Error::ModelDownload {
+            name: name.into(),
+            reason: other.to_string(),
+        },
+    })
+}
+
 /// An exclusive lock on `{path}.lock`, released when dropped (the file stays). While
 /// another process holds it, waits, giving up only when its part stops growing for
 /// the stall limit.
 async fn lock(path: &Path, name: &str, stall: Duration) -> Result<std::fs::File, Error> {
     let lock_file = lock_path(path);
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&lock_file)
-        .map_err(|e| Error::ModelDownload {
-            name: name.into(),
-            reason: format!("cannot create the lock {}: {e}", lock_file.display()),
-        })?;
+    let mut options = std::fs::OpenOptions::new();
+    options.create(true).truncate(false).write(true);
+    let file = open_model_file(&lock_file, options, name).await?;
     let part = part_path(path);
     let mut last = (
         std::fs::metadata(&part).map(|m| m.len()).ok(),
@@ -307,6 +358,135 @@ async fn lock(path: &Path, name: &str, stall: Duration) -> Result<std::fs::File,
     }
 }
 
+/// The two clients of a download: one for the hub's own origin (the user's
+/// configured server, reached as configured), one for where the hub redirects,
+/// which reaches public addresses only.
+struct Clients {
+    hub: reqwest::Client,
+    elsewhere: reqwest::Client,
+}
+
+impl Clients {
+    fn new() -> Result<Self, String> {
+        let build = |builder: reqwest::ClientBuilder| {
+            builder
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .map_err(|e| format!("cannot build the HTTP client: {e}"))
+        };
+        let base = || crate::http::client_builder(Duration::from_secs(10), None);
+        Ok(Self {
+            hub: build(base())?,
+            elsewhere: build(
+                base().dns_resolver(std::sync::Arc::new(crate::fetch::PublicOnlyResolver)),
+            )?,
+        })
+    }
+}
+
+/// Sends the GET for `url` (with a `Range` from `have` on), following redirects
+/// itself: within the hub's origin freely, anywhere else only to public addresses.
+async fn send(
+    clients: &Clients,
+    url: &Url,
+    have: u64,
+    stall: Duration,
+    failed: &(dyn Fn(String) -> Error + Sync),
+) -> Result<reqwest::Response, Error> {
+    let shown = crate::http::display_url(url);
+    let mut next = url.clone();
+    for _ in 0..=MAX_REDIRECTS {
+        let client = if next.origin() == url.origin() {
+            &clients.hub
+        } else {
+            crate::fetch::check_url(&next, false).map_err(|reason| {
+                failed(format!(
+                    "{shown} redirected the download to {}, which is refused: {reason}",
+                    shown_target(&next)
+                ))
+            })?;
+            &clients.elsewhere
+        };
+        let mut request = client.get(next.clone());
+        if have > 0 {
+            request = request.header(reqwest::header::RANGE, format!("bytes={have}-"));
+        }
+        let response = tokio::time::timeout(stall, request.send())
+            .await
+            .map_err(|_| {
+                failed(format!(
+                    "{shown} sent nothing for {} s (what arrived is kept; run again to resume)",
+                    stall.as_secs()
+                ))
+            })?
+            .map_err(|e| {
+                let target = if next.origin() == url.origin() {
+                    shown.clone()
+                } else {
+                    format!("{shown}, redirected to {},", shown_target(&next))
+                };
+                failed(format!("{target}: {}", crate::http::describe_error(&e)))
+            })?;
+        if !response.status().is_redirection() {
+            return Ok(response);
+        }
+        let location = response
+            .headers()
+            .get(reqwest::header::LOCATION)
+            .and_then(|v| v.to_str().ok())
+            .ok_or_else(|| {
+                failed(format!(
+                    "{shown} answered HTTP {} without a usable Location",
+                    response.status().as_u16()
+                ))
+            })?;
+        next = next
+            .join(location)
+            .map_err(|e| failed(format!("{shown} redirected to an invalid URL: {e}")))?;
+    }
+    Err(failed(format!(
+        "{shown} redirected more than {MAX_REDIRECTS} times"
+    )))
+}
+
+/// A redirect target as a message may quote it (it comes from the server).
+fn shown_target(url: &Url) -> String {
+    crate::text::shorten(
+        &crate::text::sanitize_line(&crate::http::display_url(url)),
+        120,
+    )
+}
+
+/// What a `206` reply says it sends: `Content-Range: bytes START-END/TOTAL`, checked
+/// against the resume (`START` must be what we have) and the pinned size (`END` its
+/// last byte, `TOTAL` it). The most bytes the part may then reach.
+fn check_range(value: Option<&str>, have: u64, size: Option<u64>) -> Result<u64, String> {
+    let (start, end, total) = value.and_then(content_range).ok_or_else(|| {
+        format!(
+            "an unreadable Content-Range ({:?})",
+            value.map(shorten_header)
+        )
+    })?;
+    if start != have || end < start {
+        return Err(format!(
+            "the range {start}-{end} instead of the rest from byte {have}"
+        ));
+    }
+    if let Some(size) = size
+        && (end + 1 != size || total.is_some_and(|t| t != size))
+    {
+        return Err(format!(
+            "the range {start}-{end}/{} of a file of {size} bytes",
+            total.map_or("*".to_string(), |t| t.to_string())
+        ));
+    }
+    Ok(end + 1)
+}
+
+fn shorten_header(value: &str) -> String {
+    crate::text::shorten(&crate::text::sanitize_line(value), 80)
+}
+
 /// The download proper, with the lock held: resume the part, stream, hash, check,
 /// rename.
 async fn transfer(file: &ModelFile, path: &Path, download: &mut Download<'_>) -> Result<(), Error> {
@@ -319,9 +499,7 @@ async fn transfer(file: &ModelFile, path: &Path, download: &mut Download<'_>) ->
     };
     let part = part_path(path);
     // What is already there is hashed first (off the runtime: it can be a gigabyte).
-    let (mut hasher, mut have) = hash_existing(&part)
-        .await
-        .map_err(|e| failed(format!("cannot read {}: {e}", part.display())))?;
+    let (mut hasher, mut have) = hash_existing(&part, &name).await?;
     if let Some(size) = file.size
         && have > size
     {
@@ -329,41 +507,24 @@ async fn transfer(file: &ModelFile, path: &Path, download: &mut Download<'_>) ->
         have = 0;
         hasher = Sha256::new();
     }
-    let client = crate::http::client_builder(Duration::from_secs(10), None)
-        .build()
-        .map_err(|e| failed(format!("cannot build the HTTP client: {e}")))?;
-    let mut request = client.get(url.clone());
-    if have > 0 {
-        request = request.header(reqwest::header::RANGE, format!("bytes={have}-"));
-    }
+    let clients = Clients::new().map_err(&failed)?;
     let stall = download.stall;
-    let stalled = || {
-        failed(format!(
-            "{shown} sent nothing for {} s (what arrived is kept; run again to resume)",
-            stall.as_secs()
-        ))
-    };
-    let response = tokio::time::timeout(stall, request.send())
-        .await
-        .map_err(|_| stalled())?
-        .map_err(|e| failed(format!("{shown}: {}", crate::http::describe_error(&e))))?;
+    let response = send(&clients, &url, have, stall, &failed).await?;
     let status = response.status().as_u16();
     let length = response.content_length();
-    let resumed = match status {
+    // The most bytes the part may hold when this reply has been written.
+    let (resumed, limit) = match status {
         206 if have > 0 => {
-            let start = response
+            let range = response
                 .headers()
                 .get(reqwest::header::CONTENT_RANGE)
-                .and_then(|v| v.to_str().ok())
-                .and_then(content_range_start);
-            if start != Some(have) {
-                return Err(failed(format!(
-                    "{shown} answered the resume request with another range ({start:?} instead of {have})"
-                )));
-            }
-            true
+                .and_then(|v| v.to_str().ok());
+            let end = check_range(range, have, file.size).map_err(|what| {
+                failed(format!("{shown} answered the resume request with {what}"))
+            })?;
+            (true, Some(end))
         }
-        200 => false,
+        200 => (false, file.size),
         416 if have > 0 => {
             // Nothing after what we have: the part is the whole file, or garbage.
             return finish(file, path, &part, hasher, have, &name, &shown);
@@ -378,6 +539,13 @@ async fn transfer(file: &ModelFile, path: &Path, download: &mut Download<'_>) ->
     if !resumed {
         have = 0;
         hasher = Sha256::new();
+    }
+    if let (Some(limit), Some(length)) = (limit, length)
+        && have.saturating_add(length) > limit
+    {
+        return Err(failed(format!(
+            "{shown} announced {length} bytes, more than the {limit} bytes the file has (nothing was written)"
+        )));
     }
     let total = file.size.or(length.map(|l| l + have));
     if let Some(total) = total {
@@ -396,13 +564,13 @@ async fn transfer(file: &ModelFile, path: &Path, download: &mut Download<'_>) ->
             });
         }
     }
-    let mut out = std::fs::OpenOptions::new()
+    let mut options = std::fs::OpenOptions::new();
+    options
         .create(true)
         .append(resumed)
         .write(true)
-        .truncate(!resumed)
-        .open(&part)
-        .map_err(|e| failed(format!("cannot write {}: {e}", part.display())))?;
+        .truncate(!resumed);
+    let mut out = open_model_file(&part, options, &name).await?;
     (download.progress)(Progress {
         done: have,
         total,
@@ -410,35 +578,61 @@ async fn transfer(file: &ModelFile, path: &Path, download: &mut Download<'_>) ->
     });
     let resumed_from = have;
     let mut response = response;
+    // The rate rule: each window of the stall limit must bring MIN_RATE's worth.
+    let window_bytes = MIN_RATE.saturating_mul(stall.as_millis() as u64) / 1000;
+    let mut window_end = tokio::time::Instant::now() + stall;
+    let mut in_window = 0u64;
     loop {
-        let chunk = tokio::time::timeout(stall, response.chunk())
-            .await
-            .map_err(|_| stalled())?
-            .map_err(|e| {
-                failed(format!(
+        let chunk = match tokio::time::timeout_at(window_end, response.chunk()).await {
+            // The window ended first: judged below.
+            Err(_) => None,
+            Ok(Ok(Some(bytes))) => Some(bytes),
+            Ok(Ok(None)) => break,
+            Ok(Err(e)) => {
+                return Err(failed(format!(
                     "the download from {shown} broke off at {have} bytes: {} (run again to resume)",
                     crate::http::describe_error(&e)
-                ))
-            })?;
-        let Some(chunk) = chunk else { break };
-        out.write_all(&chunk)
-            .map_err(|e| failed(format!("cannot write {}: {e}", part.display())))?;
-        hasher.update(&chunk);
-        have += chunk.len() as u64;
-        if let Some(size) = file.size
-            && have > size
-        {
-            drop(out);
-            let _ = std::fs::remove_file(&part);
-            return Err(failed(format!(
-                "{shown} sent more than the {size} bytes the file has; the part was deleted"
-            )));
+                )));
+            }
+        };
+        if let Some(chunk) = chunk {
+            if let Some(limit) = limit
+                && have + chunk.len() as u64 > limit
+            {
+                drop(out);
+                let _ = std::fs::remove_file(&part);
+                return Err(failed(format!(
+                    "{shown} sent more than the {limit} bytes the file has; the part was deleted"
+                )));
+            }
+            out.write_all(&chunk)
+                .map_err(|e| failed(format!("cannot write {}: {e}", part.display())))?;
+            hasher.update(&chunk);
+            have += chunk.len() as u64;
+            in_window += chunk.len() as u64;
+            (download.progress)(Progress {
+                done: have,
+                total,
+                resumed_from,
+            });
         }
-        (download.progress)(Progress {
-            done: have,
-            total,
-            resumed_from,
-        });
+        if tokio::time::Instant::now() >= window_end {
+            if in_window == 0 {
+                return Err(failed(format!(
+                    "{shown} sent nothing for {} s (what arrived is kept; run again to resume)",
+                    stall.as_secs()
+                )));
+            }
+            if in_window < window_bytes {
+                return Err(failed(format!(
+                    "{shown} sent only {in_window} bytes in {} s, slower than the {} KiB/s a download needs (what arrived is kept; run again to resume)",
+                    stall.as_secs(),
+                    MIN_RATE / 1024
+                )));
+            }
+            window_end = tokio::time::Instant::now() + stall;
+            in_window = 0;
+        }
     }
     out.sync_all()
         .map_err(|e| failed(format!("cannot write {}: {e}", part.display())))?;
@@ -489,16 +683,30 @@ fn finish(
     Ok(())
 }
 
-/// The SHA-256 of `path`'s bytes and their count; an empty hash when it is missing.
-async fn hash_existing(path: &Path) -> std::io::Result<(Sha256, u64)> {
-    let path = path.to_path_buf();
-    tokio::task::spawn_blocking(move || match std::fs::File::open(&path) {
-        Ok(file) => hash_file(file),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok((Sha256::new(), 0)),
-        Err(e) => Err(e),
-    })
-    .await
-    .map_err(std::io::Error::other)?
+/// The SHA-256 of the part's bytes and their count; an empty hash when there is no
+/// part. Opened by the state files' rules and read off the runtime (it can be a
+/// gigabyte).
+async fn hash_existing(part: &Path, name: &str) -> Result<(Sha256, u64), Error> {
+    let file = match open_model_file(part, read_only(), name).await {
+        Ok(file) => file,
+        Err(Error::ModelDownload { .. }) if !part.exists() => return Ok((Sha256::new(), 0)),
+        Err(e) => return Err(e),
+    };
+    tokio::task::spawn_blocking(move || hash_file(file))
+        .await
+        .map_err(|e| Error::Internal {
+            message: format!("the hasher stopped: {e}"),
+        })?
+        .map_err(|e| Error::ModelDownload {
+            name: name.into(),
+            reason: format!("cannot read {}: {e}", part.display()),
+        })
+}
+
+fn read_only() -> std::fs::OpenOptions {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    options
 }
 
 /// Whether the file at `path` has the SHA-256 `expected` (blocking: reads it all).
@@ -527,10 +735,17 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// The first byte of a `Content-Range: bytes START-END/TOTAL` header.
-fn content_range_start(value: &str) -> Option<u64> {
+/// The first and last byte and the total of a `Content-Range: bytes START-END/TOTAL`
+/// header (`TOTAL` may be `*`: unknown).
+fn content_range(value: &str) -> Option<(u64, u64, Option<u64>)> {
     let rest = value.trim().strip_prefix("bytes")?.trim_start();
-    rest.split('-').next()?.trim().parse().ok()
+    let (range, total) = rest.split_once('/')?;
+    let (start, end) = range.split_once('-')?;
+    let total = match total.trim() {
+        "*" => None,
+        t => Some(t.parse().ok()?),
+    };
+    Some((start.trim().parse().ok()?, end.trim().parse().ok()?, total))
 }
 
 /// Free bytes for an unprivileged user on the file system holding `dir`.
@@ -565,6 +780,15 @@ mod tests {
             assert!(m.sha256.bytes().all(|b| b.is_ascii_hexdigit()));
             assert!(m.file.ends_with(".gguf"));
             assert!(CATALOGUE[i + 1..].iter().all(|o| o.name != m.name));
+            // R4 finding 5: a model without a pinned size had no cap on its download.
+            let size = m
+                .size
+                .unwrap_or_else(|| panic!("{}: no pinned size", m.name));
+            assert!(
+                size.abs_diff(m.approx_bytes) < m.approx_bytes / 10,
+                "{}",
+                m.name
+            );
             if let Some(smaller) = m.smaller {
                 assert!(find(smaller).unwrap().approx_bytes < m.approx_bytes);
             }
@@ -594,8 +818,22 @@ mod tests {
 
     #[test]
     fn content_ranges_and_suffixes() {
-        assert_eq!(content_range_start("bytes 100-199/200"), Some(100));
-        assert_eq!(content_range_start("bytes */200"), None);
+        assert_eq!(
+            content_range("bytes 100-199/200"),
+            Some((100, 199, Some(200)))
+        );
+        assert_eq!(content_range("bytes 100-199/*"), Some((100, 199, None)));
+        assert_eq!(content_range("bytes */200"), None);
+        // R4 finding 5: the range's end and total are checked, not only its start.
+        assert_eq!(
+            check_range(Some("bytes 100-199/200"), 100, Some(200)),
+            Ok(200)
+        );
+        assert_eq!(check_range(Some("bytes 100-149/*"), 100, None), Ok(150));
+        assert!(check_range(Some("bytes 100-109/110"), 100, Some(200)).is_err());
+        assert!(check_range(Some("bytes 100-199/300"), 100, Some(200)).is_err());
+        assert!(check_range(Some("bytes 0-199/200"), 100, Some(200)).is_err());
+        assert!(check_range(None, 100, Some(200)).is_err());
         assert_eq!(
             part_path(Path::new("/m/a.gguf")),
             PathBuf::from("/m/a.gguf.part")

@@ -48,8 +48,10 @@ pub fn run(args: AnswerArgs) -> ExitCode {
     overrides.fallback = args.fallback.map(Into::into);
     overrides.pack = args.pack;
     overrides.verbose = args.verbose;
-    let mut settings = match settings(&overrides).and_then(|s| block_on(ready_model(s, args.quiet)))
-    {
+    let mut settings = match settings(&overrides).and_then(|s| {
+        let limit = s.run.timeout;
+        block_on(ready_model(s, args.quiet, Some(limit)))
+    }) {
         Ok(s) => s,
         Err(e) => return fail(json, "question", &question, &e),
     };

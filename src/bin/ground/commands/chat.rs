@@ -44,7 +44,7 @@ pub fn run(args: ChatArgs) -> ExitCode {
     let name = args.session.clone().unwrap_or_else(session::new_chat_name);
     // The chat holds its session until it ends (see `ground::session::hold`).
     let opened = settings(&overrides)
-        .and_then(|s| block_on(ready_model(s, args.quiet)))
+        .and_then(|s| block_on(ready_model(s, args.quiet, None)))
         .and_then(|s| Ok((held(&s, &name)?, s)));
     let ((mut session, _hold), settings) = match opened {
         Ok(opened) => opened,
