@@ -9,6 +9,7 @@ use crate::error::Error;
 use crate::grounding::{self, CheckedCitation, Statement, Support};
 use crate::page::PageAttempt;
 use crate::report::{AnswerMode, Failed, Report, Verdict};
+use crate::session::Session;
 
 /// Version of the `--json` shape; bumped on any incompatible change.
 pub const JSON_VERSION: u32 = 1;
@@ -165,6 +166,16 @@ pub fn follow_up(followup: Option<&crate::report::FollowUp>) -> Value {
         "reused_sources": followup.map_or(0, |f| f.reused_sources),
         "searched": followup.is_none_or(|f| f.searched),
     })
+}
+
+/// `--json`'s `session` object for the turn `report` answered in `session`, before
+/// the turn is recorded: [`follow_up`] with the conversation's name and the turn's
+/// number.
+pub fn session_json(session: &Session, report: &Report) -> Value {
+    let mut value = follow_up(report.followup.as_ref());
+    value["name"] = json!(session.name);
+    value["turn"] = json!(session.turn_number());
+    value
 }
 
 /// The grounding pack (`--pack`): evidence for apps instead of prose. Every key point,

@@ -1,27 +1,27 @@
 //! `ground chat`: a conversation in the terminal, each turn answered like `ground
 //! answer` ([`answer_and_print`]) as a turn of a saved session ([`Session`]), with
 //! line editing and history (rustyline) and a few slash commands. With stdin not a
-//! terminal it reads one question per line, so it scripts too. Also the session
-//! helpers `ground answer --continue/--session` shares.
+//! terminal it reads one question per line ([`read_line`]), so it scripts too.
 //!
 //! Ctrl-C while an answer is under way cancels that answer (the runtime's Ctrl-C
 //! ends the run as interrupted) and the prompt comes back with the session as it
 //! was; at the prompt it clears the line; Ctrl-D ends the chat.
 
-use std::io::{BufRead, IsTerminal};
-use std::path::{Path, PathBuf};
+use std::io::IsTerminal;
+use std::path::Path;
 use std::process::ExitCode;
 
-use ground::error::{Error, exit};
+use ground::error::exit;
 use ground::render::Style;
-use ground::report::{Report, Strictness};
+use ground::report::Strictness;
 use ground::session::{self, Session};
 use ground::settings::Settings;
 use ground::text::sanitize_line;
-use serde_json::{Value, json};
 
-use super::answer::{Printing, answer_and_print};
+use crate::answering::{Printing, answer_and_print};
 use crate::cli::{self, ChatArgs, Format};
+use crate::conversation::{save_turn, state_dir};
+use crate::input::read_line;
 use crate::output::{code, colour_stdout};
 use crate::runtime::{block_on, ready_model, settings};
 
@@ -150,7 +150,7 @@ impl Chat<'_> {
 
     /// One question (or command) per line of stdin, each answer printed in turn;
     /// ends with the first failed turn's exit code, else 0. A line is read up to
-    /// [`MAX_LINE_BYTES`] (a longer one, or one that is not UTF-8, is that turn's
+    /// [`crate::input::MAX_LINE_BYTES`] (a longer one, or one that is not UTF-8, is that turn's
     /// usage error and the chat goes on); Ctrl-C during an answer ends a piped chat
     /// (a script asked to stop), with exit code 130.
     fn piped(&mut self) -> ExitCode {
@@ -269,106 +269,4 @@ fn sources_list(session: &Session) -> String {
             )
         })
         .collect()
-}
-
-/// The state folder, which sessions need.
-fn state_dir(settings: &Settings) -> Result<&PathBuf, Error> {
-    settings
-        .search
-        .state_dir
-        .as_ref()
-        .ok_or_else(|| Error::Session {
-            message: "there is no state folder to keep the conversation in".into(),
-            hint: "set GROUND_STATE_DIR (or XDG_STATE_HOME, or HOME)".into(),
-        })
-}
-
-/// The session a run continues: `name`'s (started when new), the most recent one
-/// with `continue_session`, or none.
-pub fn open_session(
-    settings: &Settings,
-    name: Option<&str>,
-    continue_session: bool,
-) -> Result<Option<Session>, Error> {
-    if let Some(name) = name {
-        session::check_name(name)?;
-        return Session::open(state_dir(settings)?, name).map(Some);
-    }
-    if !continue_session {
-        return Ok(None);
-    }
-    let dir = state_dir(settings)?;
-    let Some(name) = Session::most_recent(dir) else {
-        return Err(Error::Session {
-            message: format!(
-                "there is no conversation to continue in {}",
-                session::folder(dir).display()
-            ),
-            hint: "start one with `ground answer --session NAME \"...\"` or `ground chat`".into(),
-        });
-    };
-    Session::open(dir, &name).map(Some)
-}
-
-/// Adds the turn `report` answered to `session` and saves it; a session that cannot
-/// be saved is said on stderr (the answer stands).
-pub fn save_turn(session: &mut Session, report: &Report, settings: &Settings) {
-    session.record(report);
-    // The answer is printed whatever happens here; a turn that could not be kept is
-    // said with its hint, even with -q (errors are never silenced).
-    if let Err(e) = state_dir(settings).and_then(|dir| session.save(dir)) {
-        eprintln!("{}", e.report());
-    }
-}
-
-/// `--json`'s `session` object for the turn `report` answered, before it is recorded.
-pub fn session_json(session: &Session, report: &Report) -> Value {
-    let mut value = ground::render::json::follow_up(report.followup.as_ref());
-    value["name"] = json!(session.name);
-    value["turn"] = json!(session.turn_number());
-    value
-}
-
-/// Most bytes of one line of a piped chat: a question's most characters at four bytes
-/// each, and a command with a file name fits well within it.
-const MAX_LINE_BYTES: usize = ground::pipeline::MAX_QUESTION_CHARS * 4;
-
-/// The next line of `input` (without its end), read up to [`MAX_LINE_BYTES`]: `None`
-/// at the end, an error saying what is wrong with an over-long line (skipped to its
-/// end, never held whole) or one that is not UTF-8.
-fn read_line(input: &mut impl BufRead) -> Result<Option<String>, String> {
-    let mut bytes = Vec::new();
-    let read = std::io::Read::take(&mut *input, MAX_LINE_BYTES as u64 + 1)
-        .read_until(b'\n', &mut bytes)
-        .map_err(|e| format!("cannot be read: {e}"))?;
-    if read == 0 {
-        return Ok(None);
-    }
-    if bytes.last() == Some(&b'\n') {
-        bytes.pop();
-    } else if bytes.len() > MAX_LINE_BYTES {
-        // Skip the rest of the line, a piece at a time.
-        loop {
-            let buffer = input
-                .fill_buf()
-                .map_err(|e| format!("cannot be read: {e}"))?;
-            if buffer.is_empty() {
-                break;
-            }
-            match buffer.iter().position(|&b| b == b'\n') {
-                Some(end) => {
-                    input.consume(end + 1);
-                    break;
-                }
-                None => {
-                    let all = buffer.len();
-                    input.consume(all);
-                }
-            }
-        }
-        return Err(format!("is longer than {MAX_LINE_BYTES} bytes"));
-    }
-    String::from_utf8(bytes)
-        .map(Some)
-        .map_err(|_| "is not UTF-8 text".to_string())
 }
