@@ -36,7 +36,6 @@ pub use choose::{Chosen, PROBE, choose};
 pub use client::{ChatBackend, MAX_REPLY_BYTES, ModelReply, ModelRequest};
 pub use prompt::{
     AnswerBounds, MAX_BUCKET_CITATIONS, MAX_BUCKET_ITEMS, MAX_CITATIONS_PER_STATEMENT,
-    MAX_QUOTE_CHARS, MAX_STATEMENT_CHARS, MAX_STATEMENTS, PACK_BUCKETS, PACK_NOTE, SYSTEM_PROMPT,
-    answer_schema, prompt_overhead_tokens, user_message, with_pack_buckets,
-    with_questions_for_user,
+    MAX_QUOTE_CHARS, MAX_STATEMENT_CHARS, MAX_STATEMENTS, PACK_NOTE, SYSTEM_PROMPT, answer_schema,
+    prompt_overhead_tokens, user_message, with_pack_buckets, with_questions_for_user,
 };

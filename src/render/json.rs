@@ -4,6 +4,7 @@
 
 use serde_json::{Value, json};
 
+use crate::answer::PACK_BUCKETS;
 use crate::context::SourceKind;
 use crate::error::Error;
 use crate::grounding::{self, CheckedCitation, Statement, Support};
@@ -247,7 +248,7 @@ pub fn pack(report: &Report) -> Value {
         }
     }
     let mut buckets = serde_json::Map::new();
-    for bucket in crate::llm::PACK_BUCKETS {
+    for bucket in PACK_BUCKETS {
         let mut items = Vec::new();
         for entry in report.pack_items.iter().filter(|e| e.bucket == bucket) {
             match checked(&entry.statement) {
