@@ -9,7 +9,7 @@ use ground::render::Style;
 use ground::report::Strictness;
 
 use crate::answering::{Printing, answer_and_print};
-use crate::cli::{self, AnswerArgs, Format};
+use crate::cli::{AnswerArgs, Format};
 use crate::conversation::{open_session, save_turn};
 use crate::input::read_input;
 use crate::output::{colour_stdout, fail};
@@ -22,14 +22,7 @@ pub fn run(args: AnswerArgs) -> ExitCode {
         Ok(q) => q,
         Err(e) => return fail(json, "question", "", &e),
     };
-    let mut overrides = cli::overrides(
-        &args.config,
-        Some(&args.search),
-        Some(&args.fetch),
-        Some(&args.model),
-        args.pages,
-    );
-    overrides.timeout_secs = args.timeout;
+    let mut overrides = args.run.overrides(args.pages, args.timeout);
     overrides.auto = args.auto;
     overrides.queries = args.queries;
     overrides.plan_mode = args.plan_mode.map(Into::into);

@@ -19,7 +19,7 @@ use ground::settings::Settings;
 use ground::text::sanitize_line;
 
 use crate::answering::{Printing, answer_and_print};
-use crate::cli::{self, ChatArgs, Format};
+use crate::cli::{ChatArgs, Format};
 use crate::conversation::{save_turn, state_dir};
 use crate::input::read_line;
 use crate::output::{code, colour_stdout};
@@ -33,14 +33,7 @@ const HELP: &str = "Ask a question, then follow-ups. Commands:
 
 /// Runs `ground chat`.
 pub fn run(args: ChatArgs) -> ExitCode {
-    let mut overrides = cli::overrides(
-        &args.config,
-        Some(&args.search),
-        Some(&args.fetch),
-        Some(&args.model),
-        args.pages,
-    );
-    overrides.timeout_secs = args.timeout;
+    let overrides = args.run.overrides(args.pages, args.timeout);
     let name = args.session.clone().unwrap_or_else(session::new_chat_name);
     let opened = settings(&overrides)
         .and_then(|s| block_on(ready_model(s, args.quiet)))
