@@ -15,7 +15,8 @@
 //! - [`backend`]: the configured model as one [`Backend`];
 //! - [`choose`](mod@choose): `--llm auto`, Ollama when it runs and has the model, else
 //!   the embedded model;
-//! - [`ollama`], [`openai`]: the two wire APIs;
+//! - [`server`]: the one backend for a model server over HTTP, parameterised by its
+//!   wire protocol; [`ollama`], [`openai`]: each protocol's request and reply;
 //! - [`embedded`]: llama.cpp inside the process (the engine behind the cargo feature
 //!   `embedded`), its model catalogue and downloads;
 //! - [`ask`](mod@ask): one call with its single retry.
@@ -29,6 +30,7 @@ pub(crate) mod frames;
 pub(crate) mod ollama;
 pub(crate) mod openai;
 pub(crate) mod prompt;
+pub(crate) mod server;
 
 pub use ask::{AskEvent, Asked, ask, ask_streaming};
 pub use backend::Backend;
