@@ -11,7 +11,7 @@ use std::io::IsTerminal;
 use std::path::Path;
 use std::process::ExitCode;
 
-use ground::error::exit;
+use ground::error::{exit, report};
 use ground::render::Style;
 use ground::report::Strictness;
 use ground::session::{self, Session};
@@ -75,6 +75,9 @@ pub fn run(args: ChatArgs) -> ExitCode {
     }
 }
 
+/// The hint when the terminal cannot be used for the chat.
+const PIPE_HINT: &str = "pipe the questions in instead, one per line";
+
 /// What a line asked for.
 enum Step {
     /// Go on to the next line.
@@ -101,7 +104,8 @@ impl Chat<'_> {
             Ok(editor) => editor,
             Err(e) => {
                 eprintln!(
-                    "error: cannot start line editing: {e}\nhint: pipe the questions in instead, one per line"
+                    "{}",
+                    report(&format!("cannot start line editing: {e}"), Some(PIPE_HINT))
                 );
                 return code(exit::INTERNAL);
             }
@@ -132,7 +136,8 @@ impl Chat<'_> {
                 Err(rustyline::error::ReadlineError::Eof) => break,
                 Err(e) => {
                     eprintln!(
-                        "error: cannot read the terminal: {e}\nhint: pipe the questions in instead, one per line"
+                        "{}",
+                        report(&format!("cannot read the terminal: {e}"), Some(PIPE_HINT))
                     );
                     return code(exit::INTERNAL);
                 }
@@ -155,7 +160,11 @@ impl Chat<'_> {
                 Ok(None) => break,
                 Err(problem) => {
                     eprintln!(
-                        "error: line {n} of stdin {problem}\nhint: one question per line, as UTF-8 text"
+                        "{}",
+                        report(
+                            &format!("line {n} of stdin {problem}"),
+                            Some("one question per line, as UTF-8 text")
+                        )
                     );
                     self.first_failure.get_or_insert(code(exit::USAGE));
                     continue;
@@ -196,12 +205,18 @@ impl Chat<'_> {
                 eprintln!("ground: a new conversation");
             }
             "/save" if rest.is_empty() => {
-                eprintln!("error: /save needs a file name\nhint: /save notes.md")
+                eprintln!(
+                    "{}",
+                    report("/save needs a file name", Some("/save notes.md"))
+                )
             }
             "/save" => self.save_transcript(Path::new(rest)),
             other if other.starts_with('/') => eprintln!(
-                "error: unknown command {}\nhint: /help lists the commands",
-                sanitize_line(other)
+                "{}",
+                report(
+                    &format!("unknown command {other}"),
+                    Some("/help lists the commands")
+                )
             ),
             _ => self.ask(line),
         }
@@ -238,8 +253,11 @@ impl Chat<'_> {
                 path.display()
             ),
             Err(e) => eprintln!(
-                "error: cannot write {}: {e}\nhint: give /save a writable path",
-                path.display()
+                "{}",
+                report(
+                    &format!("cannot write {}: {e}", path.display()),
+                    Some("give /save a writable path")
+                )
             ),
         }
     }
