@@ -39,12 +39,9 @@ async fn world_reaching_the_model() -> World {
     world
 }
 
-/// Stands in an expected cause for the model server's address in the test world.
-const MODEL_SERVER: &str = "<model server>";
-
 /// One way a model call fails: `ground answer [configure] QUESTION`, for a person
 /// and with `--json`, against an Ollama that answers every chat with `reply`, fails
-/// as `expected` says ([`MODEL_SERVER`] in its cause is Ollama's address). Returns
+/// as `expected` says ([`SERVER`] in its cause is Ollama's address). Returns
 /// the JSON error object.
 async fn chat_reply_fails(
     reply: ResponseTemplate,
@@ -57,23 +54,8 @@ async fn chat_reply_fails(
         .respond_with(reply)
         .mount(&world.ollama)
         .await;
-    let server = world.ollama.uri();
-    let cause: Vec<&str> = expected
-        .cause
-        .iter()
-        .map(|&piece| {
-            if piece == MODEL_SERVER {
-                server.as_str()
-            } else {
-                piece
-            }
-        })
-        .collect();
-    let expected = Failure {
-        cause: &cause,
-        ..expected
-    };
-    fails_both_ways(&world, |cmd| configure(&world, cmd), QUESTION, &expected).await
+    let configure = |cmd: &mut std::process::Command| configure(&world, cmd);
+    fails_both_ways_at(&world, &world.ollama.uri(), configure, QUESTION, &expected).await
 }
 
 #[tokio::test]
@@ -110,7 +92,7 @@ async fn model_not_installed_old_and_new_ollama_messages() {
             Failure {
                 code: 5,
                 kind: "model_not_found",
-                cause: &["\"nosuch\"", MODEL_SERVER],
+                cause: &["\"nosuch\"", SERVER],
                 hint: "ollama pull nosuch",
             },
         )

@@ -14,8 +14,6 @@ use wiremock::{Mock, MockServer, ResponseTemplate};
 
 const QUESTION: &str = "do tardigrades survive in space";
 
-/// Stands in an expected cause for SearXNG's address in the test world.
-const SEARX: &str = "<searx>";
 /// The content type of SearXNG's HTML pages.
 const HTML: &str = "text/html; charset=utf-8";
 
@@ -26,7 +24,7 @@ fn captured(status: u16, capture: &str, content_type: &str) -> ResponseTemplate 
 
 /// One way a search fails: `ground answer QUESTION`, for a person and with `--json`,
 /// against a SearXNG that answers every search for JSON with `reply`, fails as
-/// `expected` says ([`SEARX`] in its cause is SearXNG's address).
+/// `expected` says ([`SERVER`] in its cause is SearXNG's address).
 async fn searxng_reply_fails(reply: ResponseTemplate, expected: Failure<'_>) {
     let world = World::new().await;
     Mock::given(method("GET"))
@@ -35,23 +33,7 @@ async fn searxng_reply_fails(reply: ResponseTemplate, expected: Failure<'_>) {
         .respond_with(reply)
         .mount(&world.searx)
         .await;
-    let searx = world.searx.uri();
-    let cause: Vec<&str> = expected
-        .cause
-        .iter()
-        .map(|&piece| {
-            if piece == SEARX {
-                searx.as_str()
-            } else {
-                piece
-            }
-        })
-        .collect();
-    let expected = Failure {
-        cause: &cause,
-        ..expected
-    };
-    fails_both_ways(&world, no_changes, QUESTION, &expected).await;
+    fails_both_ways_at(&world, &world.searx.uri(), no_changes, QUESTION, &expected).await;
 }
 
 #[tokio::test]
@@ -81,7 +63,7 @@ async fn searxng_json_disabled_403() {
         Failure {
             code: 3,
             kind: "search_json_disabled",
-            cause: &["HTTP 403", SEARX],
+            cause: &["HTTP 403", SERVER],
             hint: "formats: [html, json]",
         },
     )
@@ -130,7 +112,7 @@ async fn searxng_server_error_500() {
         Failure {
             code: 3,
             kind: "search_http",
-            cause: &["HTTP 500", SEARX],
+            cause: &["HTTP 500", SERVER],
             hint: "SearXNG itself failed",
         },
     )
