@@ -3,8 +3,11 @@
 
     scripts/import-graph.py [--root src] [--verbose]
 
-Each file is a node; an edge is a `crate::x` (or `ground::x` in the binary, or
-`super::x`) path that names another file's module. Layers are those of the README's
+Each file is a node; an edge is a `crate::x`, `ground::x` or `super::x` path that
+names another file's module. In the library `crate::` names the library; in the
+binary (bin/ground/) `crate::` and `super::` name the binary's own modules and
+`ground::` the library, so a circle between the binary's files counts like one in
+the library. Layers are those of the README's
 "Layout" section (ARCHITECTURE.md): a file's layer comes from its top-level module name.
 Prints the files and lines per layer, every import circle (strongly connected
 component of more than one file), every import that points from a lower layer up to a
@@ -62,6 +65,17 @@ def module_of(path: Path, root: Path) -> tuple:
     return tuple(parts)
 
 
+BIN = "bin/ground/"
+
+
+def bin_module_of(rel: str) -> tuple:
+    """A binary file's module inside the binary's own tree (main.rs is its root)."""
+    parts = list(Path(rel[len(BIN):]).with_suffix("").parts)
+    if parts[-1] in ("mod", "main") and (len(parts) > 1 or parts[-1] == "main"):
+        parts = parts[:-1]
+    return tuple(parts)
+
+
 def resolve(parts: tuple, modules: dict) -> str | None:
     """The longest prefix of `parts` that is a file's module."""
     for n in range(len(parts), 0, -1):
@@ -99,20 +113,24 @@ def main() -> int:
     args = ap.parse_args()
     root = Path(args.root)
     files = sorted(root.rglob("*.rs"))
-    # Library modules by path; the binary's files form their own tree under bin/.
-    modules = {}
+    # Library modules by path; the binary's files form their own tree under bin/ground/.
+    modules, bin_modules = {}, {}
     for f in files:
         rel = str(f.relative_to(root))
-        if rel.startswith("bin/"):
-            continue
-        modules[module_of(f, root)] = rel
+        if rel.startswith(BIN):
+            bin_modules[bin_module_of(rel)] = rel
+        elif not rel.startswith("bin/"):
+            modules[module_of(f, root)] = rel
     edges = {}
     for f in files:
         rel = str(f.relative_to(root))
         text = strip_comments(f.read_text())
         # Production code only: a test module may import what it tests with.
         text = text.split("#[cfg(test)]\nmod tests")[0]
-        own = module_of(f, root)
+        in_bin = rel.startswith(BIN)
+        own = bin_module_of(rel) if in_bin else module_of(f, root)
+        # What `crate::` and `super::` name from this file.
+        own_tree = bin_modules if in_bin else modules
         targets = set()
         paths = []
         for m in PATH.finditer(text):
@@ -124,14 +142,15 @@ def main() -> int:
                     paths.append((m.group(1), [item]))
         for base, segs in paths:
             if base == "super":
-                parent = own[:-1] if not f.name == "mod.rs" else own[:-1]
                 # `super::` in a child names its parent module (and maybe its items).
-                target = resolve(tuple(parent) + tuple(segs), modules)
-            elif base == "ground" and not rel.startswith("bin/") and rel != "main.rs":
-                continue
+                target = resolve(tuple(own[:-1]) + tuple(segs), own_tree)
+            elif base == "crate":
+                target = resolve(tuple(segs), own_tree)
+            elif rel.startswith("bin/") or rel == "main.rs":
+                target = resolve(tuple(segs), modules)  # `ground::`: the library
             else:
-                target = resolve(tuple(segs), modules)
-            if target and target != rel and not (rel.startswith("bin/") and base == "crate"):
+                continue  # `ground::` inside the library is no module path
+            if target and target != rel:
                 targets.add(target)
         edges[rel] = targets
     lib = [f for f in edges if not f.startswith("bin/")]

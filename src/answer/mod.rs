@@ -96,6 +96,10 @@ pub fn parse_questions_for_user(content: &str) -> Vec<AskUser> {
         .unwrap_or_default()
 }
 
+/// The grounding pack's evidence buckets beside `key_points`, in the order they are
+/// shown: the keys of the model's reply ([`parse_pack_bucket`]) and of the pack.
+pub const PACK_BUCKETS: [&str; 2] = ["norms_and_expectations", "constraints_and_rules"];
+
 /// One item of a grounding pack's bucket (`norms_and_expectations`,
 /// `constraints_and_rules`) as the model wrote it.
 #[derive(Debug, Clone, PartialEq)]

@@ -70,7 +70,7 @@ use rank::{bm25_scores, rank_keys, terms};
 pub use rank::{says_more, stem};
 pub use short::{
     ANSWER_MAX_TOKENS, INFOBOX_MAX_TOKENS, SNIPPET_BUDGET_PERCENT, SNIPPET_MAX_TOKENS,
-    build_with_snippets,
+    build_with_snippets, search_sources,
 };
 use tokens::Counts;
 pub use tokens::{estimate_tokens, is_cjk, is_stop_word};

@@ -6,6 +6,7 @@
 use super::blocks::{CLOSE, COMPACT_HEADERS_BELOW, TITLE_MAX_CHARS, header, one_line};
 use super::passages::{byte_len_of_chars, cut_at_word};
 use super::{Context, SourceCut, SourceKind, SourceText, build_pages, estimate_tokens, neutralise};
+use crate::hits::SearchExtras;
 
 /// Most tokens of one search-result snippet sent as a source: engines' snippets are a
 /// sentence or three, sent whole; a longer one is cut at a word boundary (not back to
@@ -19,6 +20,36 @@ pub const ANSWER_MAX_TOKENS: u32 = 80;
 /// Snippets take at most this share of the budget (in percent): they are cheap
 /// evidence beside the pages read, never instead of them.
 pub const SNIPPET_BUDGET_PERCENT: u32 = 25;
+
+/// The searches' infoboxes (summary and "label: value" facts, cited by their first
+/// link) and instant answers (cited by their link) as sources, not yet numbered;
+/// those with no address to cite are left out. The evidence check of the planner's
+/// rounds (`pipeline/gather.rs`) reads the same texts as the model is sent.
+pub fn search_sources(extras: &SearchExtras) -> Vec<(SourceText, SourceKind)> {
+    let infoboxes = extras.infoboxes.iter().filter_map(|infobox| {
+        let source = SourceText {
+            number: 0,
+            url: infobox.url()?.to_string(),
+            title: infobox.title.clone(),
+            text: infobox.text(),
+        };
+        Some((source, SourceKind::Infobox))
+    });
+    let answers = extras.answers.iter().filter_map(|answer| {
+        let source = SourceText {
+            number: 0,
+            url: answer.url.clone()?,
+            title: match &answer.engine {
+                Some(engine) => format!("Instant answer ({engine})"),
+                None => "Instant answer".to_string(),
+            },
+            text: answer.answer.clone(),
+        };
+        Some((source, SourceKind::Answer))
+    });
+    infoboxes.chain(answers).collect()
+}
+
 /// Fits the pages read and, after them, the short sources of results that were not
 /// read into `budget_tokens`. The short sources are numbered after the pages, in the
 /// order given (their `number`), and each goes the same one way whatever its kind

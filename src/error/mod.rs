@@ -706,14 +706,23 @@ impl Error {
         })
     }
 
-    /// The full message for a terminal: `error: ...` and, when there is one, `hint: ...`.
+    /// The full message for a terminal: `error: ...` and, when there is one, `hint: ...`
+    /// ([`report`]).
     pub fn report(&self) -> String {
-        let mut out = format!("error: {}", sanitize_line(&self.to_string()));
-        if let Some(hint) = self.hint() {
-            let _ = write!(out, "\nhint: {hint}");
-        }
-        out
+        report(&self.to_string(), self.hint().as_deref())
     }
+}
+
+/// The one renderer of an error for a person: `error: MESSAGE` (one sanitised line)
+/// and, when there is one, `hint: HINT` on the next. [`Error::report`] goes through
+/// it, and so does every failure that is no [`Error`] (a chat line that cannot be
+/// used, a page that cannot be read).
+pub fn report(message: &str, hint: Option<&str>) -> String {
+    let mut out = format!("error: {}", sanitize_line(message));
+    if let Some(hint) = hint {
+        let _ = write!(out, "\nhint: {hint}");
+    }
+    out
 }
 
 /// Bytes as gigabytes with one decimal (`1.1 GB`), for memory and disk messages.

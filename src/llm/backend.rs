@@ -5,14 +5,13 @@ use crate::error::Error;
 use crate::settings::{LlmBackend, LlmSettings};
 
 use super::client::{ChatBackend, ModelReply, ModelRequest};
-use super::{ollama, openai};
+use super::server::{ChatServer, Wire};
 
 /// The configured backend, chosen at run time.
 pub enum Backend {
-    /// Ollama's `/api/chat`.
-    Ollama(ollama::Ollama),
-    /// `/v1/chat/completions`.
-    OpenAi(openai::OpenAi),
+    /// A model server: Ollama's `/api/chat` or `/v1/chat/completions` (boxed like
+    /// the engine: a client and its settings are large beside a box).
+    Server(Box<ChatServer>),
     /// llama.cpp in this process (boxed: its settings are large beside a client).
     #[cfg(feature = "embedded")]
     Embedded(Box<super::embedded::Embedded>),
@@ -23,8 +22,12 @@ impl Backend {
     /// [`super::choose()`] before: it needs a look at the network.
     pub fn new(settings: &LlmSettings) -> Result<Self, Error> {
         Ok(match settings.backend {
-            LlmBackend::Ollama => Backend::Ollama(ollama::Ollama::new(settings)?),
-            LlmBackend::OpenAi => Backend::OpenAi(openai::OpenAi::new(settings)?),
+            LlmBackend::Ollama => {
+                Backend::Server(Box::new(ChatServer::new(settings, Wire::Ollama)?))
+            }
+            LlmBackend::OpenAi => {
+                Backend::Server(Box::new(ChatServer::new(settings, Wire::OpenAi)?))
+            }
             #[cfg(feature = "embedded")]
             LlmBackend::Embedded => {
                 Backend::Embedded(Box::new(super::embedded::Embedded::new(settings)?))
@@ -45,8 +48,7 @@ impl Backend {
 impl ChatBackend for Backend {
     async fn chat(&self, request: &ModelRequest) -> Result<ModelReply, Error> {
         match self {
-            Backend::Ollama(b) => b.chat(request).await,
-            Backend::OpenAi(b) => b.chat(request).await,
+            Backend::Server(b) => b.chat(request).await,
             #[cfg(feature = "embedded")]
             Backend::Embedded(b) => b.chat(request).await,
         }
@@ -57,32 +59,28 @@ impl ChatBackend for Backend {
         on_text: &mut (dyn FnMut(&str) + Send),
     ) -> Result<ModelReply, Error> {
         match self {
-            Backend::Ollama(b) => b.chat_stream(request, on_text).await,
-            Backend::OpenAi(b) => b.chat_stream(request, on_text).await,
+            Backend::Server(b) => b.chat_stream(request, on_text).await,
             #[cfg(feature = "embedded")]
             Backend::Embedded(b) => b.chat_stream(request, on_text).await,
         }
     }
     fn model(&self) -> &str {
         match self {
-            Backend::Ollama(b) => b.model(),
-            Backend::OpenAi(b) => b.model(),
+            Backend::Server(b) => b.model(),
             #[cfg(feature = "embedded")]
             Backend::Embedded(b) => b.model(),
         }
     }
     fn backend(&self) -> LlmBackend {
         match self {
-            Backend::Ollama(b) => b.backend(),
-            Backend::OpenAi(b) => b.backend(),
+            Backend::Server(b) => b.backend(),
             #[cfg(feature = "embedded")]
             Backend::Embedded(b) => b.backend(),
         }
     }
     fn model_file(&self) -> Option<&std::path::Path> {
         match self {
-            Backend::Ollama(b) => b.model_file(),
-            Backend::OpenAi(b) => b.model_file(),
+            Backend::Server(b) => b.model_file(),
             #[cfg(feature = "embedded")]
             Backend::Embedded(b) => b.model_file(),
         }

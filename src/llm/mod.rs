@@ -15,7 +15,8 @@
 //! - [`backend`]: the configured model as one [`Backend`];
 //! - [`choose`](mod@choose): `--llm auto`, Ollama when it runs and has the model, else
 //!   the embedded model;
-//! - [`ollama`], [`openai`]: the two wire APIs;
+//! - [`server`]: the one backend for a model server over HTTP, parameterised by its
+//!   wire protocol; [`ollama`], [`openai`]: each protocol's request and reply;
 //! - [`embedded`]: llama.cpp inside the process (the engine behind the cargo feature
 //!   `embedded`), its model catalogue and downloads;
 //! - [`ask`](mod@ask): one call with its single retry.
@@ -29,6 +30,7 @@ pub(crate) mod frames;
 pub(crate) mod ollama;
 pub(crate) mod openai;
 pub(crate) mod prompt;
+pub(crate) mod server;
 
 pub use ask::{AskEvent, Asked, ask, ask_streaming};
 pub use backend::Backend;
@@ -36,7 +38,6 @@ pub use choose::{Chosen, PROBE, choose};
 pub use client::{ChatBackend, MAX_REPLY_BYTES, ModelReply, ModelRequest};
 pub use prompt::{
     AnswerBounds, MAX_BUCKET_CITATIONS, MAX_BUCKET_ITEMS, MAX_CITATIONS_PER_STATEMENT,
-    MAX_QUOTE_CHARS, MAX_STATEMENT_CHARS, MAX_STATEMENTS, PACK_BUCKETS, PACK_NOTE, SYSTEM_PROMPT,
-    answer_schema, prompt_overhead_tokens, user_message, with_pack_buckets,
-    with_questions_for_user,
+    MAX_QUOTE_CHARS, MAX_STATEMENT_CHARS, MAX_STATEMENTS, PACK_NOTE, SYSTEM_PROMPT, answer_schema,
+    prompt_overhead_tokens, user_message, with_pack_buckets, with_questions_for_user,
 };

@@ -3,6 +3,8 @@
 
 use serde_json::{Value, json};
 
+use crate::answer::PACK_BUCKETS;
+
 /// Longest statement the schema allows, in characters.
 pub const MAX_STATEMENT_CHARS: u64 = 400;
 /// Longest quote the schema allows, in characters.
@@ -128,8 +130,6 @@ pub fn answer_schema(source_count: usize, bounds: AnswerBounds) -> Value {
 pub const PACK_NOTE: &str = "\nAlso fill \"what_to_ask_user\": at most two short questions that would let you answer better (\"q\"), each with why it matters (\"why\"); leave it empty when the question is clear.\n\
 Also fill \"norms_and_expectations\" (what is customary or expected) and \"constraints_and_rules\" (rules, limits, laws, policies, requirements) from the sources, at most three items each, each cited like a statement; set \"policy_or_legal\" to true for laws, regulations and official policies. Leave them empty when the sources say nothing of the kind.";
 
-/// The pack's evidence buckets beside `key_points`, in the order they are shown.
-pub const PACK_BUCKETS: [&str; 2] = ["norms_and_expectations", "constraints_and_rules"];
 /// Most items in one pack bucket.
 pub const MAX_BUCKET_ITEMS: u64 = 3;
 /// Most citations per bucket item.

@@ -22,8 +22,11 @@ pub fn run() -> ExitCode {
     let stdin = std::io::stdin();
     if stdin.is_terminal() {
         eprintln!(
-            "error: `ground pdf-worker` is internal: ground starts it to read a PDF in a sandbox\n\
-             hint: to read a PDF, run `ground extract FILE.pdf`"
+            "{}",
+            crate::error::report(
+                "`ground pdf-worker` is internal: ground starts it to read a PDF in a sandbox",
+                Some("to read a PDF, run `ground extract FILE.pdf`"),
+            )
         );
         return ExitCode::from(2);
     }

@@ -223,7 +223,7 @@ impl Run<'_> {
                 self.so_far.pages = pages.clone();
             }
             // The searches' infoboxes and instant answers are sources too.
-            let said = super::sources::search_sources(&extras);
+            let said = crate::context::search_sources(&extras);
             let mut texts = evidence_texts(&hits, &pages);
             texts.extend(
                 said.iter()

@@ -11,10 +11,10 @@ use serde_json::json;
 use super::Run;
 use super::gather::Gathered;
 use crate::calibration::{self, Calibration, TokenRatio};
-use crate::context::{self, Context, SourceKind, SourceText};
+use crate::context::{self, Context, SourceKind, SourceText, search_sources};
 use crate::error::Error;
 use crate::events::Stage;
-use crate::hits::{SearchExtras, normalise_url};
+use crate::hits::normalise_url;
 use crate::llm;
 use crate::page::status_summary;
 
@@ -181,35 +181,6 @@ fn short_sources(
             (source, kind)
         })
         .collect()
-}
-
-/// The searches' infoboxes (summary and "label: value" facts, cited by their first
-/// link) and instant answers (cited by their link) as sources, not yet numbered;
-/// those with no address to cite are left out. The evidence check of the planner's
-/// rounds reads the same texts.
-pub(super) fn search_sources(extras: &SearchExtras) -> Vec<(SourceText, SourceKind)> {
-    let infoboxes = extras.infoboxes.iter().filter_map(|infobox| {
-        let source = SourceText {
-            number: 0,
-            url: infobox.url()?.to_string(),
-            title: infobox.title.clone(),
-            text: infobox.text(),
-        };
-        Some((source, SourceKind::Infobox))
-    });
-    let answers = extras.answers.iter().filter_map(|answer| {
-        let source = SourceText {
-            number: 0,
-            url: answer.url.clone()?,
-            title: match &answer.engine {
-                Some(engine) => format!("Instant answer ({engine})"),
-                None => "Instant answer".to_string(),
-            },
-            text: answer.answer.clone(),
-        };
-        Some((source, SourceKind::Answer))
-    });
-    infoboxes.chain(answers).collect()
 }
 
 /// Results that were not read still carry their engine's title and snippet: each

@@ -7,7 +7,7 @@ use serde_json::json;
 use super::Run;
 use super::ask::Answered;
 use super::sources::Fitted;
-use crate::answer::{ModelAnswer, parse_pack_bucket};
+use crate::answer::{ModelAnswer, PACK_BUCKETS, parse_pack_bucket};
 use crate::error::Error;
 use crate::events::Stage;
 use crate::fetch::elapsed_ms;
@@ -118,7 +118,7 @@ async fn off_runtime<T: Send + 'static>(
 /// with the same check as the answer's statements.
 fn pack_entries(content: &str, checker: &grounding::Checker) -> Vec<PackEntry> {
     let mut entries = Vec::new();
-    for bucket in llm::PACK_BUCKETS {
+    for bucket in PACK_BUCKETS {
         let items = parse_pack_bucket(
             content,
             bucket,

@@ -4,11 +4,13 @@
 
 use serde_json::{Value, json};
 
+use crate::answer::PACK_BUCKETS;
 use crate::context::SourceKind;
 use crate::error::Error;
 use crate::grounding::{self, CheckedCitation, Statement, Support};
 use crate::page::PageAttempt;
 use crate::report::{AnswerMode, Failed, Report, Verdict};
+use crate::session::Session;
 
 /// Version of the `--json` shape; bumped on any incompatible change.
 pub const JSON_VERSION: u32 = 1;
@@ -167,6 +169,16 @@ pub fn follow_up(followup: Option<&crate::report::FollowUp>) -> Value {
     })
 }
 
+/// `--json`'s `session` object for the turn `report` answered in `session`, before
+/// the turn is recorded: [`follow_up`] with the conversation's name and the turn's
+/// number.
+pub fn session_json(session: &Session, report: &Report) -> Value {
+    let mut value = follow_up(report.followup.as_ref());
+    value["name"] = json!(session.name);
+    value["turn"] = json!(session.turn_number());
+    value
+}
+
 /// The grounding pack (`--pack`): evidence for apps instead of prose. Every key point,
 /// norm (`norms_and_expectations`) and rule (`constraints_and_rules`) is supported
 /// like an answer's statement (a verified quote, or ground's match: `"support"` says
@@ -236,7 +248,7 @@ pub fn pack(report: &Report) -> Value {
         }
     }
     let mut buckets = serde_json::Map::new();
-    for bucket in crate::llm::PACK_BUCKETS {
+    for bucket in PACK_BUCKETS {
         let mut items = Vec::new();
         for entry in report.pack_items.iter().filter(|e| e.bucket == bucket) {
             match checked(&entry.statement) {

@@ -49,11 +49,12 @@ pub fn failure_report(attempt: &PageAttempt) -> String {
         RetrievalStatus::Empty => "the page has no readable text (it may need JavaScript)",
         _ => "check the address, or try again later",
     };
-    format!(
-        "error: cannot use {} ({status}: {})\nhint: {hint}",
+    let message = format!(
+        "cannot use {} ({status}: {})",
         sanitize_line(&a.url),
         sanitize_line(reason)
-    )
+    );
+    crate::error::report(&message, Some(hint))
 }
 
 /// The page as one JSON object for scripts.

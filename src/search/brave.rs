@@ -7,7 +7,8 @@
 
 use serde::Deserialize;
 
-use super::client::{display_url, http_client, provider_message, send};
+use super::client::http_client;
+use super::hosted::{self, Refusal};
 use crate::error::Error;
 use crate::hits::{MAX_CORRECTIONS, SearchHit, SearchOutcome, collect_hits, merge_queries};
 use crate::settings::{SearchBackend, SearchSettings, TimeRange};
@@ -58,10 +59,7 @@ struct WebResult {
 
 /// Searches Brave for `query`.
 pub async fn search(settings: &SearchSettings, query: &str) -> Result<SearchOutcome, Error> {
-    let client = http_client(settings)?;
-    let mut url = settings.url.clone();
-    let path = format!("{}/res/v1/web/search", url.path().trim_end_matches('/'));
-    url.set_path(&path);
+    let mut url = hosted::endpoint(settings, "/res/v1/web/search");
     {
         let mut pairs = url.query_pairs_mut();
         pairs
@@ -86,22 +84,11 @@ pub async fn search(settings: &SearchSettings, query: &str) -> Result<SearchOutc
             );
         }
     }
-    let key = settings.api_key.as_ref().map(|k| k.expose()).unwrap_or("");
-    let request = client
+    let request = http_client(settings)?
         .get(url)
         .header(reqwest::header::ACCEPT, "application/json")
-        .header("X-Subscription-Token", key);
-    let reply = send(settings, request).await?;
-    reply
-        .noted(parse_reply(
-            reply.status,
-            &reply.body,
-            &display_url(settings),
-            query,
-            settings.max_results,
-        ))
-        // The service may quote our key back in its error text.
-        .map_err(|e| e.redact(settings.api_key.as_ref()))
+        .header("X-Subscription-Token", hosted::key(settings));
+    hosted::call(settings, query, request, parse_reply).await
 }
 
 /// Turns Brave's status and body into hits or the matching error.
@@ -114,34 +101,21 @@ pub fn parse_reply(
 ) -> Result<SearchOutcome, Error> {
     let backend = SearchBackend::Brave;
     if status != 200 {
-        let message = provider_message(body);
-        return Err(match status {
-            401 | 403 | 422 if message.to_ascii_lowercase().contains("token") || status != 422 => {
-                Error::SearchAuth {
-                    backend,
-                    status,
-                    message,
-                }
-            }
-            402 => Error::SearchQuota {
-                backend,
-                status,
-                message,
+        return Err(hosted::refused(
+            backend,
+            url,
+            status,
+            body,
+            |status, message| match status {
+                401 | 403 => Some(Refusal::Auth),
+                422 if message.to_ascii_lowercase().contains("token") => Some(Refusal::Auth),
+                402 => Some(Refusal::Quota),
+                429 => Some(Refusal::RateLimited),
+                _ => None,
             },
-            429 => Error::SearchApiRateLimited { backend, message },
-            _ => Error::SearchHttp {
-                backend,
-                url: url.into(),
-                status,
-                detail: Some(message),
-            },
-        });
+        ));
     }
-    let reply: Reply = serde_json::from_slice(body).map_err(|e| Error::SearchInvalidReply {
-        backend,
-        url: url.into(),
-        detail: e.to_string(),
-    })?;
+    let reply: Reply = hosted::json(backend, url, body)?;
     // Brave's `query.altered`: the query it searched instead of the one sent (a
     // spelling fix), the "did you mean" of its reply.
     let mut altered = Vec::new();

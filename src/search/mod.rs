@@ -21,6 +21,7 @@ pub mod auto;
 pub mod brave;
 pub(crate) mod client;
 pub mod duckduckgo;
+pub(crate) mod hosted;
 pub(crate) mod limit;
 pub(crate) mod log;
 pub mod searxng;

@@ -9,7 +9,8 @@
 use serde::Deserialize;
 use serde_json::json;
 
-use super::client::{display_url, http_client, provider_message, send};
+use super::client::http_client;
+use super::hosted::{self, Refusal};
 use crate::error::Error;
 use crate::hits::{SearchHit, SearchOutcome, collect_hits};
 use crate::settings::{SearchBackend, SearchSettings};
@@ -36,10 +37,6 @@ struct TavilyResult {
 
 /// Searches Tavily for `query`.
 pub async fn search(settings: &SearchSettings, query: &str) -> Result<SearchOutcome, Error> {
-    let client = http_client(settings)?;
-    let mut url = settings.url.clone();
-    let path = format!("{}/search", url.path().trim_end_matches('/'));
-    url.set_path(&path);
     let topic = match settings.categories.as_deref() {
         Some(c) if c.split(',').any(|c| c.trim() == "news") => "news",
         _ => "general",
@@ -55,19 +52,11 @@ pub async fn search(settings: &SearchSettings, query: &str) -> Result<SearchOutc
     if let Some(range) = &settings.time_range {
         body["time_range"] = json!(range.as_str());
     }
-    let key = settings.api_key.as_ref().map(|k| k.expose()).unwrap_or("");
-    let request = client.post(url).bearer_auth(key).json(&body);
-    let reply = send(settings, request).await?;
-    reply
-        .noted(parse_reply(
-            reply.status,
-            &reply.body,
-            &display_url(settings),
-            query,
-            settings.max_results,
-        ))
-        // The service may quote our key back in its error text.
-        .map_err(|e| e.redact(settings.api_key.as_ref()))
+    let request = http_client(settings)?
+        .post(hosted::endpoint(settings, "/search"))
+        .bearer_auth(hosted::key(settings))
+        .json(&body);
+    hosted::call(settings, query, request, parse_reply).await
 }
 
 /// Turns Tavily's status and body into hits or the matching error.
@@ -80,32 +69,20 @@ pub fn parse_reply(
 ) -> Result<SearchOutcome, Error> {
     let backend = SearchBackend::Tavily;
     if status != 200 {
-        let message = provider_message(body);
-        return Err(match status {
-            401 | 403 => Error::SearchAuth {
-                backend,
-                status,
-                message,
+        return Err(hosted::refused(
+            backend,
+            url,
+            status,
+            body,
+            |status, _| match status {
+                401 | 403 => Some(Refusal::Auth),
+                429 => Some(Refusal::RateLimited),
+                432 | 433 => Some(Refusal::Quota),
+                _ => None,
             },
-            429 => Error::SearchApiRateLimited { backend, message },
-            432 | 433 => Error::SearchQuota {
-                backend,
-                status,
-                message,
-            },
-            _ => Error::SearchHttp {
-                backend,
-                url: url.into(),
-                status,
-                detail: Some(message),
-            },
-        });
+        ));
     }
-    let reply: Reply = serde_json::from_slice(body).map_err(|e| Error::SearchInvalidReply {
-        backend,
-        url: url.into(),
-        detail: e.to_string(),
-    })?;
+    let reply: Reply = hosted::json(backend, url, body)?;
     let hits = collect_hits(
         reply.results.into_iter().map(|r| {
             let hit = SearchHit {

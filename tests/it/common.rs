@@ -497,6 +497,30 @@ pub fn assert_json_failure(out: &Output, question: &str, expected: &Failure<'_>)
     value
 }
 
+/// Stands in a [`Failure`]'s cause for the address of the server the case is about,
+/// known only once the test world runs ([`fails_both_ways_at`]).
+pub const SERVER: &str = "<server>";
+
+/// [`fails_both_ways`] with [`SERVER`] in the expected cause read as `server`.
+pub async fn fails_both_ways_at(
+    world: &World,
+    server: &str,
+    configure: impl Fn(&mut Command),
+    question: &str,
+    expected: &Failure<'_>,
+) -> Value {
+    let cause: Vec<&str> = expected
+        .cause
+        .iter()
+        .map(|&piece| if piece == SERVER { server } else { piece })
+        .collect();
+    let expected = Failure {
+        cause: &cause,
+        ..*expected
+    };
+    fails_both_ways(world, configure, question, &expected).await
+}
+
 /// For [`fails_both_ways`]: no flags beyond the question.
 pub fn no_changes(_: &mut Command) {}
 

@@ -108,6 +108,34 @@ fn scrubbed(world: &World, out: &std::process::Output) -> String {
         .replace(&world.home.path().display().to_string(), "$HOME")
 }
 
+/// The content types of SearXNG's replies.
+const HTML: &str = "text/html; charset=utf-8";
+const JSON: &str = "application/json";
+
+/// One way SearXNG answers the doctor: `ground doctor` with Ollama healthy and
+/// SearXNG answering its test query with `status` and the captured body `capture`
+/// exits with `code`. Returns its report, scrubbed.
+async fn doctor_meets_searx(status: u16, capture: &str, content_type: &str, code: i32) -> String {
+    let world = World::new().await;
+    searx_replies(&world, status, capture, content_type).await;
+    ollama_healthy(&world).await;
+    let out = doctor(world.ground(), &[]).await;
+    assert_eq!(out.status.code(), Some(code), "stdout: {}", stdout(&out));
+    scrubbed(&world, &out)
+}
+
+/// One server down: `ground doctor` with the URL in `variable` pointing at a closed
+/// port exits with `code`. Returns its report, the closed address as
+/// `http://down.test`.
+async fn doctor_with_down(world: &World, variable: &str, code: i32) -> String {
+    let down = closed_port_url();
+    let mut cmd = world.ground();
+    cmd.env(variable, &down);
+    let out = doctor(cmd, &[]).await;
+    assert_eq!(out.status.code(), Some(code), "stdout: {}", stdout(&out));
+    stdout(&out).replace(&down, "http://down.test")
+}
+
 /// Asserts that `text` contains `lines` as consecutive lines.
 fn assert_lines(text: &str, lines: &[&str]) {
     let all: Vec<&str> = text.lines().collect();
@@ -137,19 +165,7 @@ async fn healthy_setup_passes_every_check() {
 
 #[tokio::test]
 async fn json_format_off_says_which_settings_lines_to_add() {
-    let world = World::new().await;
-    searx_replies(
-        &world,
-        403,
-        "noformat-json.body.html",
-        "text/html; charset=utf-8",
-    )
-    .await;
-    ollama_healthy(&world).await;
-
-    let out = doctor(world.ground(), &[]).await;
-    assert_eq!(out.status.code(), Some(3), "stdout: {}", stdout(&out));
-    let text = scrubbed(&world, &out);
+    let text = doctor_meets_searx(403, "noformat-json.body.html", HTML, 3).await;
     assert_lines(
         &text,
         &[
@@ -168,20 +184,8 @@ async fn json_format_off_says_which_settings_lines_to_add() {
 
 #[tokio::test]
 async fn limiter_429_names_pass_ip_and_the_limiter_switch() {
-    let world = World::new().await;
-    searx_replies(
-        &world,
-        429,
-        "limiter-no-headers.body.html",
-        "text/html; charset=utf-8",
-    )
-    .await;
-    ollama_healthy(&world).await;
-
-    let out = doctor(world.ground(), &[]).await;
-    assert_eq!(out.status.code(), Some(3), "stdout: {}", stdout(&out));
     assert_lines(
-        &scrubbed(&world, &out),
+        &doctor_meets_searx(429, "limiter-no-headers.body.html", HTML, 3).await,
         &[
             "fail  search: SearXNG at http://searx.test answered HTTP 429 Too Many Requests: its limiter (bot detection) blocks ground",
             "      fix: let this machine through SearXNG's bot detection in limiter.toml:",
@@ -197,20 +201,8 @@ async fn limiter_429_names_pass_ip_and_the_limiter_switch() {
 
 #[tokio::test]
 async fn zero_results_with_failing_engines_is_a_search_failure() {
-    let world = World::new().await;
-    searx_replies(
-        &world,
-        200,
-        "engine-timeout-again-suspended.body.json",
-        "application/json",
-    )
-    .await;
-    ollama_healthy(&world).await;
-
-    let out = doctor(world.ground(), &[]).await;
-    assert_eq!(out.status.code(), Some(3), "stdout: {}", stdout(&out));
     assert_lines(
-        &scrubbed(&world, &out),
+        &doctor_meets_searx(200, "engine-timeout-again-suspended.body.json", JSON, 3).await,
         &[
             "ok    search: SearXNG's JSON format is enabled (format=json answered 200)",
             "fail  search: SearXNG found nothing because its engines failed: local slow (Suspended: timeout)",
@@ -221,19 +213,7 @@ async fn zero_results_with_failing_engines_is_a_search_failure() {
 
 #[tokio::test]
 async fn some_engines_failing_is_a_warning() {
-    let world = World::new().await;
-    searx_replies(
-        &world,
-        200,
-        "engine-mixed-ok-and-timeout.body.json",
-        "application/json",
-    )
-    .await;
-    ollama_healthy(&world).await;
-
-    let out = doctor(world.ground(), &[]).await;
-    assert_eq!(out.status.code(), Some(0), "stdout: {}", stdout(&out));
-    let text = scrubbed(&world, &out);
+    let text = doctor_meets_searx(200, "engine-mixed-ok-and-timeout.body.json", JSON, 0).await;
     let warn = text
         .lines()
         .find(|l| l.starts_with("warn  search: test query \"wikipedia\" returned"))
@@ -249,13 +229,7 @@ async fn some_engines_failing_is_a_warning() {
 async fn searxng_down() {
     let world = World::new().await;
     ollama_healthy(&world).await;
-    let down = closed_port_url();
-
-    let mut cmd = world.ground();
-    cmd.env("GROUND_SEARXNG_URL", &down);
-    let out = doctor(cmd, &[]).await;
-    assert_eq!(out.status.code(), Some(3), "stdout: {}", stdout(&out));
-    let text = stdout(&out).replace(&down, "http://down.test");
+    let text = doctor_with_down(&world, "GROUND_SEARXNG_URL", 3).await;
     assert_lines(
         &text,
         &[
@@ -301,14 +275,8 @@ async fn slow_searxng_is_cut_off_at_the_configured_timeout() {
 async fn ollama_down() {
     let world = World::new().await;
     searx_healthy(&world).await;
-    let down = closed_port_url();
-
-    let mut cmd = world.ground();
-    cmd.env("GROUND_LLM_URL", &down);
-    let out = doctor(cmd, &[]).await;
-    assert_eq!(out.status.code(), Some(5), "stdout: {}", stdout(&out));
     assert_lines(
-        &stdout(&out).replace(&down, "http://down.test"),
+        &doctor_with_down(&world, "GROUND_LLM_URL", 5).await,
         &[
             "fail  model: cannot reach the Ollama model server at http://down.test: connection failed: Connection refused (os error 111)",
             "      fix: start Ollama with `ollama serve`, or point ground at it with --llm-url / OLLAMA_HOST / [llm] url in the config file",

@@ -29,13 +29,38 @@ async fn model_answers(world: &World, reply: Value, times: Option<u64>, expect: 
     mock.mount(&world.ollama).await;
 }
 
-#[tokio::test]
-async fn ollama_unreachable() {
+/// A world whose search and pages work, so that a run reaches the model.
+async fn world_reaching_the_model() -> World {
     let world = World::new().await;
     world
         .search_replies_with_capture("searxng/normal.body.json")
         .await;
     world.serve_fixture_pages().await;
+    world
+}
+
+/// One way a model call fails: `ground answer [configure] QUESTION`, for a person
+/// and with `--json`, against an Ollama that answers every chat with `reply`, fails
+/// as `expected` says ([`SERVER`] in its cause is Ollama's address). Returns
+/// the JSON error object.
+async fn chat_reply_fails(
+    reply: ResponseTemplate,
+    configure: impl Fn(&World, &mut std::process::Command),
+    expected: Failure<'_>,
+) -> Value {
+    let world = world_reaching_the_model().await;
+    Mock::given(method("POST"))
+        .and(path("/api/chat"))
+        .respond_with(reply)
+        .mount(&world.ollama)
+        .await;
+    let configure = |cmd: &mut std::process::Command| configure(&world, cmd);
+    fails_both_ways_at(&world, &world.ollama.uri(), configure, QUESTION, &expected).await
+}
+
+#[tokio::test]
+async fn ollama_unreachable() {
+    let world = world_reaching_the_model().await;
     let url = closed_port_url();
     fails_both_ways(
         &world,
@@ -59,26 +84,15 @@ async fn model_not_installed_old_and_new_ollama_messages() {
         r#"{"error":"model \"nosuch\" not found, try pulling it first"}"#,
         r#"{"error":"model 'nosuch' not found"}"#,
     ] {
-        let world = World::new().await;
-        world
-            .search_replies_with_capture("searxng/normal.body.json")
-            .await;
-        world.serve_fixture_pages().await;
-        Mock::given(method("POST"))
-            .and(path("/api/chat"))
-            .respond_with(ResponseTemplate::new(404).set_body_raw(body, "application/json"))
-            .mount(&world.ollama)
-            .await;
-        fails_both_ways(
-            &world,
-            |cmd| {
+        chat_reply_fails(
+            ResponseTemplate::new(404).set_body_raw(body, "application/json"),
+            |_, cmd| {
                 cmd.args(["--model", "nosuch"]);
             },
-            QUESTION,
-            &Failure {
+            Failure {
                 code: 5,
                 kind: "model_not_found",
-                cause: &["\"nosuch\"", &world.ollama.uri()],
+                cause: &["\"nosuch\"", SERVER],
                 hint: "ollama pull nosuch",
             },
         )
@@ -88,11 +102,7 @@ async fn model_not_installed_old_and_new_ollama_messages() {
 
 #[tokio::test]
 async fn invalid_json_twice_is_a_model_failure_after_two_calls() {
-    let world = World::new().await;
-    world
-        .search_replies_with_capture("searxng/normal.body.json")
-        .await;
-    world.serve_fixture_pages().await;
+    let world = world_reaching_the_model().await;
     let raw = r#"Sure! Here is the answer: {"answerable": true, "statements": [{"text": "Tardigrades survive"#;
     model_answers(&world, ollama_reply(raw, "stop"), None, Some(2)).await;
     let mut cmd = world.ground();
@@ -120,11 +130,7 @@ async fn invalid_json_twice_is_a_model_failure_after_two_calls() {
 
 #[tokio::test]
 async fn cut_off_reply_twice_points_at_max_answer_tokens() {
-    let world = World::new().await;
-    world
-        .search_replies_with_capture("searxng/normal.body.json")
-        .await;
-    world.serve_fixture_pages().await;
+    let world = world_reaching_the_model().await;
     let cut = r#"{"answerable": true, "statements": [{"text": "Tardigrades survive in space because they"#;
     model_answers(&world, ollama_reply(cut, "length"), None, Some(2)).await;
     let mut cmd = world.ground();
@@ -144,11 +150,7 @@ async fn cut_off_reply_twice_points_at_max_answer_tokens() {
 
 #[tokio::test]
 async fn a_bad_first_reply_is_retried_once() {
-    let world = World::new().await;
-    world
-        .search_replies_with_capture("searxng/normal.body.json")
-        .await;
-    world.serve_fixture_pages().await;
+    let world = world_reaching_the_model().await;
     // First call: cut off at the cap. Second call: a good answer.
     model_answers(
         &world,
@@ -170,11 +172,7 @@ async fn a_bad_first_reply_is_retried_once() {
 
 #[tokio::test]
 async fn an_answer_without_any_citation_is_not_grounded() {
-    let world = World::new().await;
-    world
-        .search_replies_with_capture("searxng/normal.body.json")
-        .await;
-    world.serve_fixture_pages().await;
+    let world = world_reaching_the_model().await;
     let uncited = json!({"answerable": true, "statements": [
         {"text": "Tardigrades can survive in space.", "citations": []},
         {"text": "They dry out first.", "citations": []}
@@ -202,11 +200,7 @@ async fn an_answer_without_any_citation_is_not_grounded() {
 
 #[tokio::test]
 async fn an_answer_without_any_citation_in_json() {
-    let world = World::new().await;
-    world
-        .search_replies_with_capture("searxng/normal.body.json")
-        .await;
-    world.serve_fixture_pages().await;
+    let world = world_reaching_the_model().await;
     let uncited = json!({"answerable": true, "statements": [
         {"text": "Tardigrades can survive in space.", "citations": []}
     ], "unknowns": []})
@@ -232,24 +226,13 @@ async fn an_answer_without_any_citation_in_json() {
 
 #[tokio::test]
 async fn ollama_server_error_500_shows_its_message() {
-    let world = World::new().await;
-    world
-        .search_replies_with_capture("searxng/normal.body.json")
-        .await;
-    world.serve_fixture_pages().await;
-    Mock::given(method("POST"))
-        .and(path("/api/chat"))
-        .respond_with(ResponseTemplate::new(500).set_body_raw(
+    chat_reply_fails(
+        ResponseTemplate::new(500).set_body_raw(
             r#"{"error":"llama runner process has terminated: signal: killed"}"#,
             "application/json",
-        ))
-        .mount(&world.ollama)
-        .await;
-    fails_both_ways(
-        &world,
-        no_changes,
-        QUESTION,
-        &Failure {
+        ),
+        |_, _| {},
+        Failure {
             code: 5,
             kind: "model_http",
             cause: &[
@@ -264,22 +247,11 @@ async fn ollama_server_error_500_shows_its_message() {
 
 #[tokio::test]
 async fn an_oversized_model_reply_is_a_model_failure() {
-    let world = World::new().await;
-    world
-        .search_replies_with_capture("searxng/normal.body.json")
-        .await;
-    world.serve_fixture_pages().await;
     let huge = "tardigrade ".repeat(500_000); // 5.5 MB of content
-    Mock::given(method("POST"))
-        .and(path("/api/chat"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(ollama_reply(&huge, "stop")))
-        .mount(&world.ollama)
-        .await;
-    fails_both_ways(
-        &world,
-        no_changes,
-        QUESTION,
-        &Failure {
+    chat_reply_fails(
+        ResponseTemplate::new(200).set_body_json(ollama_reply(&huge, "stop")),
+        |_, _| {},
+        Failure {
             code: 5,
             kind: "model_bad_reply",
             cause: &["larger than 4 MiB"],
@@ -294,20 +266,10 @@ async fn a_wrong_model_server_path_is_not_reported_as_a_missing_model() {
     // Ollama (gin) answers unknown paths with 404 "404 page not found", e.g. when
     // --llm-url carries the OpenAI-compatible `/v1` suffix: pulling the model would
     // not help, so it must not be reported as a missing model.
-    let world = World::new().await;
-    world
-        .search_replies_with_capture("searxng/normal.body.json")
-        .await;
-    world.serve_fixture_pages().await;
-    Mock::given(method("POST"))
-        .respond_with(ResponseTemplate::new(404).set_body_raw("404 page not found", "text/plain"))
-        .mount(&world.ollama)
-        .await;
-    let value = fails_both_ways(
-        &world,
-        no_changes,
-        QUESTION,
-        &Failure {
+    let value = chat_reply_fails(
+        ResponseTemplate::new(404).set_body_raw("404 page not found", "text/plain"),
+        |_, _| {},
+        Failure {
             code: 5,
             kind: "model_http",
             cause: &["HTTP 404", "404 page not found"],
@@ -326,29 +288,16 @@ async fn a_wrong_model_server_path_is_not_reported_as_a_missing_model() {
 
 #[tokio::test]
 async fn a_silent_model_times_out() {
-    let world = World::new().await;
-    world
-        .search_replies_with_capture("searxng/normal.body.json")
-        .await;
-    world.serve_fixture_pages().await;
-    Mock::given(method("POST"))
-        .and(path("/api/chat"))
-        .respond_with(
-            ResponseTemplate::new(200)
-                .set_body_json(ollama_reply(&good_answer(), "stop"))
-                .set_delay(Duration::from_secs(30)),
-        )
-        .mount(&world.ollama)
-        .await;
-    let config = world.config_file("[llm]\ntimeout_secs = 1\n");
     let started = Instant::now();
-    fails_both_ways(
-        &world,
-        |cmd| {
-            cmd.arg("--config").arg(&config);
+    chat_reply_fails(
+        ResponseTemplate::new(200)
+            .set_body_json(ollama_reply(&good_answer(), "stop"))
+            .set_delay(Duration::from_secs(30)),
+        |world, cmd| {
+            cmd.arg("--config")
+                .arg(world.config_file("[llm]\ntimeout_secs = 1\n"));
         },
-        QUESTION,
-        &Failure {
+        Failure {
             code: 5,
             kind: "model_timeout",
             cause: &["did not answer within 1 s"],

@@ -14,14 +14,26 @@ use wiremock::{Mock, MockServer, ResponseTemplate};
 
 const QUESTION: &str = "do tardigrades survive in space";
 
-/// SearXNG answers every search with `status` and a real captured body.
-async fn search_replies(world: &World, status: u16, capture: &str, content_type: &str) {
+/// The content type of SearXNG's HTML pages.
+const HTML: &str = "text/html; charset=utf-8";
+
+/// A reply of SearXNG's: `status` with a real captured body.
+fn captured(status: u16, capture: &str, content_type: &str) -> ResponseTemplate {
+    ResponseTemplate::new(status).set_body_raw(fixture(capture), content_type)
+}
+
+/// One way a search fails: `ground answer QUESTION`, for a person and with `--json`,
+/// against a SearXNG that answers every search for JSON with `reply`, fails as
+/// `expected` says ([`SERVER`] in its cause is SearXNG's address).
+async fn searxng_reply_fails(reply: ResponseTemplate, expected: Failure<'_>) {
+    let world = World::new().await;
     Mock::given(method("GET"))
         .and(path("/search"))
         .and(query_param("format", "json"))
-        .respond_with(ResponseTemplate::new(status).set_body_raw(fixture(capture), content_type))
+        .respond_with(reply)
         .mount(&world.searx)
         .await;
+    fails_both_ways_at(&world, &world.searx.uri(), no_changes, QUESTION, &expected).await;
 }
 
 #[tokio::test]
@@ -46,22 +58,12 @@ async fn searxng_unreachable() {
 
 #[tokio::test]
 async fn searxng_json_disabled_403() {
-    let world = World::new().await;
-    search_replies(
-        &world,
-        403,
-        "searxng/searxng/noformat-json.body.html",
-        "text/html; charset=utf-8",
-    )
-    .await;
-    fails_both_ways(
-        &world,
-        no_changes,
-        QUESTION,
-        &Failure {
+    searxng_reply_fails(
+        captured(403, "searxng/searxng/noformat-json.body.html", HTML),
+        Failure {
             code: 3,
             kind: "search_json_disabled",
-            cause: &["HTTP 403", &world.searx.uri()],
+            cause: &["HTTP 403", SERVER],
             hint: "formats: [html, json]",
         },
     )
@@ -70,19 +72,9 @@ async fn searxng_json_disabled_403() {
 
 #[tokio::test]
 async fn searxng_limiter_429() {
-    let world = World::new().await;
-    search_replies(
-        &world,
-        429,
-        "searxng/searxng/limiter-no-headers.body.html",
-        "text/html; charset=utf-8",
-    )
-    .await;
-    fails_both_ways(
-        &world,
-        no_changes,
-        QUESTION,
-        &Failure {
+    searxng_reply_fails(
+        captured(429, "searxng/searxng/limiter-no-headers.body.html", HTML),
+        Failure {
             code: 3,
             kind: "search_rate_limited",
             cause: &["HTTP 429", "rate-limited"],
@@ -94,19 +86,13 @@ async fn searxng_limiter_429() {
 
 #[tokio::test]
 async fn searxng_bad_request_400_shows_its_message() {
-    let world = World::new().await;
-    search_replies(
-        &world,
-        400,
-        "searxng/searxng/no-query.body.json",
-        "application/json",
-    )
-    .await;
-    fails_both_ways(
-        &world,
-        no_changes,
-        QUESTION,
-        &Failure {
+    searxng_reply_fails(
+        captured(
+            400,
+            "searxng/searxng/no-query.body.json",
+            "application/json",
+        ),
+        Failure {
             code: 3,
             kind: "search_bad_request",
             cause: &["HTTP 400", "No query"],
@@ -118,23 +104,15 @@ async fn searxng_bad_request_400_shows_its_message() {
 
 #[tokio::test]
 async fn searxng_server_error_500() {
-    let world = World::new().await;
-    Mock::given(method("GET"))
-        .and(path("/search"))
-        .respond_with(ResponseTemplate::new(500).set_body_raw(
+    searxng_reply_fails(
+        ResponseTemplate::new(500).set_body_raw(
             "<!doctype html><title>500 Internal Server Error</title>",
             "text/html",
-        ))
-        .mount(&world.searx)
-        .await;
-    fails_both_ways(
-        &world,
-        no_changes,
-        QUESTION,
-        &Failure {
+        ),
+        Failure {
             code: 3,
             kind: "search_http",
-            cause: &["HTTP 500", &world.searx.uri()],
+            cause: &["HTTP 500", SERVER],
             hint: "SearXNG itself failed",
         },
     )
@@ -143,19 +121,9 @@ async fn searxng_server_error_500() {
 
 #[tokio::test]
 async fn searxng_html_page_instead_of_json() {
-    let world = World::new().await;
-    search_replies(
-        &world,
-        200,
-        "searxng/searxng/unknown-format.body.html",
-        "text/html; charset=utf-8",
-    )
-    .await;
-    fails_both_ways(
-        &world,
-        no_changes,
-        QUESTION,
-        &Failure {
+    searxng_reply_fails(
+        captured(200, "searxng/searxng/unknown-format.body.html", HTML),
+        Failure {
             code: 3,
             kind: "search_invalid_reply",
             cause: &["not JSON"],

@@ -330,6 +330,45 @@ pub struct ModelOpts {
     pub answer_language: Option<String>,
 }
 
+/// The options of a run of the pipeline that every command answering questions
+/// shares (`answer` and `chat`; `serve` and `batch` alike): the config file and
+/// cache, where and how to search, how pages are fetched, which model answers.
+/// Flattened last into each command's arguments, so `--help` lists them after the
+/// command's own. `--pages` and `--timeout` stay with each command: their help says
+/// what they bound there (the whole run, each answer), and they are listed among the
+/// command's own options; [`RunArgs::overrides`] takes them.
+#[derive(Debug, Clone, Default, Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub config: ConfigOpts,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub search: SearchOpts,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub fetch: FetchOpts,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub model: ModelOpts,
+}
+
+impl RunArgs {
+    /// The settings overrides these options make, with the command's `--pages` and
+    /// `--timeout`.
+    pub fn overrides(&self, pages: Option<usize>, timeout: Option<u64>) -> Overrides {
+        let mut overrides = overrides(
+            &self.config,
+            Some(&self.search),
+            Some(&self.fetch),
+            Some(&self.model),
+            pages,
+        );
+        overrides.timeout_secs = timeout;
+        overrides
+    }
+}
+
 /// `ground answer`.
 #[derive(Debug, Args)]
 pub struct AnswerArgs {
@@ -439,16 +478,7 @@ pub struct AnswerArgs {
 
     #[command(flatten)]
     #[allow(missing_docs)]
-    pub config: ConfigOpts,
-    #[command(flatten)]
-    #[allow(missing_docs)]
-    pub search: SearchOpts,
-    #[command(flatten)]
-    #[allow(missing_docs)]
-    pub fetch: FetchOpts,
-    #[command(flatten)]
-    #[allow(missing_docs)]
-    pub model: ModelOpts,
+    pub run: RunArgs,
 }
 
 /// `ground chat`.
@@ -477,16 +507,7 @@ pub struct ChatArgs {
 
     #[command(flatten)]
     #[allow(missing_docs)]
-    pub config: ConfigOpts,
-    #[command(flatten)]
-    #[allow(missing_docs)]
-    pub search: SearchOpts,
-    #[command(flatten)]
-    #[allow(missing_docs)]
-    pub fetch: FetchOpts,
-    #[command(flatten)]
-    #[allow(missing_docs)]
-    pub model: ModelOpts,
+    pub run: RunArgs,
 }
 
 /// `ground search`.

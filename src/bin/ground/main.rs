@@ -3,8 +3,10 @@
 //! behaviour lives in the library (`ground`), and each command is a `run(args) ->
 //! ExitCode` in [`commands`].
 
+mod answering;
 mod cli;
 mod commands;
+mod conversation;
 mod input;
 mod live;
 mod output;

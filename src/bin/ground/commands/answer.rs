@@ -1,28 +1,18 @@
 //! `ground answer`: the whole pipeline, printed for a person, as `--json`, or as a
-//! grounding pack, with the exit code of the run's [`verdict`]. Person output streams:
-//! each statement is printed as soon as it is checked ([`Live`]). With `--continue` or
-//! `--session NAME` the question is a turn of a saved conversation (see
-//! [`ground::session`]); `ground chat` answers each of its turns with
-//! [`answer_and_print`] too.
+//! grounding pack, with the exit code of the run's verdict ([`answer_and_print`]).
+//! With `--continue` or `--session NAME` the question is a turn of a saved
+//! conversation (see [`crate::conversation`]).
 
-use std::io::{IsTerminal, Write};
-use std::path::Path;
 use std::process::ExitCode;
-use std::sync::Arc;
 
-use ground::error::{Error, exit};
-use ground::events::{Events, Progress};
-use ground::render::{self, Style};
-use ground::report::{Failed, Partial, Report, Strictness, Verdict, verdict};
-use ground::session::Session;
-use ground::settings::Settings;
-use ground::text::sanitize_line;
+use ground::render::Style;
+use ground::report::Strictness;
 
-use super::chat;
-use crate::cli::{self, AnswerArgs, Format};
+use crate::answering::{Printing, answer_and_print};
+use crate::cli::{AnswerArgs, Format};
+use crate::conversation::{open_session, save_turn};
 use crate::input::read_input;
-use crate::live::Live;
-use crate::output::{code, colour_stdout, fail, print_json};
+use crate::output::{colour_stdout, fail};
 use crate::runtime::{block_on, ready_model, settings};
 
 /// Runs `ground answer`.
@@ -32,14 +22,7 @@ pub fn run(args: AnswerArgs) -> ExitCode {
         Ok(q) => q,
         Err(e) => return fail(json, "question", "", &e),
     };
-    let mut overrides = cli::overrides(
-        &args.config,
-        Some(&args.search),
-        Some(&args.fetch),
-        Some(&args.model),
-        args.pages,
-    );
-    overrides.timeout_secs = args.timeout;
+    let mut overrides = args.run.overrides(args.pages, args.timeout);
     overrides.auto = args.auto;
     overrides.queries = args.queries;
     overrides.plan_mode = args.plan_mode.map(Into::into);
@@ -57,7 +40,7 @@ pub fn run(args: AnswerArgs) -> ExitCode {
     };
     // Held until the turn is saved: a concurrent run of the session waits its turn.
     let (mut session, hold) =
-        match chat::open_session(&settings, args.session.as_deref(), args.continue_session) {
+        match open_session(&settings, args.session.as_deref(), args.continue_session) {
             Ok(opened) => opened.unzip(),
             Err(e) => return fail(json, "question", &question, &e),
         };
@@ -93,202 +76,8 @@ pub fn run(args: AnswerArgs) -> ExitCode {
     };
     let (code, report) = answer_and_print(&question, session.as_ref(), &settings, &printing);
     if let (Some(session), Some(report)) = (session.as_mut(), report) {
-        chat::save_turn(session, &report, &settings);
+        save_turn(session, &report, &settings);
     }
     drop(hold);
     code
-}
-
-/// How one answer is printed.
-pub struct Printing {
-    /// `--json`: one JSON object on stdout.
-    pub json: bool,
-    /// `--pack`: the grounding pack on stdout.
-    pub pack: bool,
-    /// `-q`: no progress or warnings.
-    pub quiet: bool,
-    /// `--related`: the "Related searches" and "Did you mean" lines even when the
-    /// output is not a terminal.
-    pub related: bool,
-    /// `-v`: pages and token estimates on stderr.
-    pub verbose: bool,
-    /// Person output's style.
-    pub style: Style,
-    /// What the exit code asks of the answer.
-    pub strictness: Strictness,
-    /// `--events FILE`.
-    pub events: Option<std::path::PathBuf>,
-}
-
-/// Answers `question` (a turn of `session` when given: its evidence first, its
-/// source numbers kept) and prints it as `printing` says. Returns the exit code and,
-/// when the run finished, its report.
-pub fn answer_and_print(
-    question: &str,
-    session: Option<&Session>,
-    settings: &Settings,
-    printing: &Printing,
-) -> (ExitCode, Option<Report>) {
-    let json = printing.json || printing.pack;
-    let style = printing.style;
-    let progress = !printing.quiet && std::io::stderr().is_terminal();
-    let live = Arc::new(
-        Live::start(
-            progress,
-            (!json).then_some(style),
-            std::io::stdout().is_terminal(),
-        )
-        .telling_rewrites(!printing.quiet),
-    );
-    let events = match open_events(
-        printing.events.as_deref(),
-        progress.then(|| Arc::clone(&live)),
-    ) {
-        Ok(events) => events,
-        Err(e) => return (fail(json, "question", question, &e), None),
-    };
-
-    let prior = session.map(Session::prior);
-    let asked = ground::pipeline::Question {
-        text: question,
-        prior: prior.as_ref(),
-        deadline: settings.run.timeout,
-    };
-    let with = ground::pipeline::RunWith {
-        settings,
-        events: &events,
-        watch: live.as_ref(),
-    };
-    let outcome = block_on(async { Ok(ground::pipeline::answer(asked, &with).await) })
-        .unwrap_or_else(|error| {
-            Err(Box::new(Failed {
-                error,
-                partial: Partial::default(),
-            }))
-        });
-    let report = match outcome {
-        Ok(report) => report,
-        Err(failed) => {
-            live.fail(matches!(failed.error, Error::Interrupted));
-            if json {
-                let _ = print_json(&render::json_failed(question, &failed));
-            }
-            if !printing.quiet {
-                for warning in &failed.partial.warnings {
-                    eprintln!("warning: {}", sanitize_line(warning));
-                }
-            }
-            eprintln!("{}", failed.error.report());
-            // What the search service suggests instead, where the error is read.
-            let wanted = !printing.quiet && (printing.related || std::io::stderr().is_terminal());
-            if wanted
-                && let Some(line) = render::person::did_you_mean(
-                    &failed.partial.extras.corrections,
-                    Style::Text { colour: false },
-                )
-            {
-                eprint!("{line}");
-            }
-            return (code(failed.error.exit_code()), None);
-        }
-    };
-
-    // Statements already on stdout: finish the answer before any other line.
-    let streamed = live.printed();
-    if streamed && !live.finish(&report, style) {
-        return (ExitCode::SUCCESS, Some(report)); // stdout closed
-    }
-    if printing.verbose {
-        for page in &report.pages {
-            eprintln!(
-                "ground: page {} {} {}{}",
-                page.index
-                    .map(|i| format!("[{i}]"))
-                    .unwrap_or_else(|| "[-]".into()),
-                page.status.as_str(),
-                sanitize_line(&page.url),
-                page.error
-                    .as_deref()
-                    .map(|e| format!(" ({})", sanitize_line(e)))
-                    .unwrap_or_default()
-            );
-        }
-        eprintln!(
-            "ground: prompt ~{} tokens (server counted {}), window {}",
-            report.model.estimated_prompt_tokens,
-            report
-                .model
-                .prompt_tokens
-                .map(|t| t.to_string())
-                .unwrap_or_else(|| "?".into()),
-            report.model.context_window
-        );
-    }
-    if !printing.quiet {
-        for warning in &report.warnings {
-            eprintln!("warning: {}", sanitize_line(warning));
-        }
-    }
-
-    let judged = verdict(&report, printing.strictness);
-    let printed = if printing.pack {
-        live.stop();
-        print_json(&render::pack(&report))
-    } else if printing.json {
-        live.stop();
-        let mut value = render::json(&report, &judged);
-        if let Some(session) = session {
-            value["session"] = chat::session_json(session, &report);
-        }
-        print_json(&value)
-    } else if streamed || live.finish(&report, style) {
-        Ok(())
-    } else {
-        Err(std::io::ErrorKind::BrokenPipe.into())
-    };
-    if printed.is_err() {
-        // stdout closed (e.g. piped into `head`): nothing to report
-        return (ExitCode::SUCCESS, Some(report));
-    }
-    let wants_related =
-        !printing.quiet && (printing.related || std::io::stdout().is_terminal()) && !json;
-    if wants_related && let Some(lines) = render::person::related(&report, style) {
-        let mut out = std::io::stdout().lock();
-        if write!(out, "\n{lines}").is_err() {
-            return (ExitCode::SUCCESS, Some(report));
-        }
-    }
-
-    match &judged {
-        Verdict::Accepted => {}
-        Verdict::Offline => eprintln!(
-            "warning: search failed; this answer is the model's alone and not grounded (exit {})",
-            exit::OFFLINE
-        ),
-        Verdict::Rejected(e) => eprintln!("{}", e.report()),
-    }
-    (code(judged.exit_code()), Some(report))
-}
-
-/// The run's event sink: progress lines on stderr when it is a terminal, and JSON
-/// lines to `--events FILE` (appended) or `-` (stderr).
-fn open_events(path: Option<&Path>, live: Option<Arc<Live>>) -> Result<Events, Error> {
-    let progress: Option<Progress> =
-        live.map(|live| Box::new(move |line: &str| live.stage_line(line)) as Progress);
-    let log: Option<Box<dyn Write + Send>> = match path {
-        None => None,
-        Some(p) if p.as_os_str() == "-" => Some(Box::new(std::io::stderr())),
-        Some(p) => {
-            let file = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(p)
-                .map_err(|e| Error::Usage {
-                    message: format!("cannot open the events file {}: {e}", p.display()),
-                    hint: "give --events a writable path, or - for stderr".into(),
-                })?;
-            Some(Box::new(file))
-        }
-    };
-    Ok(Events::new(progress, log))
 }

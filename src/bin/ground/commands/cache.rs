@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use serde_json::json;
 
 use ground::cache::Cache;
-use ground::error::exit;
+use ground::error::{exit, report};
 use ground::render::cache;
 use ground::settings::CacheSettings;
 
@@ -69,7 +69,7 @@ fn act(settings: &CacheSettings, action: CacheAction, json: bool) -> ExitCode {
                         json!({ "action": "clear", "error": { "message": message, "hint": hint } })
                     );
                 }
-                eprintln!("error: {message}\nhint: {hint}");
+                eprintln!("{}", report(&message, Some(hint)));
                 code(exit::USAGE)
             }
         },

@@ -1,27 +1,27 @@
 //! `ground chat`: a conversation in the terminal, each turn answered like `ground
 //! answer` ([`answer_and_print`]) as a turn of a saved session ([`Session`]), with
 //! line editing and history (rustyline) and a few slash commands. With stdin not a
-//! terminal it reads one question per line, so it scripts too. Also the session
-//! helpers `ground answer --continue/--session` shares.
+//! terminal it reads one question per line ([`read_line`]), so it scripts too.
 //!
 //! Ctrl-C while an answer is under way cancels that answer (the runtime's Ctrl-C
 //! ends the run as interrupted) and the prompt comes back with the session as it
 //! was; at the prompt it clears the line; Ctrl-D ends the chat.
 
-use std::io::{BufRead, IsTerminal};
-use std::path::{Path, PathBuf};
+use std::io::IsTerminal;
+use std::path::Path;
 use std::process::ExitCode;
 
-use ground::error::{Error, exit};
+use ground::error::{exit, report};
 use ground::render::Style;
-use ground::report::{Report, Strictness};
-use ground::session::{self, Hold, Session};
+use ground::report::Strictness;
+use ground::session::{self, Session};
 use ground::settings::Settings;
 use ground::text::sanitize_line;
-use serde_json::{Value, json};
 
-use super::answer::{Printing, answer_and_print};
-use crate::cli::{self, ChatArgs, Format};
+use crate::answering::{Printing, answer_and_print};
+use crate::cli::{ChatArgs, Format};
+use crate::conversation::{held, save_turn, state_dir};
+use crate::input::read_line;
 use crate::output::{code, colour_stdout};
 use crate::runtime::{block_on, ready_model, settings};
 
@@ -33,14 +33,7 @@ const HELP: &str = "Ask a question, then follow-ups. Commands:
 
 /// Runs `ground chat`.
 pub fn run(args: ChatArgs) -> ExitCode {
-    let mut overrides = cli::overrides(
-        &args.config,
-        Some(&args.search),
-        Some(&args.fetch),
-        Some(&args.model),
-        args.pages,
-    );
-    overrides.timeout_secs = args.timeout;
+    let overrides = args.run.overrides(args.pages, args.timeout);
     let name = args.session.clone().unwrap_or_else(session::new_chat_name);
     // The chat holds its session until it ends (see `ground::session::hold`).
     let opened = settings(&overrides)
@@ -83,6 +76,9 @@ pub fn run(args: ChatArgs) -> ExitCode {
     }
 }
 
+/// The hint when the terminal cannot be used for the chat.
+const PIPE_HINT: &str = "pipe the questions in instead, one per line";
+
 /// What a line asked for.
 enum Step {
     /// Go on to the next line.
@@ -109,7 +105,8 @@ impl Chat<'_> {
             Ok(editor) => editor,
             Err(e) => {
                 eprintln!(
-                    "error: cannot start line editing: {e}\nhint: pipe the questions in instead, one per line"
+                    "{}",
+                    report(&format!("cannot start line editing: {e}"), Some(PIPE_HINT))
                 );
                 return code(exit::INTERNAL);
             }
@@ -140,7 +137,8 @@ impl Chat<'_> {
                 Err(rustyline::error::ReadlineError::Eof) => break,
                 Err(e) => {
                     eprintln!(
-                        "error: cannot read the terminal: {e}\nhint: pipe the questions in instead, one per line"
+                        "{}",
+                        report(&format!("cannot read the terminal: {e}"), Some(PIPE_HINT))
                     );
                     return code(exit::INTERNAL);
                 }
@@ -151,7 +149,7 @@ impl Chat<'_> {
 
     /// One question (or command) per line of stdin, each answer printed in turn;
     /// ends with the first failed turn's exit code, else 0. A line is read up to
-    /// [`MAX_LINE_BYTES`] (a longer one, or one that is not UTF-8, is that turn's
+    /// [`crate::input::MAX_LINE_BYTES`] (a longer one, or one that is not UTF-8, is that turn's
     /// usage error and the chat goes on); Ctrl-C during an answer ends a piped chat
     /// (a script asked to stop), with exit code 130.
     fn piped(&mut self) -> ExitCode {
@@ -163,7 +161,11 @@ impl Chat<'_> {
                 Ok(None) => break,
                 Err(problem) => {
                     eprintln!(
-                        "error: line {n} of stdin {problem}\nhint: one question per line, as UTF-8 text"
+                        "{}",
+                        report(
+                            &format!("line {n} of stdin {problem}"),
+                            Some("one question per line, as UTF-8 text")
+                        )
                     );
                     self.first_failure.get_or_insert(code(exit::USAGE));
                     continue;
@@ -204,12 +206,18 @@ impl Chat<'_> {
                 eprintln!("ground: a new conversation");
             }
             "/save" if rest.is_empty() => {
-                eprintln!("error: /save needs a file name\nhint: /save notes.md")
+                eprintln!(
+                    "{}",
+                    report("/save needs a file name", Some("/save notes.md"))
+                )
             }
             "/save" => self.save_transcript(Path::new(rest)),
             other if other.starts_with('/') => eprintln!(
-                "error: unknown command {}\nhint: /help lists the commands",
-                sanitize_line(other)
+                "{}",
+                report(
+                    &format!("unknown command {other}"),
+                    Some("/help lists the commands")
+                )
             ),
             _ => self.ask(line),
         }
@@ -246,8 +254,11 @@ impl Chat<'_> {
                 path.display()
             ),
             Err(e) => eprintln!(
-                "error: cannot write {}: {e}\nhint: give /save a writable path",
-                path.display()
+                "{}",
+                report(
+                    &format!("cannot write {}: {e}", path.display()),
+                    Some("give /save a writable path")
+                )
             ),
         }
     }
@@ -270,115 +281,4 @@ fn sources_list(session: &Session) -> String {
             )
         })
         .collect()
-}
-
-/// The state folder, which sessions need.
-fn state_dir(settings: &Settings) -> Result<&PathBuf, Error> {
-    settings
-        .search
-        .state_dir
-        .as_ref()
-        .ok_or_else(|| Error::Session {
-            message: "there is no state folder to keep the conversation in".into(),
-            hint: "set GROUND_STATE_DIR (or XDG_STATE_HOME, or HOME)".into(),
-        })
-}
-
-/// Session `name` (started when new), held for this run: its lock is taken first,
-/// waiting for another run that holds it within the run's `--timeout`, then the
-/// file is read.
-fn held(settings: &Settings, name: &str) -> Result<(Session, Hold), Error> {
-    let dir = state_dir(settings)?;
-    let hold = block_on(session::hold(dir, name, settings.run.timeout))?;
-    Ok((Session::open(dir, name)?, hold))
-}
-
-/// The session a run continues, held until the run has saved it (see [`held`]):
-/// `name`'s (started when new), the most recent one with `continue_session`, or none.
-pub fn open_session(
-    settings: &Settings,
-    name: Option<&str>,
-    continue_session: bool,
-) -> Result<Option<(Session, Hold)>, Error> {
-    if let Some(name) = name {
-        session::check_name(name)?;
-        return held(settings, name).map(Some);
-    }
-    if !continue_session {
-        return Ok(None);
-    }
-    let dir = state_dir(settings)?;
-    let Some(name) = Session::most_recent(dir) else {
-        return Err(Error::Session {
-            message: format!(
-                "there is no conversation to continue in {}",
-                session::folder(dir).display()
-            ),
-            hint: "start one with `ground answer --session NAME \"...\"` or `ground chat`".into(),
-        });
-    };
-    held(settings, &name).map(Some)
-}
-
-/// Adds the turn `report` answered to `session` and saves it; a session that cannot
-/// be saved is said on stderr (the answer stands).
-pub fn save_turn(session: &mut Session, report: &Report, settings: &Settings) {
-    session.record(report);
-    // The answer is printed whatever happens here; a turn that could not be kept is
-    // said with its hint, even with -q (errors are never silenced).
-    if let Err(e) = state_dir(settings).and_then(|dir| session.save(dir)) {
-        eprintln!("{}", e.report());
-    }
-}
-
-/// `--json`'s `session` object for the turn `report` answered, before it is recorded.
-pub fn session_json(session: &Session, report: &Report) -> Value {
-    let mut value = ground::render::json::follow_up(report.followup.as_ref());
-    value["name"] = json!(session.name);
-    value["turn"] = json!(session.turn_number());
-    value
-}
-
-/// Most bytes of one line of a piped chat: a question's most characters at four bytes
-/// each, and a command with a file name fits well within it.
-const MAX_LINE_BYTES: usize = ground::pipeline::MAX_QUESTION_CHARS * 4;
-
-/// The next line of `input` (without its end), read up to [`MAX_LINE_BYTES`]: `None`
-/// at the end, an error saying what is wrong with an over-long line (skipped to its
-/// end, never held whole) or one that is not UTF-8.
-fn read_line(input: &mut impl BufRead) -> Result<Option<String>, String> {
-    let mut bytes = Vec::new();
-    let read = std::io::Read::take(&mut *input, MAX_LINE_BYTES as u64 + 1)
-        .read_until(b'\n', &mut bytes)
-        .map_err(|e| format!("cannot be read: {e}"))?;
-    if read == 0 {
-        return Ok(None);
-    }
-    if bytes.last() == Some(&b'\n') {
-        bytes.pop();
-    } else if bytes.len() > MAX_LINE_BYTES {
-        // Skip the rest of the line, a piece at a time.
-        loop {
-            let buffer = input
-                .fill_buf()
-                .map_err(|e| format!("cannot be read: {e}"))?;
-            if buffer.is_empty() {
-                break;
-            }
-            match buffer.iter().position(|&b| b == b'\n') {
-                Some(end) => {
-                    input.consume(end + 1);
-                    break;
-                }
-                None => {
-                    let all = buffer.len();
-                    input.consume(all);
-                }
-            }
-        }
-        return Err(format!("is longer than {MAX_LINE_BYTES} bytes"));
-    }
-    String::from_utf8(bytes)
-        .map(Some)
-        .map_err(|_| "is not UTF-8 text".to_string())
 }
