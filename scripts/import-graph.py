@@ -51,7 +51,10 @@ LAYER_NAMES = ["L0 leaves", "L1 errors+config", "L2 stages", "L3 run", "L4 servi
 # by pdf's own limit and signature.
 ALLOWED_SIDEWAYS = {("plan", "llm"), ("page", "fetch"), ("page", "extract"), ("page", "cache"),
                     ("grounding", "answer"), ("llm", "context"), ("page", "pdf"),
-                    ("extract_files", "pdf"), ("fetch", "pdf")}
+                    ("extract_files", "pdf"), ("fetch", "pdf"),
+                    # the model download applies the page fetcher's address rules to
+                    # redirects off the hub's host
+                    ("llm", "fetch")}
 
 PATH = re.compile(r"\b(crate|ground|super)((?:::[A-Za-z_][A-Za-z0-9_]*)+)")
 USE_GROUP = re.compile(r"\buse\s+(crate|ground|super)::\{([^;]*)\}", re.S)

@@ -25,6 +25,7 @@ mod file;
 mod keys;
 mod overrides;
 mod resolve;
+mod serve;
 
 pub(crate) use file::{default_config_path, load_file};
 pub use keys::{KeySource, key_sources};
@@ -59,7 +60,7 @@ pub fn resolve_with_keyring(
     let fetch = resolve::fetch(flags, &env, &file)?;
     let run = resolve::run(flags, &file)?;
     let cache = resolve::cache(flags, &env, &file);
-    let serve = resolve::serve(flags, &env, &file)?;
+    let serve = serve::serve(flags, &env, &file)?;
     Ok(Settings {
         search,
         fetch,

@@ -307,7 +307,19 @@ impl GroundServer {
             shown_answer: &shown_answer,
             adjust: None,
         };
-        let answered = match self.service.answer(&self.client, request).await {
+        // A client's `notifications/cancelled` cancels the request's token (rmcp does
+        // not drop the handler): dropping the answer aborts its run.
+        let answered = tokio::select! {
+            answered = self.service.answer(&self.client, request) => answered,
+            _ = context.ct.cancelled() => {
+                let problem = crate::service::Failure::usage(
+                    "the call was cancelled by the client",
+                    "call grounded_answer again to get an answer",
+                );
+                return failure("grounded_answer", "question", &question, problem);
+            }
+        };
+        let answered = match answered {
             Ok(answered) => answered,
             Err(problem) => return failure("grounded_answer", "question", &question, problem),
         };

@@ -148,12 +148,12 @@ fn parse(body: &Value) -> Result<GenerateRequest, ApiError> {
             "send contents: [{\"role\": \"user\", \"parts\": [{\"text\": \"your question\"}]}]",
         ));
     };
-    if contents.len() > super::openai::MAX_MESSAGES {
+    if contents.len() > super::http::MAX_MESSAGES {
         return Err(bad(
             format!(
                 "{} contents is more than the {} accepted",
                 contents.len(),
-                super::openai::MAX_MESSAGES
+                super::http::MAX_MESSAGES
             ),
             "send the last turns of the conversation only",
         ));

@@ -18,6 +18,10 @@ use super::{App, MAX_BODY_BYTES, RETRY_AFTER};
 use crate::error::exit;
 use crate::service::Failure;
 
+/// Most messages (OpenAI) or contents (Gemini) a request may carry: 40 turns of
+/// question and answer, plus system messages, with room.
+pub const MAX_MESSAGES: usize = 256;
+
 /// Which API a request speaks, for the shape of its errors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Face {

@@ -59,7 +59,7 @@ pub(crate) struct App {
 fn routes(app: Arc<App>) -> Router {
     Router::new()
         .route("/health", get(http::health))
-        .route("/v1/models", get(openai::models))
+        .route("/v1/models", get(models))
         .route("/v1/chat/completions", post(openai::chat_completions))
         .route("/v1beta/models", get(gemini::models))
         .route("/v1beta/models/{call}", post(gemini::generate))
@@ -70,6 +70,20 @@ fn routes(app: Arc<App>) -> Router {
             http::guard,
         ))
         .with_state(app)
+}
+
+/// `GET /v1/models`: OpenAI's list, or Gemini's when the request carries Gemini's
+/// key (Gemini's v1 lists its models on the same path).
+async fn models(
+    headers: axum::http::HeaderMap,
+    query: axum::extract::Query<serde_json::Map<String, serde_json::Value>>,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    if headers.contains_key("x-goog-api-key") || query.contains_key("key") {
+        gemini::models().await.into_response()
+    } else {
+        openai::models().into_response()
+    }
 }
 
 /// Whether `listen` is reachable only from this machine.

@@ -19,16 +19,15 @@ use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
 
 use axum::body::Body;
-use axum::extract::{Query, State};
-use axum::http::HeaderMap;
+use axum::extract::State;
 use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response};
 use futures_util::Stream;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use super::App;
-use super::http::{ApiError, Face, log_question, now_secs, read_json, reply_id};
+use super::http::{ApiError, Face, MAX_MESSAGES, log_question, now_secs, read_json, reply_id};
 use crate::grounding::Statement;
 use crate::pipeline::Watch;
 use crate::render::Style;
@@ -41,23 +40,15 @@ use crate::settings::{Settings, TimeRange};
 /// The one model this face serves.
 pub const MODEL_ID: &str = "ground";
 
-/// Most messages a request may carry (40 turns of question and answer, plus system
-/// messages, with room).
-pub const MAX_MESSAGES: usize = 256;
-
 /// The style of the content: plain text, no colour.
 const PLAIN: Style = Style::Text { colour: false };
 
-/// `GET /v1/models` (Gemini's list when the request carries Gemini's key).
-pub async fn models(headers: HeaderMap, Query(query): Query<Map<String, Value>>) -> Response {
-    if headers.contains_key("x-goog-api-key") || query.contains_key("key") {
-        return super::gemini::models().await.into_response();
-    }
+/// `GET /v1/models`: the one model.
+pub fn models() -> axum::Json<Value> {
     axum::Json(json!({
         "object": "list",
         "data": [{"id": MODEL_ID, "object": "model", "created": 0, "owned_by": "ground"}],
     }))
-    .into_response()
 }
 
 /// A chat completion request, checked.

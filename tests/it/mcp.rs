@@ -1378,3 +1378,45 @@ async fn the_start_up_line_names_the_model_file_in_use() {
         "{stderr}"
     );
 }
+
+/// R4 finding 3: a client's `notifications/cancelled` stops the grounded_answer it
+/// names (rmcp only cancels the request's token; the tool selects on it and drops the
+/// run, which aborts its task), and the session goes on.
+#[tokio::test]
+async fn a_cancelled_grounded_answer_stops_its_run() {
+    let world = World::new().await;
+    world
+        .search_replies_with_capture("searxng/normal.body.json")
+        .await;
+    world.serve_fixture_pages().await;
+    Mock::given(method("POST"))
+        .and(path("/api/chat"))
+        .respond_with(ResponseTemplate::new(200).set_delay(Duration::from_secs(60)))
+        .mount(&world.ollama)
+        .await;
+    let (mut mcp, _) = Session::start(world.ground(), &[]).await;
+    mcp.send(json!({"jsonrpc": "2.0", "id": 100, "method": "tools/call", "params": {
+        "name": "grounded_answer", "arguments": {"question": "Can tardigrades survive in space?"}}}))
+        .await;
+    for _ in 0..200 {
+        if !world.ollama.received_requests().await.unwrap().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(!world.ollama.received_requests().await.unwrap().is_empty());
+    mcp.send(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 100, "reason": "the user gave up"}}),
+    )
+    .await;
+    let pong = mcp.request("ping", json!({})).await;
+    assert!(pong.is_object());
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let (code, stderr) = mcp.close().await;
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stderr.contains("the call was cancelled by the client"),
+        "the run went on after the cancel: {stderr}"
+    );
+}
