@@ -5,7 +5,7 @@
 //! The hubs are stand-ins on loopback (wiremock, or a raw TCP server where wiremock
 //! cannot misbehave finely enough); the crafted files are written by the tests
 //! themselves, small, except the one that needs a real model to crash in (a copy of
-//! `GROUND_TEST_GGUF` with one metadata value changed in place).
+//! the tiny committed test model with one metadata value changed in place).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -504,15 +504,19 @@ async fn a_long_key_makes_a_short_error_line() {
     assert!(line.len() < 500, "an error line of {} bytes", line.len());
 }
 
+/// The engine tests' tiny committed model (fixtures/models, made by
+/// scripts/make-tiny-gguf.py): a real llama.cpp model, no variable needed.
+#[cfg(feature = "embedded")]
+fn tiny_model() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/models/tiny-chatml.gguf")
+}
+
 /// A copy of the test model with its tokenizer model, `gpt2`, changed in place to
 /// `none`: a file that reads well and that llama.cpp aborts on at the first
 /// tokenization.
 #[cfg(feature = "embedded")]
 fn model_without_tokenizer(dir: &Path) -> PathBuf {
-    let source = std::env::var_os("GROUND_TEST_GGUF").unwrap_or_else(|| {
-        panic!("GROUND_TEST_GGUF is not set: it must name SmolLM2-135M-Instruct.Q4_1.gguf (.ci/run sets it)")
-    });
-    let mut bytes = std::fs::read(source).unwrap();
+    let mut bytes = std::fs::read(tiny_model()).unwrap();
     let needle = b"tokenizer.ggml.model\x08\0\0\0\x04\0\0\0\0\0\0\0gpt2";
     let at = bytes
         .windows(needle.len())
@@ -644,9 +648,7 @@ async fn mcp_cpu_after<T: Send + 'static>(
         .search_replies_with_capture("searxng/normal.body.json")
         .await;
     world.serve_fixture_pages().await;
-    let gguf = std::env::var("GROUND_TEST_GGUF").unwrap_or_else(|_| {
-        panic!("GROUND_TEST_GGUF is not set: it must name SmolLM2-135M-Instruct.Q4_1.gguf (.ci/run sets it)")
-    });
+    let gguf = tiny_model().display().to_string();
     let config = world.config_file(config);
     let mut cmd = world.ground();
     cmd.args([
