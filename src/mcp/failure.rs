@@ -26,7 +26,11 @@ pub(super) fn parse_sites(
         "sites / exclude_sites",
     )
     .map(Some)
-    .map_err(Failure::from)
+    .map_err(|error| match error {
+        // A bad argument, like a bad `limit`.
+        crate::error::Error::Usage { message, hint } => Failure::usage(message, hint),
+        other => Failure::from(other),
+    })
 }
 
 /// `limit`: absent means 10; otherwise a whole number from 1 to 10.
