@@ -98,8 +98,7 @@ impl SiteFilter {
             (file[i].clone().unwrap_or_default(), key.to_string())
         };
         let (sites, from_sites) = pick(0, "GROUND_SITES", "[search] sites");
-        let (exclude, from_exclude) =
-            pick(1, "GROUND_EXCLUDE_SITES", "[search] exclude_sites");
+        let (exclude, from_exclude) = pick(1, "GROUND_EXCLUDE_SITES", "[search] exclude_sites");
         Ok(SiteFilter {
             sites: SiteFilter::parse(&sites, &[], &from_sites)?.sites,
             exclude_sites: SiteFilter::parse(&[], &exclude, &from_exclude)?.exclude_sites,
@@ -118,7 +117,10 @@ impl SiteFilter {
         if self.is_empty() {
             return true;
         }
-        let Some(host) = Url::parse(url).ok().and_then(|u| u.host().map(|h| h.to_owned())) else {
+        let Some(host) = Url::parse(url)
+            .ok()
+            .and_then(|u| u.host().map(|h| h.to_owned()))
+        else {
             return false;
         };
         let on = |names: &[String]| names.iter().any(|n| pattern(n).matches(&host));
@@ -231,7 +233,8 @@ fn normalise(name: &str) -> Option<String> {
             && l.len() <= 63
             && !l.starts_with('-')
             && !l.ends_with('-')
-            && l.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+            && l.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
     };
     if name.is_empty() || name.len() > 253 || !name.split('.').all(label_ok) {
         return None;
@@ -265,7 +268,8 @@ impl Pattern {
         match (self, host) {
             (Pattern::Ip(ip), Host::Ipv4(v4)) => *ip == IpAddr::V4(*v4),
             (Pattern::Ip(ip), Host::Ipv6(v6)) => {
-                *ip == IpAddr::V6(*v6) || v6.to_ipv4_mapped().is_some_and(|v4| *ip == IpAddr::V4(v4))
+                *ip == IpAddr::V6(*v6)
+                    || v6.to_ipv4_mapped().is_some_and(|v4| *ip == IpAddr::V4(v4))
             }
             (Pattern::Domain(domain), Host::Domain(h)) => {
                 let h = h.trim_end_matches('.').to_ascii_lowercase();
@@ -334,7 +338,14 @@ mod tests {
 
     #[test]
     fn names_that_are_no_site_are_refused_naming_them() {
-        for bad in ["exa mple.com", "", "https://example.com/", "co.uk", "-a.com", "a..b"] {
+        for bad in [
+            "exa mple.com",
+            "",
+            "https://example.com/",
+            "co.uk",
+            "-a.com",
+            "a..b",
+        ] {
             let error = SiteFilter::parse(&[bad.to_string()], &[], "--site").unwrap_err();
             assert!(
                 error.to_string().contains(&format!("{bad:?}")),
@@ -363,8 +374,10 @@ mod tests {
             .unwrap_err();
         assert!(error.to_string().contains("--site docs.rs"), "{error}");
         assert!(error.to_string().contains("wikipedia"), "{error}");
-        assert!(filter(&["docs.rs"], &[])
-            .check_service(SearchBackend::Brave, None)
-            .is_ok());
+        assert!(
+            filter(&["docs.rs"], &[])
+                .check_service(SearchBackend::Brave, None)
+                .is_ok()
+        );
     }
 }

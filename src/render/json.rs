@@ -337,10 +337,7 @@ pub fn json_failed(question: &str, failed: &Failed) -> Value {
     let sources: Vec<Value> = partial.pages.iter().map(|p| source_json(p, None)).collect();
     if let Value::Object(map) = &mut value {
         map.insert("searches".into(), json!(partial.searches));
-        map.insert(
-            "search".into(),
-            search_json(&partial.extras),
-        );
+        map.insert("search".into(), search_json(&partial.extras));
         map.insert("sources".into(), Value::Array(sources));
         map.insert("webSearchQueries".into(), json!(partial.queries));
         map.insert("timings_ms".into(), json!(partial.timings));

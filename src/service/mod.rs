@@ -296,7 +296,13 @@ impl Service {
         let scope = settings.search.sites.query_terms();
         let key = reuse_key(&question)
             .filter(|_| conversation.is_empty())
-            .map(|key| if scope.is_empty() { key } else { format!("{key} [{scope}]") });
+            .map(|key| {
+                if scope.is_empty() {
+                    key
+                } else {
+                    format!("{key} [{scope}]")
+                }
+            });
         if let Some((age, earlier)) = key
             .as_ref()
             .and_then(|k| client.reused.earlier(k, client.reuse_ttl))

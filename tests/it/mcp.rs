@@ -1439,9 +1439,7 @@ async fn web_search_and_grounded_answer_take_sites_and_say_what_they_dropped() {
     };
     wiremock::Mock::given(wiremock::matchers::path("/search"))
         .and(filtered)
-        .respond_with(
-            wiremock::ResponseTemplate::new(200).set_body_raw(body, "application/json"),
-        )
+        .respond_with(wiremock::ResponseTemplate::new(200).set_body_raw(body, "application/json"))
         .mount(&world.searx)
         .await;
     world.serve_fixture_pages().await;
@@ -1455,7 +1453,10 @@ async fn web_search_and_grounded_answer_take_sites_and_say_what_they_dropped() {
         found["search"],
         json!({"sites": ["127.0.0.1"], "exclude_sites": ["example.com"], "dropped": 1})
     );
-    assert!(!found["results"].to_string().contains("localhost"), "{found}");
+    assert!(
+        !found["results"].to_string().contains("localhost"),
+        "{found}"
+    );
     let mut arguments = sites;
     arguments["question"] = json!("Can tardigrades survive in space?");
     let answered = structured(&mcp.call("grounded_answer", arguments).await);

@@ -889,11 +889,13 @@ async fn search_domain_filter_keeps_the_search_to_its_sites_and_minus_excludes()
     Mock::given(method("GET"))
         .and(path("/search"))
         .and(filtered)
-        .respond_with(ResponseTemplate::new(200).set_body_raw(
-            fixture("searxng/searxng/normal.body.json")
-                .replace(CAPTURED_PAGES_URL, &world.pages.uri()),
-            "application/json",
-        ))
+        .respond_with(
+            ResponseTemplate::new(200).set_body_raw(
+                fixture("searxng/searxng/normal.body.json")
+                    .replace(CAPTURED_PAGES_URL, &world.pages.uri()),
+                "application/json",
+            ),
+        )
         .expect(1..)
         .mount(&world.searx)
         .await;

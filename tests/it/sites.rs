@@ -57,7 +57,13 @@ async fn a_searxng_that_ignores_the_filter_has_off_site_results_dropped_and_neve
     world.serve_fixture_pages().await;
     world.model_replies(&good_answer()).await;
     let mut cmd = world.ground();
-    cmd.args(["answer", "--json", "--site", "127.0.0.1", "Can tardigrades survive in space?"]);
+    cmd.args([
+        "answer",
+        "--json",
+        "--site",
+        "127.0.0.1",
+        "Can tardigrades survive in space?",
+    ]);
     let out = run(cmd).await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let v = json_stdout(&out);
@@ -97,7 +103,10 @@ async fn several_sites_go_to_searxng_as_one_or_group_and_subdomains_are_kept() {
     let result = |url: &str| json!({"url": url, "title": url, "content": "about rust", "engine": "bing", "engines": ["bing"]});
     Mock::given(method("GET"))
         .and(path("/search"))
-        .and(query_param("q", "rust (site:a.com OR site:b.org) -site:c.net"))
+        .and(query_param(
+            "q",
+            "rust (site:a.com OR site:b.org) -site:c.net",
+        ))
         .respond_with(ResponseTemplate::new(200).set_body_json(json!({
             "query": "rust",
             "results": [
@@ -114,8 +123,13 @@ async fn several_sites_go_to_searxng_as_one_or_group_and_subdomains_are_kept() {
         .mount(&world.searx)
         .await;
     let mut cmd = world.ground();
-    cmd.env("GROUND_EXCLUDE_SITES", "c.net")
-        .args(["search", "--json", "--site", "a.com,B.org.", "rust"]);
+    cmd.env("GROUND_EXCLUDE_SITES", "c.net").args([
+        "search",
+        "--json",
+        "--site",
+        "a.com,B.org.",
+        "rust",
+    ]);
     let out = run(cmd).await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let v = json_stdout(&out);
@@ -124,7 +138,12 @@ async fn several_sites_go_to_searxng_as_one_or_group_and_subdomains_are_kept() {
         v["search"],
         json!({"sites": ["a.com", "b.org"], "exclude_sites": ["c.net"], "dropped": 3})
     );
-    assert!(stderr(&out).contains("warning: 3 search results outside --site / --exclude-site dropped unread"), "{}", stderr(&out));
+    assert!(
+        stderr(&out)
+            .contains("warning: 3 search results outside --site / --exclude-site dropped unread"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[tokio::test]
@@ -208,12 +227,10 @@ async fn duckduckgo_gets_site_terms_in_its_form() {
     Mock::given(method("POST"))
         .and(path("/html/"))
         .and(filtered)
-        .respond_with(
-            ResponseTemplate::new(200).set_body_raw(
-                fixture("duckduckgo/results.html"),
-                "text/html; charset=UTF-8",
-            ),
-        )
+        .respond_with(ResponseTemplate::new(200).set_body_raw(
+            fixture("duckduckgo/results.html"),
+            "text/html; charset=UTF-8",
+        ))
         .expect(1)
         .mount(&server)
         .await;
@@ -243,7 +260,14 @@ async fn duckduckgo_gets_site_terms_in_its_form() {
 async fn a_site_wikipedia_cannot_search_is_a_usage_error_naming_the_service() {
     let world = World::new().await;
     let mut cmd = world.ground();
-    cmd.args(["search", "--search", "wikipedia", "--site", "docs.rs", "tokio"]);
+    cmd.args([
+        "search",
+        "--search",
+        "wikipedia",
+        "--site",
+        "docs.rs",
+        "tokio",
+    ]);
     let out = run(cmd).await;
     assert_error_report(
         &out,
@@ -259,7 +283,12 @@ async fn a_bad_domain_is_a_usage_error_naming_it_and_where_it_came_from() {
     let mut cmd = world.ground();
     cmd.args(["answer", "--site", "exa mple.com", "question"]);
     let out = run(cmd).await;
-    assert_error_report(&out, 2, &["--site", "\"exa mple.com\""], "--site python.org");
+    assert_error_report(
+        &out,
+        2,
+        &["--site", "\"exa mple.com\""],
+        "--site python.org",
+    );
     let mut cmd = world.ground();
     cmd.env("GROUND_SITES", "python.org,co.uk")
         .args(["search", "question"]);
