@@ -56,6 +56,15 @@ pub struct SearchOutcome {
     /// for a service without one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub search_page: Option<String>,
+    /// Results dropped for lying outside `--site` / `--exclude-site`
+    /// ([`crate::sites::SiteFilter::retain`]).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub dropped: usize,
+}
+
+/// Whether a count is zero (for leaving it out of serialised outcomes).
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// Most infoboxes kept from one reply.
@@ -153,6 +162,10 @@ pub struct SearchExtras {
     /// Each query that ran, once, with the results page for it when its service has
     /// one ([`SearchOutcome::search_page`]).
     pub search_pages: Vec<(String, Option<String>)>,
+    /// Results dropped for lying outside the site filter, over every search.
+    pub dropped: usize,
+    /// The site filter the searches ran under (`--site`, `--exclude-site`).
+    pub sites: crate::sites::SiteFilter,
 }
 
 impl SearchExtras {
@@ -165,6 +178,8 @@ impl SearchExtras {
             suggestions: outcome.suggestions.clone(),
             corrections: outcome.corrections.clone(),
             search_pages: vec![(query.to_string(), outcome.search_page.clone())],
+            dropped: outcome.dropped,
+            sites: Default::default(),
         });
         extras
     }
@@ -179,6 +194,10 @@ impl SearchExtras {
 
     /// Adds `other`'s after these, keeping the bounds and dropping repeats.
     pub fn merge(&mut self, other: SearchExtras) {
+        self.dropped += other.dropped;
+        if self.sites.is_empty() {
+            self.sites = other.sites;
+        }
         for infobox in other.infoboxes {
             let same = |kept: &Infobox| {
                 kept.url() == infobox.url()

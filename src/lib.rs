@@ -67,6 +67,7 @@ pub mod serve;
 pub mod service;
 pub mod session;
 pub mod settings;
+pub mod sites;
 pub mod text;
 
 pub use error::Error;

@@ -384,6 +384,9 @@ pub struct SearchSettings {
     /// Who runs this copy of `ground`, for the User-Agent that Wikimedia's policy asks
     /// for (`[search] contact`, `GROUND_CONTACT`): an e-mail address or URL.
     pub contact: Option<String>,
+    /// `--site` / `--exclude-site` (`[search] sites`, `exclude_sites`; `GROUND_SITES`,
+    /// `GROUND_EXCLUDE_SITES`): told to the service and enforced on its results.
+    pub sites: crate::sites::SiteFilter,
 }
 
 impl SearchSettings {
@@ -689,6 +692,7 @@ mod tests {
             wikipedia_url: DEFAULT_WIKIPEDIA_URL.into(),
             duckduckgo_url: Url::parse(DEFAULT_DUCKDUCKGO_URL).unwrap(),
             contact: None,
+            sites: Default::default(),
         }
     }
 

@@ -52,6 +52,10 @@ pub struct SearchKey {
     pub safesearch: Option<u8>,
     /// How many results (or result pages) were asked for.
     pub page_count: usize,
+    /// The site filter, as its query terms (`site:a -site:b`); absent without one, so
+    /// entries made before filters existed keep their names.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sites: Option<String>,
 }
 
 impl SearchKey {
@@ -73,6 +77,7 @@ impl SearchKey {
             engines: settings.engines.clone(),
             safesearch: settings.safesearch,
             page_count,
+            sites: (!settings.sites.is_empty()).then(|| settings.sites.query_terms()),
         }
     }
 
@@ -106,6 +111,7 @@ impl SearchKey {
             engines: list(&self.engines),
             safesearch: self.safesearch,
             page_count: self.page_count,
+            sites: self.sites.clone(),
         };
         serde_json::to_string(&normal).unwrap_or_default()
     }
@@ -185,6 +191,7 @@ mod tests {
             wikipedia_url: crate::settings::DEFAULT_WIKIPEDIA_URL.into(),
             duckduckgo_url: url::Url::parse(crate::settings::DEFAULT_DUCKDUCKGO_URL).unwrap(),
             contact: None,
+            sites: Default::default(),
         };
         let key = SearchKey::new(&settings, "q", 20);
         assert_eq!(key.backend, "searxng https://searx.example.org/");

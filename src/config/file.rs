@@ -154,6 +154,10 @@ pub(crate) struct FileSearch {
     pub max_per_minute: Option<u32>,
     /// `monthly_quota`: Brave queries or Tavily credits a month may use.
     pub monthly_quota: Option<u64>,
+    /// `sites`: only results on these sites (subdomains included).
+    pub sites: Option<Vec<String>>,
+    /// `exclude_sites`: no results on these sites.
+    pub exclude_sites: Option<Vec<String>>,
 }
 
 /// `[fetch]` in the config file.

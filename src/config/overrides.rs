@@ -27,6 +27,10 @@ pub struct Overrides {
     pub engines: Option<String>,
     /// `--time-range`.
     pub time_range: Option<TimeRange>,
+    /// `--site`, in the order given (empty: not given).
+    pub sites: Vec<String>,
+    /// `--exclude-site`, in the order given (empty: not given).
+    pub exclude_sites: Vec<String>,
     /// `--safesearch`.
     pub safesearch: Option<u8>,
     /// `--pages`.

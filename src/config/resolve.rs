@@ -121,6 +121,12 @@ pub(super) fn search(
         "not one of day, week, month, year",
         "use --time-range day|week|month|year",
     )?;
+    let sites = crate::sites::SiteFilter::resolve(
+        [&flags.sites, &flags.exclude_sites],
+        env,
+        [&file.search.sites, &file.search.exclude_sites],
+    )?;
+    sites.check_service(backend, url.host_str())?;
     let safesearch = flags.safesearch.or(file.search.safesearch);
     if let Some(level) = safesearch.filter(|l| *l > 2) {
         return Err(Error::Config {
@@ -179,6 +185,7 @@ pub(super) fn search(
         wikipedia_url,
         duckduckgo_url,
         contact: env("GROUND_CONTACT").or(file.search.contact.clone()),
+        sites,
     })
 }
 

@@ -18,8 +18,13 @@ use crate::text::sanitize_line;
 /// The search checks: with `--search auto`, first what it would use now
 /// (`search.auto`), then the checks of that service; for SearXNG, every configured
 /// instance in turn (each through its JSON API alone: the HTML fallback does not make
-/// a JSON-off instance pass).
+/// a JSON-off instance pass). The test search ignores `--site`: it checks the service,
+/// and a narrow filter could leave it with nothing to show.
 pub(super) async fn search_checks(settings: &SearchSettings) -> Vec<Check> {
+    let settings = &SearchSettings {
+        sites: Default::default(),
+        ..settings.clone()
+    };
     let mut checks = Vec::new();
     let chosen = crate::search::auto::choose(settings).await;
     if settings.backend == SearchBackend::Auto {

@@ -11,6 +11,28 @@ use super::MAX_SEARCH_RESULTS;
 use crate::service::Failure;
 use crate::text::sanitize_line;
 
+/// `sites` / `exclude_sites`: absent (both) means the server's own filter; given,
+/// they replace it. A name that is no domain, host or IP address is a usage error.
+pub(super) fn parse_sites(
+    sites: Option<&[String]>,
+    exclude_sites: Option<&[String]>,
+) -> Result<Option<crate::sites::SiteFilter>, Failure> {
+    if sites.is_none() && exclude_sites.is_none() {
+        return Ok(None);
+    }
+    crate::sites::SiteFilter::parse(
+        sites.unwrap_or_default(),
+        exclude_sites.unwrap_or_default(),
+        "sites / exclude_sites",
+    )
+    .map(Some)
+    .map_err(|error| match error {
+        // A bad argument, like a bad `limit`.
+        crate::error::Error::Usage { message, hint } => Failure::usage(message, hint),
+        other => Failure::from(other),
+    })
+}
+
 /// `limit`: absent means 10; otherwise a whole number from 1 to 10.
 pub(super) fn parse_limit(limit: Option<&Value>) -> Result<usize, Failure> {
     match limit {

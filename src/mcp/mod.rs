@@ -70,7 +70,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use self::failure::{failure, log_failure, parse_limit};
+use self::failure::{failure, log_failure, parse_limit, parse_sites};
 use crate::error::Error;
 use crate::report::Report;
 use crate::service::{AnswerRequest, Client, Service, Turn};
@@ -98,6 +98,14 @@ pub struct WebSearchArgs {
     /// How many results to return, 1-10 (default 10).
     #[schemars(with = "Option<u8>", range(min = 1, max = 10), extend("default" = 10))]
     pub limit: Option<Value>,
+    /// Only results from these sites (domains cover their subdomains; a bare host or
+    /// IP address matches exactly), e.g. ["docs.python.org"]. Replaces the server's
+    /// own filter ([search] sites) when given.
+    #[serde(default)]
+    pub sites: Option<Vec<String>>,
+    /// No results from these sites (subdomains included), e.g. ["pinterest.com"].
+    #[serde(default)]
+    pub exclude_sites: Option<Vec<String>>,
 }
 
 /// `web_fetch` arguments.
@@ -118,6 +126,14 @@ pub struct GroundedAnswerArgs {
     /// and answer up to 8,000 bytes).
     #[serde(default)]
     pub conversation: Option<Vec<Turn>>,
+    /// Only read and cite these sites (domains cover their subdomains; a bare host or
+    /// IP address matches exactly), e.g. ["docs.python.org"]. Replaces the server's
+    /// own filter ([search] sites) when given.
+    #[serde(default)]
+    pub sites: Option<Vec<String>>,
+    /// Never read or cite these sites (subdomains included).
+    #[serde(default)]
+    pub exclude_sites: Option<Vec<String>>,
 }
 
 /// The MCP server: the process's service, this client session's budget and reused
@@ -226,17 +242,26 @@ impl GroundServer {
         annotations(read_only_hint = true, open_world_hint = true)
     )]
     async fn web_search(&self, params: Parameters<WebSearchArgs>) -> CallToolResult {
-        let WebSearchArgs { query, limit } = params.0;
+        let WebSearchArgs {
+            query,
+            limit,
+            sites,
+            exclude_sites,
+        } = params.0;
         let query = query.trim().to_string();
         let limit = match parse_limit(limit.as_ref()) {
             Ok(limit) => limit,
+            Err(problem) => return failure("web_search", "query", &query, problem),
+        };
+        let sites = match parse_sites(sites.as_deref(), exclude_sites.as_deref()) {
+            Ok(sites) => sites,
             Err(problem) => return failure("web_search", "query", &query, problem),
         };
         let log_wait: &'static (dyn Fn(&str) + Send + Sync) =
             &|waiting: &str| eprintln!("ground mcp: {waiting}");
         match self
             .service
-            .search(&self.client, &query, limit, log_wait)
+            .search(&self.client, &query, limit, sites, log_wait)
             .await
         {
             Ok((outcome, service)) => CallToolResult::structured(crate::render::results::json(
@@ -283,7 +308,8 @@ impl GroundServer {
                        every quote against the pages. Returns the same object as `ground \
                        answer --json`: answer, grounded, statements, citations[{source_url, \
                        text, verified}], sources with their kind (page, infobox, answer, \
-                       snippet) and retrieval status, search {suggestions, corrections}, \
+                       snippet) and retrieval status, search {suggestions, corrections, sites, \
+                       exclude_sites, dropped}, \
                        groundingMetadata (Gemini's shape), model, timings_ms.",
         output_schema = schemas::grounded_answer(),
         annotations(read_only_hint = true, open_world_hint = true)
@@ -293,8 +319,23 @@ impl GroundServer {
         params: Parameters<GroundedAnswerArgs>,
         context: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let question = params.0.question.trim().to_string();
-        let conversation = params.0.conversation.unwrap_or_default();
+        let GroundedAnswerArgs {
+            question,
+            conversation,
+            sites,
+            exclude_sites,
+        } = params.0;
+        let question = question.trim().to_string();
+        let conversation = conversation.unwrap_or_default();
+        let sites = match parse_sites(sites.as_deref(), exclude_sites.as_deref()) {
+            Ok(sites) => sites,
+            Err(problem) => return failure("grounded_answer", "question", &question, problem),
+        };
+        let narrow = move |settings: &mut crate::settings::Settings| {
+            if let Some(sites) = &sites {
+                settings.search.sites = sites.clone();
+            }
+        };
         let mut download = download_progress(&context);
         let note = |why: &str| eprintln!("ground mcp: {}", sanitize_line(why));
         let request = AnswerRequest {
@@ -305,7 +346,7 @@ impl GroundServer {
             download: &mut download,
             note: &note,
             shown_answer: &shown_answer,
-            adjust: None,
+            adjust: Some(&narrow),
         };
         // A client's `notifications/cancelled` cancels the request's token (rmcp does
         // not drop the handler): dropping the answer aborts its run.

@@ -333,7 +333,9 @@ impl Run<'_> {
             let t = Instant::now();
             let mut key = SearchKey::new(service, query, service.max_results);
             key.region = settings.run.region.clone();
-            if let Some(found) = cache.get_search(&key) {
+            if let Some(mut found) = cache.get_search(&key) {
+                // Entries are written filtered; checked again all the same.
+                service.sites.retain(&mut found);
                 // A log that cannot be written never stops a cached search.
                 let _ = search::log::record(service, query, Ok(found.hits.len()), true);
                 return (query.clone(), Ok(found), elapsed_ms(t), true);
@@ -356,7 +358,10 @@ impl Run<'_> {
         let mut unresponsive: Vec<(String, String)> = Vec::new();
         let mut notes: Vec<String> = Vec::new(); // the searches' own warnings, each once
         let mut ranked: Vec<(usize, usize, SearchHit)> = Vec::new(); // (position, query index, hit)
-        let mut extras = SearchExtras::default();
+        let mut extras = SearchExtras {
+            sites: service.sites.clone(),
+            ..SearchExtras::default()
+        };
         for (qi, (query, outcome, ms, cached)) in results.into_iter().enumerate() {
             let run = match outcome {
                 Ok(found) => {

@@ -140,10 +140,7 @@ pub fn json(report: &Report, verdict: &Verdict) -> Value {
         "rejected_citations": answer.rejected,
         "unknowns": answer.unknowns,
         "sources": sources,
-        "search": {
-            "suggestions": report.extras.suggestions,
-            "corrections": report.extras.corrections,
-        },
+        "search": search_json(&report.extras),
         "groundingMetadata": grounding::grounding_metadata(answer, &report.sources, &kinds, &report.queries, &report.extras.search_pages),
         "model": report.model,
         "context": {
@@ -340,16 +337,25 @@ pub fn json_failed(question: &str, failed: &Failed) -> Value {
     let sources: Vec<Value> = partial.pages.iter().map(|p| source_json(p, None)).collect();
     if let Value::Object(map) = &mut value {
         map.insert("searches".into(), json!(partial.searches));
-        map.insert(
-            "search".into(),
-            json!({"suggestions": partial.extras.suggestions, "corrections": partial.extras.corrections}),
-        );
+        map.insert("search".into(), search_json(&partial.extras));
         map.insert("sources".into(), Value::Array(sources));
         map.insert("webSearchQueries".into(), json!(partial.queries));
         map.insert("timings_ms".into(), json!(partial.timings));
         map.insert("warnings".into(), json!(partial.warnings));
     }
     value
+}
+
+/// `--json`'s `search`: what the searches said besides their results, the site
+/// filter they ran under and how many results it dropped.
+fn search_json(extras: &crate::hits::SearchExtras) -> Value {
+    json!({
+        "suggestions": extras.suggestions,
+        "corrections": extras.corrections,
+        "sites": extras.sites.sites,
+        "exclude_sites": extras.sites.exclude_sites,
+        "dropped": extras.dropped,
+    })
 }
 
 /// What a model's citation does for its statement: `"quote"` (its verified quote

@@ -123,6 +123,11 @@ pub fn json(
         "infoboxes": outcome.infoboxes,
         "suggestions": outcome.suggestions,
         "corrections": outcome.corrections,
+        "search": {
+            "sites": settings.sites.sites,
+            "exclude_sites": settings.sites.exclude_sites,
+            "dropped": outcome.dropped,
+        },
     });
     // What the user should know about how the results were got (a fallback of
     // `--search auto`, an instance that failed over); absent when there is nothing.

@@ -316,6 +316,7 @@ mod tests {
             wikipedia_url: "http://127.0.0.1:9/{lang}".into(),
             duckduckgo_url: Url::parse("http://127.0.0.1:9/").unwrap(),
             contact: None,
+            sites: Default::default(),
         }
     }
 

@@ -66,18 +66,30 @@ async fn search_on(
     query: &str,
     pace: &Pace<'_>,
 ) -> Result<SearchOutcome, Error> {
+    // `auto` may have picked Wikipedia, which cannot search other sites.
+    let wikipedia_host = settings.url.host_str();
+    settings
+        .sites
+        .check_service(settings.backend, wikipedia_host)?;
     let allowed = allow(settings, pace).await;
+    let sent = settings.sites.query_for(settings.backend, query);
     let outcome = match allowed {
         Err(refused) => Err(refused),
         Ok(notes) => match settings.backend {
-            SearchBackend::Searxng | SearchBackend::Auto => searxng::search(settings, query).await,
-            SearchBackend::Brave => brave::search(settings, query).await,
-            SearchBackend::Tavily => tavily::search(settings, query).await,
-            SearchBackend::Wikipedia => wikipedia::search(settings, query).await,
-            SearchBackend::DuckDuckGo => duckduckgo::search(settings, query).await,
+            SearchBackend::Searxng | SearchBackend::Auto => searxng::search(settings, &sent).await,
+            SearchBackend::Brave => brave::search(settings, &sent).await,
+            SearchBackend::Tavily => tavily::search(settings, &sent).await,
+            SearchBackend::Wikipedia => wikipedia::search(settings, &sent).await,
+            SearchBackend::DuckDuckGo => duckduckgo::search(settings, &sent).await,
         }
         .map(|mut found| {
             found.warnings.splice(0..0, notes);
+            // The services' `site:` terms are a request; this is the guarantee.
+            found.query = query.to_string();
+            let dropped = settings.sites.retain(&mut found);
+            if dropped > 0 {
+                found.warnings.push(dropped_warning(dropped));
+            }
             found
         }),
     };
@@ -97,6 +109,12 @@ async fn search_on(
         }
         (outcome, _) => outcome,
     }
+}
+
+/// The warning about `dropped` results outside `--site` / `--exclude-site`.
+pub fn dropped_warning(dropped: usize) -> String {
+    let results = if dropped == 1 { "result" } else { "results" };
+    format!("{dropped} search {results} outside --site / --exclude-site dropped unread")
 }
 
 /// Settles whether a search may be sent: the month's quota of a hosted API first

@@ -392,5 +392,6 @@ pub fn parse_reply(
         suggestions: extras.suggestions,
         corrections: extras.corrections,
         search_page: None,
+        dropped: 0,
     })
 }

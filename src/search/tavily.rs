@@ -49,6 +49,12 @@ pub async fn search(settings: &SearchSettings, query: &str) -> Result<SearchOutc
         "include_answer": false,
         "include_raw_content": false,
     });
+    if !settings.sites.sites.is_empty() {
+        body["include_domains"] = json!(settings.sites.sites);
+    }
+    if !settings.sites.exclude_sites.is_empty() {
+        body["exclude_domains"] = json!(settings.sites.exclude_sites);
+    }
     if let Some(range) = &settings.time_range {
         body["time_range"] = json!(range.as_str());
     }

@@ -370,6 +370,7 @@ mod tests {
             wikipedia_url: crate::settings::DEFAULT_WIKIPEDIA_URL.into(),
             duckduckgo_url: url::Url::parse(crate::settings::DEFAULT_DUCKDUCKGO_URL).unwrap(),
             contact: None,
+            sites: Default::default(),
         }
     }
 

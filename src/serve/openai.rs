@@ -36,6 +36,7 @@ use crate::render::person::{statement_part, statement_parts};
 use crate::report::Report;
 use crate::service::{AnswerRequest, Answered, Turn};
 use crate::settings::{Settings, TimeRange};
+use crate::sites::SiteFilter;
 
 /// The one model this face serves.
 pub const MODEL_ID: &str = "ground";
@@ -60,6 +61,9 @@ struct ChatRequest {
     include_usage: bool,
     max_tokens: Option<u32>,
     recency: Option<TimeRange>,
+    /// Perplexity's `search_domain_filter`: `None` when absent (the server's own
+    /// filter holds).
+    sites: Option<SiteFilter>,
 }
 
 fn bad(param: &'static str, message: impl Into<String>, hint: impl Into<String>) -> ApiError {
@@ -231,6 +235,7 @@ fn parse(body: &Value) -> Result<ChatRequest, ApiError> {
             ));
         }
     };
+    let sites = domain_filter(body.get("search_domain_filter"))?;
     let Some(messages) = body.get("messages").and_then(Value::as_array) else {
         return Err(bad(
             "messages",
@@ -331,7 +336,42 @@ fn parse(body: &Value) -> Result<ChatRequest, ApiError> {
         include_usage,
         max_tokens,
         recency,
+        sites,
     })
+}
+
+/// Perplexity's `search_domain_filter`: an array of domains to keep to, a leading
+/// "-" excluding one instead (`["docs.python.org", "-pinterest.com"]`).
+fn domain_filter(value: Option<&Value>) -> Result<Option<SiteFilter>, ApiError> {
+    let hint = "send an array of domains, e.g. [\"docs.python.org\", \"-pinterest.com\"]";
+    let entries = match value {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::Array(entries)) => entries,
+        Some(_) => {
+            return Err(bad(
+                "search_domain_filter",
+                "search_domain_filter is not an array",
+                hint,
+            ));
+        }
+    };
+    let (mut sites, mut exclude) = (Vec::new(), Vec::new());
+    for entry in entries {
+        let Some(text) = entry.as_str() else {
+            return Err(bad(
+                "search_domain_filter",
+                "search_domain_filter holds something that is not a string",
+                hint,
+            ));
+        };
+        match text.trim().strip_prefix('-') {
+            Some(excluded) => exclude.push(excluded.to_string()),
+            None => sites.push(text.to_string()),
+        }
+    }
+    SiteFilter::parse(&sites, &exclude, "search_domain_filter")
+        .map(Some)
+        .map_err(|e| bad("search_domain_filter", e.to_string(), hint))
 }
 
 /// One url_citation: a statement's span of the content (character offsets) and a
@@ -438,9 +478,10 @@ fn finish_reason(report: &Report) -> &'static str {
     }
 }
 
-/// The settings a request changes: its answer length and search recency.
+/// The settings a request changes: its answer length, search recency and sites.
 fn adjust(request: &ChatRequest) -> impl Fn(&mut Settings) + Sync + use<> {
     let (max_tokens, recency) = (request.max_tokens, request.recency);
+    let sites = request.sites.clone();
     move |settings: &mut Settings| {
         if let Some(n) = max_tokens {
             // Within the configured cap: a client may ask for less, never more.
@@ -448,6 +489,9 @@ fn adjust(request: &ChatRequest) -> impl Fn(&mut Settings) + Sync + use<> {
         }
         if let Some(range) = recency {
             settings.search.time_range = Some(range);
+        }
+        if let Some(sites) = &sites {
+            settings.search.sites = sites.clone();
         }
     }
 }

@@ -228,6 +228,7 @@ impl Service {
         client: &Client,
         query: &str,
         limit: usize,
+        sites: Option<crate::sites::SiteFilter>,
         log_wait: &'static (dyn Fn(&str) + Send + Sync),
     ) -> Result<(SearchOutcome, SearchSettings), Failure> {
         if query.is_empty() {
@@ -239,6 +240,9 @@ impl Service {
         client.take_up_to(1)?;
         let mut search = self.settings.search.clone();
         search.max_results = search.max_results.max(limit);
+        if let Some(sites) = sites {
+            search.sites = sites;
+        }
         // Over the rate limit the search waits for its slot, within the run's deadline.
         let deadline = tokio::time::Instant::now() + self.settings.run.timeout;
         let query = query.to_string();
@@ -284,7 +288,21 @@ impl Service {
         let conversation = request.conversation;
         // The same question earlier: its evidence, without searching (a follow-up's
         // words mean something else in each conversation: not reused).
-        let key = reuse_key(&question).filter(|_| conversation.is_empty());
+        let mut settings = (*self.settings).clone();
+        if let Some(adjust) = request.adjust {
+            adjust(&mut settings);
+        }
+        // An answer read under another site filter is no answer under this one.
+        let scope = settings.search.sites.query_terms();
+        let key = reuse_key(&question)
+            .filter(|_| conversation.is_empty())
+            .map(|key| {
+                if scope.is_empty() {
+                    key
+                } else {
+                    format!("{key} [{scope}]")
+                }
+            });
         if let Some((age, earlier)) = key
             .as_ref()
             .and_then(|k| client.reused.earlier(k, client.reuse_ttl))
@@ -300,10 +318,6 @@ impl Service {
             });
         }
 
-        let mut settings = (*self.settings).clone();
-        if let Some(adjust) = request.adjust {
-            adjust(&mut settings);
-        }
         settings.llm = self.model.ready(request.note, request.download).await?;
 
         // Reserve the most searches the run may make, or what is left of the budget

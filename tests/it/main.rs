@@ -45,6 +45,7 @@ mod searxng;
 mod secrets;
 mod serve;
 mod setup_files;
+mod sites;
 mod state_files;
 mod streaming;
 mod usage_errors;

@@ -1420,3 +1420,64 @@ async fn a_cancelled_grounded_answer_stops_its_run() {
         "the run went on after the cancel: {stderr}"
     );
 }
+
+#[tokio::test]
+async fn web_search_and_grounded_answer_take_sites_and_say_what_they_dropped() {
+    let world = World::new().await;
+    // One page of the capture is on `localhost`: off-site for `127.0.0.1`.
+    let port = world.pages.address().port();
+    let body = fixture("searxng/searxng/normal.body.json")
+        .replace(
+            &format!("{CAPTURED_PAGES_URL}/pages/tardigrades-overview.html"),
+            &format!("http://localhost:{port}/pages/tardigrades-overview.html"),
+        )
+        .replace(CAPTURED_PAGES_URL, &world.pages.uri());
+    let filtered = |req: &wiremock::Request| {
+        req.url
+            .query_pairs()
+            .any(|(k, v)| k == "q" && v.ends_with(" site:127.0.0.1 -site:example.com"))
+    };
+    wiremock::Mock::given(wiremock::matchers::path("/search"))
+        .and(filtered)
+        .respond_with(wiremock::ResponseTemplate::new(200).set_body_raw(body, "application/json"))
+        .mount(&world.searx)
+        .await;
+    world.serve_fixture_pages().await;
+    world.model_replies(&good_answer()).await;
+    let (mut mcp, _) = Session::start(world.ground(), &["--allow-private-addresses"]).await;
+    let sites = json!({"sites": ["127.0.0.1"], "exclude_sites": ["example.com"]});
+    let mut arguments = sites.clone();
+    arguments["query"] = json!("tardigrades");
+    let found = structured(&mcp.call("web_search", arguments).await);
+    assert_eq!(
+        found["search"],
+        json!({"sites": ["127.0.0.1"], "exclude_sites": ["example.com"], "dropped": 1})
+    );
+    assert!(
+        !found["results"].to_string().contains("localhost"),
+        "{found}"
+    );
+    let mut arguments = sites;
+    arguments["question"] = json!("Can tardigrades survive in space?");
+    let answered = structured(&mcp.call("grounded_answer", arguments).await);
+    assert_eq!(answered["search"]["sites"], json!(["127.0.0.1"]));
+    assert!(answered["search"]["dropped"].as_u64().unwrap() >= 1);
+    assert!(!answered["sources"].to_string().contains("localhost"));
+    let failed = mcp
+        .call(
+            "web_search",
+            json!({"query": "tardigrades", "sites": ["not a domain"]}),
+        )
+        .await;
+    assert_eq!(failed["isError"], true);
+    assert_eq!(
+        failed["structuredContent"]["error"]["kind"],
+        "invalid_arguments"
+    );
+    assert!(
+        error_text(&failed).contains("\"not a domain\" is not a domain"),
+        "{failed}"
+    );
+    let (code, stderr) = mcp.close().await;
+    assert_eq!(code, Some(0), "{stderr}");
+}

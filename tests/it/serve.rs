@@ -877,3 +877,56 @@ async fn several_contents_are_a_follow_up_on_geminis_face() {
     );
     server.stop().await;
 }
+
+#[tokio::test]
+async fn search_domain_filter_keeps_the_search_to_its_sites_and_minus_excludes() {
+    let world = World::new().await;
+    let filtered = |req: &wiremock::Request| {
+        req.url
+            .query_pairs()
+            .any(|(k, v)| k == "q" && v.ends_with(" site:127.0.0.1 -site:pinterest.com"))
+    };
+    Mock::given(method("GET"))
+        .and(path("/search"))
+        .and(filtered)
+        .respond_with(
+            ResponseTemplate::new(200).set_body_raw(
+                fixture("searxng/searxng/normal.body.json")
+                    .replace(CAPTURED_PAGES_URL, &world.pages.uri()),
+                "application/json",
+            ),
+        )
+        .expect(1..)
+        .mount(&world.searx)
+        .await;
+    world.serve_fixture_pages().await;
+    world.model_replies(&good_answer()).await;
+    let server = Server::start(world.ground(), &[]).await;
+    let mut body = ask(QUESTION);
+    body["search_domain_filter"] = json!(["127.0.0.1", "-pinterest.com"]);
+    let reply = http()
+        .post(server.url("/v1/chat/completions"))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reply.status(), 200);
+    body["search_domain_filter"] = json!(["-not a domain"]);
+    let reply = http()
+        .post(server.url("/v1/chat/completions"))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reply.status(), 400);
+    let error: Value = reply.json().await.unwrap();
+    assert_eq!(error["error"]["param"], "search_domain_filter", "{error}");
+    assert!(
+        error["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("\"not a domain\""),
+        "{error}"
+    );
+    server.stop().await;
+}

@@ -253,6 +253,18 @@ pub struct SearchOpts {
     #[arg(long, value_enum)]
     pub time_range: Option<TimeRange>,
 
+    /// Only results from this site: a domain covers its subdomains (`python.org` takes
+    /// `docs.python.org`), a bare host or IP address matches exactly; repeat it or
+    /// separate with commas for several. Told to the search service and enforced by
+    /// ground: no page outside it is read [env: GROUND_SITES; [search] sites].
+    #[arg(long = "site", value_name = "DOMAIN", value_delimiter = ',')]
+    pub sites: Vec<String>,
+
+    /// No results from this site (its subdomains included); repeatable
+    /// [env: GROUND_EXCLUDE_SITES; [search] exclude_sites].
+    #[arg(long = "exclude-site", value_name = "DOMAIN", value_delimiter = ',')]
+    pub exclude_sites: Vec<String>,
+
     /// Safe search: 0 off, 1 moderate, 2 strict.
     #[arg(long, value_parser = clap::value_parser!(u8).range(0..=2))]
     pub safesearch: Option<u8>,
@@ -856,6 +868,8 @@ pub fn overrides(
         engines: search.engines,
         time_range: search.time_range.map(Into::into),
         safesearch: search.safesearch,
+        sites: search.sites,
+        exclude_sites: search.exclude_sites,
         max_per_minute: search.max_per_minute,
         log_searches: search.log_searches,
         pages,
