@@ -57,9 +57,36 @@ pub struct SearchOutcome {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub search_page: Option<String>,
     /// Results dropped for lying outside `--site` / `--exclude-site`
-    /// ([`crate::sites::SiteFilter::retain`]).
+    /// ([`SearchOutcome::keep_sites`]).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub dropped: usize,
+}
+
+impl SearchOutcome {
+    /// Drops what lies outside `filter`: results, infoboxes whose
+    /// source is off-site, and instant answers whose address is off-site (with
+    /// `--site`, also those naming no address, which nothing shows to be on-site).
+    /// Returns how many results were dropped, and adds them to `dropped`.
+    pub fn keep_sites(&mut self, filter: &crate::sites::SiteFilter) -> usize {
+        if filter.is_empty() {
+            return 0;
+        }
+        let before = self.hits.len();
+        self.hits.retain(|hit| filter.allows(&hit.url));
+        let dropped = before - self.hits.len();
+        self.infoboxes
+            .retain(|infobox| infobox.url().is_some_and(|url| filter.allows(url)));
+        for infobox in &mut self.infoboxes {
+            infobox.urls.retain(|link| filter.allows(&link.url));
+        }
+        let keep_unaddressed = filter.sites.is_empty();
+        self.answers.retain(|answer| match &answer.url {
+            Some(url) => filter.allows(url),
+            None => keep_unaddressed,
+        });
+        self.dropped += dropped;
+        dropped
+    }
 }
 
 /// Whether a count is zero (for leaving it out of serialised outcomes).

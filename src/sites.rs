@@ -5,7 +5,7 @@
 //! `site:` terms for SearXNG, Brave and DuckDuckGo; Tavily takes `include_domains` /
 //! `exclude_domains` in its request body), but most of SearXNG's engines ignore
 //! `site:`, so ground never relies on that: every search's results are checked here
-//! ([`SiteFilter::retain`]) before anything else sees them, and the ones outside the
+//! ([`crate::hits::SearchOutcome::keep_sites`]) before anything else sees them, and the ones outside the
 //! filter are dropped, their snippets with them. No page outside the filter is ever
 //! requested.
 //!
@@ -23,10 +23,6 @@
 use std::net::IpAddr;
 
 use url::{Host, Url};
-
-use crate::error::Error;
-use crate::hits::SearchOutcome;
-use crate::settings::SearchBackend;
 
 /// The sites a run is kept to and kept away from, as normalised names (lower case,
 /// no trailing dot, IPv6 without brackets). Empty lists: no filter.
@@ -48,6 +44,21 @@ enum Pattern {
     Ip(IpAddr),
 }
 
+/// A site filter that cannot be used: a name that is no domain, host or IP address,
+/// or a site the chosen service cannot search. A usage error (exit 2) once it
+/// becomes an [`crate::error::Error`]; kept here so this leaf needs no error layer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct SiteError {
+    /// What is wrong, naming the value and where it came from.
+    pub message: String,
+    /// What to give instead.
+    pub hint: String,
+}
+
+/// The error type of this module's checks.
+type Error = SiteError;
+
 impl SiteFilter {
     /// The filter of `sites` and `exclude_sites` as given; `origin` names where they
     /// came from (`--site / --exclude-site`, `GROUND_SITES`, `[search] sites`) for the
@@ -60,7 +71,7 @@ impl SiteFilter {
         let normalise = |names: &[String]| -> Result<Vec<String>, Error> {
             let mut out: Vec<String> = Vec::new();
             for name in names {
-                let name = normalise(name).ok_or_else(|| Error::Usage {
+                let name = normalise(name).ok_or_else(|| SiteError {
                     message: format!(
                         "{origin}: {name:?} is not a domain, host name or IP address"
                     ),
@@ -127,49 +138,6 @@ impl SiteFilter {
         (self.sites.is_empty() || on(&self.sites)) && !on(&self.exclude_sites)
     }
 
-    /// Drops what lies outside the filter from `outcome`: results, infoboxes whose
-    /// source is off-site, and instant answers whose address is off-site (with
-    /// `--site`, also those naming no address, which nothing shows to be on-site).
-    /// Returns how many results were dropped, and adds them to `outcome.dropped`.
-    pub fn retain(&self, outcome: &mut SearchOutcome) -> usize {
-        if self.is_empty() {
-            return 0;
-        }
-        let before = outcome.hits.len();
-        outcome.hits.retain(|hit| self.allows(&hit.url));
-        let dropped = before - outcome.hits.len();
-        outcome
-            .infoboxes
-            .retain(|infobox| infobox.url().is_some_and(|url| self.allows(url)));
-        for infobox in &mut outcome.infoboxes {
-            infobox.urls.retain(|link| self.allows(&link.url));
-        }
-        let keep_unaddressed = self.sites.is_empty();
-        outcome.answers.retain(|answer| match &answer.url {
-            Some(url) => self.allows(url),
-            None => keep_unaddressed,
-        });
-        outcome.dropped += dropped;
-        dropped
-    }
-
-    /// `query` as sent to `backend`: with `site:` terms for the services that read
-    /// them from the query (SearXNG, Brave, DuckDuckGo), unchanged for Tavily (which
-    /// takes the lists in its request) and Wikipedia (one site already).
-    pub fn query_for(&self, backend: SearchBackend, query: &str) -> String {
-        match backend {
-            SearchBackend::Tavily | SearchBackend::Wikipedia => query.to_string(),
-            _ => {
-                let terms = self.query_terms();
-                if terms.is_empty() {
-                    query.to_string()
-                } else {
-                    format!("{} {terms}", query.trim())
-                }
-            }
-        }
-    }
-
     /// The filter as query terms: `site:a`, or `(site:a OR site:b)` for several,
     /// then `-site:c` for each excluded site.
     pub fn query_terms(&self) -> String {
@@ -190,15 +158,16 @@ impl SiteFilter {
         terms.join(" ")
     }
 
-    /// Refuses a `--site` the service cannot search: Wikipedia searches only
-    /// Wikipedia, so any other site there is a usage error naming the service.
+    /// Refuses a `--site` the service cannot search (`wikipedia`: the service is
+    /// Wikipedia, which searches only Wikipedia), so any other site there is a usage
+    /// error naming the service.
     /// `wikipedia_host` is the configured Wikipedia's host (a stand-in's, in tests).
     pub fn check_service(
         &self,
-        backend: SearchBackend,
+        wikipedia: bool,
         wikipedia_host: Option<&str>,
     ) -> Result<(), Error> {
-        if backend != SearchBackend::Wikipedia {
+        if !wikipedia {
             return Ok(());
         }
         let wikipedia = |site: &str| {
@@ -208,7 +177,7 @@ impl SiteFilter {
         };
         match self.sites.iter().find(|s| !wikipedia(s)) {
             None => Ok(()),
-            Some(site) => Err(Error::Usage {
+            Some(site) => Err(SiteError {
                 message: format!(
                     "--site {site} cannot be searched with the wikipedia search service: it searches only Wikipedia"
                 ),
@@ -358,26 +327,25 @@ mod tests {
     fn several_sites_are_one_or_group_and_exclusions_follow() {
         let f = filter(&["a.com", "b.org"], &["c.net"]);
         assert_eq!(
-            f.query_for(SearchBackend::Searxng, "rust "),
+            crate::search::site_query(&f, crate::settings::SearchBackend::Searxng, "rust "),
             "rust (site:a.com OR site:b.org) -site:c.net"
         );
-        assert_eq!(f.query_for(SearchBackend::Tavily, "rust"), "rust");
+        assert_eq!(
+            crate::search::site_query(&f, crate::settings::SearchBackend::Tavily, "rust"),
+            "rust"
+        );
         assert_eq!(filter(&["a.com"], &[]).query_terms(), "site:a.com");
     }
 
     #[test]
     fn wikipedia_refuses_other_sites_naming_the_service() {
         let f = filter(&["en.wikipedia.org"], &[]);
-        assert!(f.check_service(SearchBackend::Wikipedia, None).is_ok());
+        assert!(f.check_service(true, None).is_ok());
         let error = filter(&["docs.rs"], &[])
-            .check_service(SearchBackend::Wikipedia, None)
+            .check_service(true, None)
             .unwrap_err();
         assert!(error.to_string().contains("--site docs.rs"), "{error}");
         assert!(error.to_string().contains("wikipedia"), "{error}");
-        assert!(
-            filter(&["docs.rs"], &[])
-                .check_service(SearchBackend::Brave, None)
-                .is_ok()
-        );
+        assert!(filter(&["docs.rs"], &[]).check_service(false, None).is_ok());
     }
 }

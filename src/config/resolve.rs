@@ -126,7 +126,7 @@ pub(super) fn search(
         env,
         [&file.search.sites, &file.search.exclude_sites],
     )?;
-    sites.check_service(backend, url.host_str())?;
+    sites.check_service(backend == SearchBackend::Wikipedia, url.host_str())?;
     let safesearch = flags.safesearch.or(file.search.safesearch);
     if let Some(level) = safesearch.filter(|l| *l > 2) {
         return Err(Error::Config {

@@ -729,3 +729,12 @@ pub fn report(message: &str, hint: Option<&str>) -> String {
 fn gb(bytes: u64) -> String {
     format!("{:.1} GB", bytes as f64 / 1e9)
 }
+
+impl From<crate::sites::SiteError> for Error {
+    fn from(error: crate::sites::SiteError) -> Self {
+        Error::Usage {
+            message: error.message,
+            hint: error.hint,
+        }
+    }
+}

@@ -26,11 +26,8 @@ pub(super) fn parse_sites(
         "sites / exclude_sites",
     )
     .map(Some)
-    .map_err(|error| match error {
-        // A bad argument, like a bad `limit`.
-        crate::error::Error::Usage { message, hint } => Failure::usage(message, hint),
-        other => Failure::from(other),
-    })
+    // A bad argument, like a bad `limit`.
+    .map_err(|error| Failure::usage(error.message, error.hint))
 }
 
 /// `limit`: absent means 10; otherwise a whole number from 1 to 10.

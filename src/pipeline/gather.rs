@@ -335,7 +335,7 @@ impl Run<'_> {
             key.region = settings.run.region.clone();
             if let Some(mut found) = cache.get_search(&key) {
                 // Entries are written filtered; checked again all the same.
-                service.sites.retain(&mut found);
+                found.keep_sites(&service.sites);
                 // A log that cannot be written never stops a cached search.
                 let _ = search::log::record(service, query, Ok(found.hits.len()), true);
                 return (query.clone(), Ok(found), elapsed_ms(t), true);

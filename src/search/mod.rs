@@ -68,11 +68,12 @@ async fn search_on(
 ) -> Result<SearchOutcome, Error> {
     // `auto` may have picked Wikipedia, which cannot search other sites.
     let wikipedia_host = settings.url.host_str();
-    settings
-        .sites
-        .check_service(settings.backend, wikipedia_host)?;
+    settings.sites.check_service(
+        settings.backend == crate::settings::SearchBackend::Wikipedia,
+        wikipedia_host,
+    )?;
     let allowed = allow(settings, pace).await;
-    let sent = settings.sites.query_for(settings.backend, query);
+    let sent = site_query(&settings.sites, settings.backend, query);
     let outcome = match allowed {
         Err(refused) => Err(refused),
         Ok(notes) => match settings.backend {
@@ -86,7 +87,7 @@ async fn search_on(
             found.warnings.splice(0..0, notes);
             // The services' `site:` terms are a request; this is the guarantee.
             found.query = query.to_string();
-            let dropped = settings.sites.retain(&mut found);
+            let dropped = found.keep_sites(&settings.sites);
             if dropped > 0 {
                 found.warnings.push(dropped_warning(dropped));
             }
@@ -152,6 +153,29 @@ pub fn no_hits_error(query: &str, unresponsive: &[(String, String)]) -> Error {
     } else {
         Error::SearchEnginesFailed {
             engines: crate::hits::describe_unresponsive(unresponsive),
+        }
+    }
+}
+
+/// `query` as sent to `backend` under `filter`: with `site:` terms for the services that read
+/// them from the query (SearXNG, Brave, DuckDuckGo), unchanged for Tavily (which
+/// takes the lists in its request) and Wikipedia (one site already).
+pub fn site_query(
+    filter: &crate::sites::SiteFilter,
+    backend: crate::settings::SearchBackend,
+    query: &str,
+) -> String {
+    match backend {
+        crate::settings::SearchBackend::Tavily | crate::settings::SearchBackend::Wikipedia => {
+            query.to_string()
+        }
+        _ => {
+            let terms = filter.query_terms();
+            if terms.is_empty() {
+                query.to_string()
+            } else {
+                format!("{} {terms}", query.trim())
+            }
         }
     }
 }
