@@ -1,0 +1,132 @@
+//! The `--out` file a batch appends to, and what an earlier run left in it.
+//!
+//! One JSON record a line, appended and flushed as each question ends, so a run
+//! killed at any moment (even `kill -9`) loses at most the questions in flight, and
+//! at most one line is left cut short. Opening the file again ([`Resumed::open`])
+//! cuts that partial line off (its question is asked again, never recorded twice),
+//! and reads which ids have an answer (skipped) and which a failure (skipped, or with
+//! `--retry-failed` removed from the file, atomically, and asked again).
+
+use std::collections::HashSet;
+use std::fs::OpenOptions;
+use std::io::Write;
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::input::key_of;
+use crate::error::Error;
+
+/// What an earlier run's records say, and the file opened for appending.
+#[derive(Debug)]
+pub struct Resumed {
+    /// Ids with an answer record.
+    pub answered: HashSet<String>,
+    /// Ids with only a failure record (empty with `--retry-failed`).
+    pub failed: HashSet<String>,
+    /// Bytes of a partial last line cut off (0 when the file ended cleanly).
+    pub repaired: usize,
+    /// The file, opened to append.
+    pub file: std::fs::File,
+}
+
+fn cannot(path: &Path, what: &str, e: std::io::Error) -> Error {
+    Error::Usage {
+        message: format!("cannot {what} the output file {}: {e}", path.display()),
+        hint: "pass --out a file in a folder you can write to".into(),
+    }
+}
+
+impl Resumed {
+    /// Opens `path` to append, reading (and repairing) what is in it already.
+    pub fn open(path: &Path, retry_failed: bool) -> Result<Resumed, Error> {
+        let mut answered = HashSet::new();
+        let mut failed = HashSet::new();
+        let mut repaired = 0;
+        match std::fs::read(path) {
+            Ok(bytes) => {
+                let whole = bytes
+                    .iter()
+                    .rposition(|&b| b == b'\n')
+                    .map_or(0, |end| end + 1);
+                repaired = bytes.len() - whole;
+                let mut kept = Vec::with_capacity(whole);
+                for line in bytes[..whole].split_inclusive(|&b| b == b'\n') {
+                    let Ok(Value::Object(record)) = serde_json::from_slice::<Value>(line) else {
+                        kept.extend_from_slice(line);
+                        continue;
+                    };
+                    let Some(id) = record.get("id") else {
+                        kept.extend_from_slice(line);
+                        continue;
+                    };
+                    if record.contains_key("error") {
+                        if retry_failed {
+                            continue;
+                        }
+                        failed.insert(key_of(id));
+                    } else {
+                        answered.insert(key_of(id));
+                    }
+                    kept.extend_from_slice(line);
+                }
+                if kept.len() != bytes.len() {
+                    crate::files::write_atomically(path, &kept)
+                        .map_err(|e| cannot(path, "repair", e))?;
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(cannot(path, "read", e)),
+        }
+        failed.retain(|id| !answered.contains(id));
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(|e| cannot(path, "open", e))?;
+        Ok(Resumed {
+            answered,
+            failed,
+            repaired,
+            file,
+        })
+    }
+
+    /// Whether the question with id string form `key` has a record to keep.
+    pub fn has(&self, key: &str) -> bool {
+        self.answered.contains(key) || self.failed.contains(key)
+    }
+}
+
+/// Writes `record` as one line, as `--json` writes it ([`crate::text::json_line`]),
+/// and flushes it.
+pub fn append(out: &mut dyn Write, record: &Value) -> std::io::Result<()> {
+    let mut line = crate::text::json_line(record);
+    line.push('\n');
+    out.write_all(line.as_bytes())?;
+    out.flush()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_partial_line_is_cut_and_failures_can_be_retried() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.jsonl");
+        std::fs::write(
+            &path,
+            "{\"id\":\"a\",\"answer\":\"x\"}\n{\"id\":2,\"error\":{\"kind\":\"model\"}}\n{\"id\":\"c\",\"ans",
+        )
+        .unwrap();
+        let kept = Resumed::open(&path, false).unwrap();
+        assert_eq!(kept.repaired, 14);
+        assert!(kept.has("a") && kept.has("2") && !kept.has("c"));
+        drop(kept);
+        let retried = Resumed::open(&path, true).unwrap();
+        assert!(retried.has("a") && !retried.has("2"));
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text, "{\"id\":\"a\",\"answer\":\"x\"}\n");
+    }
+}
