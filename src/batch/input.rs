@@ -134,7 +134,10 @@ fn json_entry(line: &Line) -> Entry {
         Some(id @ (Value::String(_) | Value::Number(_))) => id,
         Some(_) => {
             return by_line(Err(bad(
-                format!("line {}: the id is neither a string nor a number", line.number),
+                format!(
+                    "line {}: the id is neither a string nor a number",
+                    line.number
+                ),
                 "give each line an id that is a string or a number",
             )));
         }

@@ -94,7 +94,11 @@ impl Tally {
             self.failures(),
         );
         if !self.failed.is_empty() {
-            let kinds: Vec<String> = self.failed.iter().map(|(k, n)| format!("{k} {n}")).collect();
+            let kinds: Vec<String> = self
+                .failed
+                .iter()
+                .map(|(k, n)| format!("{k} {n}"))
+                .collect();
             text.push_str(&format!(" ({})", kinds.join(", ")));
         }
         text.push_str(&format!(

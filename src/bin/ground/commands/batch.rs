@@ -83,17 +83,16 @@ fn batch(args: BatchArgs) -> Result<Tally, Error> {
             r.repaired
         );
     }
-    let (skip, mut out): (Box<dyn Fn(&str) -> bool + Sync>, Box<dyn Write + Send>) =
-        match resumed {
-            Some(resumed) => {
-                let file = resumed.file.try_clone().map_err(|e| Error::Usage {
-                    message: format!("cannot open the output file: {e}"),
-                    hint: "pass --out a file you can write to".into(),
-                })?;
-                (Box::new(move |key| resumed.has(key)), Box::new(file))
-            }
-            None => (Box::new(|_| false), Box::new(std::io::stdout())),
-        };
+    let (skip, mut out): (Box<dyn Fn(&str) -> bool + Sync>, Box<dyn Write + Send>) = match resumed {
+        Some(resumed) => {
+            let file = resumed.file.try_clone().map_err(|e| Error::Usage {
+                message: format!("cannot open the output file: {e}"),
+                hint: "pass --out a file you can write to".into(),
+            })?;
+            (Box::new(move |key| resumed.has(key)), Box::new(file))
+        }
+        None => (Box::new(|_| false), Box::new(std::io::stdout())),
+    };
     let jobs = usize::from(args.jobs);
     let options = Options {
         jobs,
@@ -148,11 +147,10 @@ impl Shown {
     fn new(quiet: bool) -> Self {
         let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
             let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-            let style = ProgressStyle::with_template(
-                "{msg} [{bar:30}] {pos}/{len} {per_sec} ETA {eta}",
-            )
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> ");
+            let style =
+                ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} {per_sec} ETA {eta}")
+                    .unwrap_or_else(|_| ProgressStyle::default_bar())
+                    .progress_chars("=> ");
             bar.set_style(style);
             bar
         });
