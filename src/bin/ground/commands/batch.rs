@@ -83,16 +83,22 @@ fn batch(args: BatchArgs) -> Result<Tally, Error> {
             r.repaired
         );
     }
-    let (skip, mut out): (Box<dyn Fn(&str) -> bool + Sync>, Box<dyn Write + Send>) = match resumed {
+    // Ids the output has a record for are skipped; records go to --out, else stdout.
+    let skip: Box<dyn Fn(&str) -> bool + Sync>;
+    let mut out: Box<dyn Write + Send>;
+    match resumed {
         Some(resumed) => {
-            let file = resumed.file.try_clone().map_err(|e| Error::Usage {
+            out = Box::new(resumed.file.try_clone().map_err(|e| Error::Usage {
                 message: format!("cannot open the output file: {e}"),
                 hint: "pass --out a file you can write to".into(),
-            })?;
-            (Box::new(move |key| resumed.has(key)), Box::new(file))
+            })?);
+            skip = Box::new(move |key| resumed.has(key));
         }
-        None => (Box::new(|_| false), Box::new(std::io::stdout())),
-    };
+        None => {
+            out = Box::new(std::io::stdout());
+            skip = Box::new(|_| false);
+        }
+    }
     let jobs = usize::from(args.jobs);
     let options = Options {
         jobs,
