@@ -64,6 +64,8 @@ pub struct Tally {
     pub other_shards: usize,
     /// Questions left out: the output has their record already.
     pub recorded: usize,
+    /// Of those, the ones whose record is a failure (not retried).
+    pub failed_before: usize,
     /// Searches made (not answered from the cache).
     pub searches: usize,
     /// Pages read and used as sources.
@@ -80,6 +82,12 @@ impl Tally {
     /// Failed questions, of every kind.
     pub fn failures(&self) -> usize {
         self.failed.values().sum()
+    }
+
+    /// Whether the output, earlier runs' records included, holds a failure of this
+    /// shard's questions.
+    pub fn any_failed(&self) -> bool {
+        self.failures() + self.failed_before > 0
     }
 
     /// The summary printed at the end, a few lines.
@@ -107,8 +115,8 @@ impl Tally {
         ));
         if self.recorded + self.other_shards > 0 {
             text.push_str(&format!(
-                "\n  left out: {} recorded by an earlier run, {} of other shards",
-                self.recorded, self.other_shards
+                "\n  left out: {} recorded by an earlier run ({} of them failures: --retry-failed asks them again), {} of other shards",
+                self.recorded, self.failed_before, self.other_shards
             ));
         }
         if self.interrupted {
@@ -143,14 +151,14 @@ fn failure_record(entry: &Entry, failure: &Failure) -> Value {
     Value::Object(record)
 }
 
-/// Asks every question of `entries` that is this shard's and has no record in
-/// `skip`, at most `options.jobs` at once, appending each record to `out` as it ends
+/// Asks every question of `entries` that is this shard's and has no `earlier`
+/// record, at most `options.jobs` at once, appending each record to `out` as it ends
 /// and telling `progress` after each. Ends early, after the questions under way, when
 /// `stop` resolves. Fails only when `out` cannot be written.
 pub async fn run(
     service: &Service,
     entries: Vec<Entry>,
-    skip: &(dyn Fn(&str) -> bool + Sync),
+    earlier: &(dyn Fn(&str) -> Option<out::Earlier> + Sync),
     options: Options,
     out: &mut dyn Write,
     progress: &mut (dyn FnMut(&Tally) + Send),
@@ -162,8 +170,11 @@ pub async fn run(
     for entry in entries {
         if options.shard.is_some_and(|s| !s.holds(&entry.key)) {
             tally.other_shards += 1;
-        } else if skip(&entry.key) {
+        } else if let Some(record) = earlier(&entry.key) {
             tally.recorded += 1;
+            if record == out::Earlier::Failed {
+                tally.failed_before += 1;
+            }
         } else {
             todo.push(entry);
         }

@@ -17,6 +17,15 @@ use serde_json::Value;
 use super::input::key_of;
 use crate::error::Error;
 
+/// An id's record from an earlier run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Earlier {
+    /// An answer: never asked again.
+    Answered,
+    /// A failure: asked again only with `--retry-failed` (which removes it first).
+    Failed,
+}
+
 /// What an earlier run's records say, and the file opened for appending.
 #[derive(Debug)]
 pub struct Resumed {
@@ -50,23 +59,35 @@ impl Resumed {
                     .rposition(|&b| b == b'\n')
                     .map_or(0, |end| end + 1);
                 repaired = bytes.len() - whole;
+                let records: Vec<(&[u8], Option<(String, bool)>)> = bytes[..whole]
+                    .split_inclusive(|&b| b == b'\n')
+                    .map(|line| {
+                        let id = match serde_json::from_slice::<Value>(line) {
+                            Ok(Value::Object(record)) => record
+                                .get("id")
+                                .map(|id| (key_of(id), record.contains_key("error"))),
+                            _ => None,
+                        };
+                        (line, id)
+                    })
+                    .collect();
+                for (_, id) in &records {
+                    if let Some((key, false)) = id {
+                        answered.insert(key.clone());
+                    }
+                }
+                // A failure record of an id with no answer is dropped when retried
+                // (the id is asked again); one beside an answer (a duplicate line's)
+                // stays, as its line is not asked again.
                 let mut kept = Vec::with_capacity(whole);
-                for line in bytes[..whole].split_inclusive(|&b| b == b'\n') {
-                    let Ok(Value::Object(record)) = serde_json::from_slice::<Value>(line) else {
-                        kept.extend_from_slice(line);
-                        continue;
-                    };
-                    let Some(id) = record.get("id") else {
-                        kept.extend_from_slice(line);
-                        continue;
-                    };
-                    if record.contains_key("error") {
+                for (line, id) in records {
+                    if let Some((key, true)) = id
+                        && !answered.contains(&key)
+                    {
                         if retry_failed {
                             continue;
                         }
-                        failed.insert(key_of(id));
-                    } else {
-                        answered.insert(key_of(id));
+                        failed.insert(key);
                     }
                     kept.extend_from_slice(line);
                 }
@@ -78,7 +99,6 @@ impl Resumed {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => return Err(cannot(path, "read", e)),
         }
-        failed.retain(|id| !answered.contains(id));
         let file = OpenOptions::new()
             .create(true)
             .append(true)
@@ -92,9 +112,15 @@ impl Resumed {
         })
     }
 
-    /// Whether the question with id string form `key` has a record to keep.
-    pub fn has(&self, key: &str) -> bool {
-        self.answered.contains(key) || self.failed.contains(key)
+    /// The record the output has already for the id with string form `key`.
+    pub fn earlier(&self, key: &str) -> Option<Earlier> {
+        if self.answered.contains(key) {
+            Some(Earlier::Answered)
+        } else if self.failed.contains(key) {
+            Some(Earlier::Failed)
+        } else {
+            None
+        }
     }
 }
 
@@ -122,10 +148,12 @@ mod tests {
         .unwrap();
         let kept = Resumed::open(&path, false).unwrap();
         assert_eq!(kept.repaired, 14);
-        assert!(kept.has("a") && kept.has("2") && !kept.has("c"));
+        assert_eq!(kept.earlier("a"), Some(Earlier::Answered));
+        assert_eq!(kept.earlier("2"), Some(Earlier::Failed));
+        assert_eq!(kept.earlier("c"), None);
         drop(kept);
         let retried = Resumed::open(&path, true).unwrap();
-        assert!(retried.has("a") && !retried.has("2"));
+        assert_eq!(retried.earlier("2"), None);
         let text = std::fs::read_to_string(&path).unwrap();
         assert_eq!(text, "{\"id\":\"a\",\"answer\":\"x\"}\n");
     }

@@ -187,6 +187,38 @@ async fn batch_mixed_good_and_bad_lines_each_get_a_record() {
             && err.contains("2 answered (2 grounded), 4 failed (invalid_input 4)"),
         "{err}"
     );
+
+    // Again: nothing is asked, and the failures on file still make it exit 9.
+    let mut again = world.ground();
+    again.arg("batch").arg(&input).arg("--out").arg(&out_file);
+    let out = run_within(again, RUN_DEADLINE).await;
+    assert_eq!(out.status.code(), Some(9), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("6 recorded by an earlier run (3 of them failures"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(super::batch::records(&out_file).len(), 6);
+    // --retry-failed drops the failure records of ids with no answer and asks those
+    // lines again: still bad, recorded once each; the answers, and the duplicate's
+    // failure beside its id's answer, are kept.
+    let mut retry = world.ground();
+    retry
+        .arg("batch")
+        .arg(&input)
+        .arg("--out")
+        .arg(&out_file)
+        .arg("--retry-failed");
+    let out = run_within(retry, RUN_DEADLINE).await;
+    assert_eq!(out.status.code(), Some(9), "{}", stderr(&out));
+    let after = super::batch::records(&out_file);
+    assert_eq!(after.len(), 6);
+    assert_eq!(after.iter().filter(|r| r.get("error").is_some()).count(), 4);
+    assert!(
+        stderr(&out).contains("3 of 3 questions recorded"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[tokio::test]

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use ground::batch::input::{self, Line};
-use ground::batch::out::Resumed;
+use ground::batch::out::{Earlier, Resumed};
 use ground::batch::{Options, Tally};
 use ground::error::{Error, exit};
 use ground::service::Service;
@@ -25,7 +25,7 @@ pub fn run(args: BatchArgs) -> ExitCode {
             eprintln!("{}", tally.summary());
             if tally.interrupted {
                 code(exit::INTERRUPTED)
-            } else if tally.failures() > 0 {
+            } else if tally.any_failed() {
                 code(exit::SOME_FAILED)
             } else {
                 ExitCode::SUCCESS
@@ -84,7 +84,7 @@ fn batch(args: BatchArgs) -> Result<Tally, Error> {
         );
     }
     // Ids the output has a record for are skipped; records go to --out, else stdout.
-    let skip: Box<dyn Fn(&str) -> bool + Sync>;
+    let earlier: Box<dyn Fn(&str) -> Option<Earlier> + Sync>;
     let mut out: Box<dyn Write + Send>;
     match resumed {
         Some(resumed) => {
@@ -92,11 +92,11 @@ fn batch(args: BatchArgs) -> Result<Tally, Error> {
                 message: format!("cannot open the output file: {e}"),
                 hint: "pass --out a file you can write to".into(),
             })?);
-            skip = Box::new(move |key| resumed.has(key));
+            earlier = Box::new(move |key| resumed.earlier(key));
         }
         None => {
             out = Box::new(std::io::stdout());
-            skip = Box::new(|_| false);
+            earlier = Box::new(|_| None);
         }
     }
     let jobs = usize::from(args.jobs);
@@ -128,7 +128,7 @@ fn batch(args: BatchArgs) -> Result<Tally, Error> {
         ground::batch::run(
             &service,
             entries,
-            &*skip,
+            &*earlier,
             options,
             &mut out,
             &mut |tally| shown.update(tally),
