@@ -26,6 +26,9 @@ pub enum Earlier {
     Failed,
 }
 
+/// One record's id (its string form) and whether it is a failure.
+type OnFile = (String, bool);
+
 /// What an earlier run's records say, and the file opened for appending.
 #[derive(Debug)]
 pub struct Resumed {
@@ -59,7 +62,7 @@ impl Resumed {
                     .rposition(|&b| b == b'\n')
                     .map_or(0, |end| end + 1);
                 repaired = bytes.len() - whole;
-                let records: Vec<(&[u8], Option<(String, bool)>)> = bytes[..whole]
+                let records: Vec<(&[u8], Option<OnFile>)> = bytes[..whole]
                     .split_inclusive(|&b| b == b'\n')
                     .map(|line| {
                         let id = match serde_json::from_slice::<Value>(line) {
