@@ -158,7 +158,7 @@ fn failure_record(entry: &Entry, failure: &Failure) -> Value {
 pub async fn run(
     service: &Service,
     entries: Vec<Entry>,
-    earlier: &(dyn Fn(&str) -> Option<out::Earlier> + Sync),
+    earlier: &out::Lookup,
     options: Options,
     out: &mut dyn Write,
     progress: &mut (dyn FnMut(&Tally) + Send),

@@ -26,6 +26,9 @@ pub enum Earlier {
     Failed,
 }
 
+/// Finds an id's earlier record by its string form: what [`super::run`] skips by.
+pub type Lookup = dyn Fn(&str) -> Option<Earlier> + Sync;
+
 /// One record's id (its string form) and whether it is a failure.
 type OnFile = (String, bool);
 

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use ground::batch::input::{self, Line};
-use ground::batch::out::{Earlier, Resumed};
+use ground::batch::out::{Lookup, Resumed};
 use ground::batch::{Options, Tally};
 use ground::error::{Error, exit};
 use ground::service::Service;
@@ -84,7 +84,7 @@ fn batch(args: BatchArgs) -> Result<Tally, Error> {
         );
     }
     // Ids the output has a record for are skipped; records go to --out, else stdout.
-    let earlier: Box<dyn Fn(&str) -> Option<Earlier> + Sync>;
+    let earlier: Box<Lookup>;
     let mut out: Box<dyn Write + Send>;
     match resumed {
         Some(resumed) => {
