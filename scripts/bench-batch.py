@@ -20,7 +20,6 @@ import json
 import os
 import shlex
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -149,7 +148,8 @@ def main():
     print(f"  shell loop of `ground answer`: {loop_secs:6.2f} s ({loop_answered} answered)")
     print(f"  ground batch -j {args.jobs}:            {batch_secs:6.2f} s ({answered} answered, exit {batch.returncode})")
     print(f"  ratio (loop / batch):         {loop_secs / batch_secs:6.2f}x")
-    print(batch.stderr.strip().splitlines()[-2] if batch.stderr.strip() else "", file=sys.stderr)
+    summary = [line for line in batch.stderr.splitlines() if line.startswith("ground batch:")]
+    print("  " + (summary[-1] if summary else "(no summary)"), flush=True)
 
 
 if __name__ == "__main__":

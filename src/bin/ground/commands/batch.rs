@@ -69,6 +69,7 @@ fn read_lines(name: &str) -> Result<Vec<Line>, Error> {
     }
 }
 
+/// The batch itself: the tally at its end, or the error that kept it from running.
 fn batch(args: BatchArgs) -> Result<Tally, Error> {
     let entries = input::parse(read_lines(&args.input)?);
     let settings = settings(&args.run.overrides(args.pages, args.timeout))?;
