@@ -39,7 +39,7 @@ LAYERS = {
     # L4 the service every long-lived face shares
     "service": 4,
     # L5 faces
-    "render": 5, "doctor": 5, "mcp": 5, "mcp_stdio": 5, "serve": 5,
+    "render": 5, "doctor": 5, "mcp": 5, "mcp_stdio": 5, "serve": 5, "batch": 5,
     # L6 the binary (and, before the move, the command-line files inside the library)
     "bin": 6, "cli": 6, "main": 6, "lib": 6,
     "cache_command": 6, "extract_command": 6, "fetch_command": 6, "search_command": 6,

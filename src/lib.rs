@@ -37,6 +37,7 @@
 //! search -> fetch -> extract -> context -> llm -> grounding -> render
 
 pub mod answer;
+pub mod batch;
 pub mod cache;
 pub(crate) mod calibration;
 pub mod config;

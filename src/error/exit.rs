@@ -28,6 +28,9 @@ pub const OFFLINE: i32 = 7;
 /// deadline (within it, a search waits for the slot): nothing was sent; retry
 /// after the time the message names, or give the run a longer `--timeout`.
 pub const RATE_LIMITED: i32 = 8;
+/// `ground batch`: every question has a record, and some of them are failures (each
+/// failure record says why). No other code fits: the batch itself did not fail.
+pub const SOME_FAILED: i32 = 9;
 /// Interrupted by Ctrl-C (SIGINT).
 pub const INTERRUPTED: i32 = 130;
 
@@ -66,6 +69,10 @@ pub const EXIT_CODE_TABLE: &[(i32, &str)] = &[
     (
         RATE_LIMITED,
         "local search rate limit ([search] max_per_minute): the next free slot is past --timeout; nothing sent",
+    ),
+    (
+        SOME_FAILED,
+        "ground batch: some questions failed (each has its error record in the output)",
     ),
     (INTERRUPTED, "interrupted (Ctrl-C)"),
 ];

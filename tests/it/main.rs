@@ -13,6 +13,7 @@ mod common;
 
 mod addresses;
 mod answer;
+mod batch;
 mod cache;
 mod calibration;
 mod chat;

@@ -45,6 +45,7 @@ fn main() -> ExitCode {
         Command::Doctor(args) => commands::doctor::run(args),
         Command::Mcp(args) => commands::mcp::run(args),
         Command::Serve(args) => commands::serve::run(args),
+        Command::Batch(args) => commands::batch::run(args),
         Command::Cache(args) => commands::cache::run(args),
         Command::Usage(args) => commands::usage::run(args),
         Command::Key(args) => commands::key::run(args),

@@ -1,6 +1,7 @@
 //! One file per command, each a `run(args) -> ExitCode`.
 
 pub mod answer;
+pub mod batch;
 pub mod cache;
 pub mod chat;
 pub mod completions;
