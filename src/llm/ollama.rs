@@ -156,6 +156,7 @@ impl Ollama {
             done_reason: parsed.done_reason,
             prompt_tokens: parsed.prompt_eval_count,
             completion_tokens: parsed.eval_count,
+            ..ModelReply::default()
         })
     }
 }

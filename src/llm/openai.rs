@@ -166,6 +166,7 @@ impl OpenAi {
             done_reason: choice.and_then(|c| c.finish_reason),
             prompt_tokens: usage.as_ref().and_then(|u| u.prompt_tokens),
             completion_tokens: usage.and_then(|u| u.completion_tokens),
+            ..ModelReply::default()
         })
     }
 }
