@@ -37,6 +37,6 @@ pub use client::{ChatBackend, MAX_REPLY_BYTES, ModelReply, ModelRequest, Prefill
 pub use prompt::{
     AnswerBounds, MAX_BUCKET_CITATIONS, MAX_BUCKET_ITEMS, MAX_CITATIONS_PER_STATEMENT,
     MAX_QUOTE_CHARS, MAX_STATEMENT_CHARS, MAX_STATEMENTS, PACK_BUCKETS, PACK_NOTE, SYSTEM_PROMPT,
-    answer_schema, prompt_overhead_tokens, user_message, user_message_with_history, with_pack_buckets,
-    with_questions_for_user,
+    answer_schema, prompt_overhead_tokens, user_message, user_message_with_history,
+    with_pack_buckets, with_questions_for_user,
 };
