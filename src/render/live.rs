@@ -258,7 +258,7 @@ fn completion(shown: &[String], parts: Option<Vec<String>>, full: &str) -> Strin
 
 #[cfg(test)]
 mod tests {
-    use super::completion;
+    use super::{Reading, completion, progress_line, thousands};
 
     fn parts(p: &[&str]) -> Vec<String> {
         p.iter().map(|s| s.to_string()).collect()
