@@ -30,6 +30,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         context_tokens: 4096,
         verbose: false,
         memory_available: None,
+        gpu_layers: None,
     };
     let started = Instant::now();
     let loaded = engine::load(

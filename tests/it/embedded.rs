@@ -415,6 +415,7 @@ mod engine {
             context_tokens: 4096,
             verbose: false,
             memory_available: None,
+            gpu_layers: None,
         }
     }
 
@@ -1329,6 +1330,7 @@ mod cli {
         let text = checks.to_string();
         for name in [
             "model.embedded",
+            "model.device",
             "model.file",
             "model.memory",
             "model.context",
@@ -1336,6 +1338,23 @@ mod cli {
             assert!(text.contains(name), "{name}: {text}");
         }
         assert!(text.contains("trained for 8192"), "{text}");
+        // This build's backend and device are named (CPU-only here unless built with
+        // a GPU feature).
+        let device = checks["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == "model.device")
+            .unwrap();
+        let detail = device["detail"].as_str().unwrap();
+        if cfg!(any(feature = "cuda", feature = "vulkan")) {
+            assert!(
+                detail.contains("CUDA") || detail.contains("Vulkan"),
+                "{detail}"
+            );
+        } else {
+            assert!(detail.starts_with("runs on the CPU"), "{detail}");
+        }
         // A catalogue model not downloaded yet is a warning that names the pull.
         let mut cmd = world.ground();
         cmd.env_remove("GROUND_MODEL")

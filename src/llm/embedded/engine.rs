@@ -34,6 +34,8 @@
 //!   or a follow-up, costs its own tail. The memory is that of one window, as before;
 //!   a request for another window or thread count, or a cache that cannot be cut,
 //!   starts the context afresh and says why ([`Generated::fresh`]).
+//! - **On the GPU when built with one** ([`GPU_BACKEND`]): every layer offloaded
+//!   unless `gpu_layers` says fewer; [`devices`] lists what llama.cpp found.
 //! - **Quiet**: llama.cpp's log goes nowhere (its last errors are kept for the error
 //!   message) unless `verbose` lets it through to stderr.
 //!
@@ -93,6 +95,59 @@ pub struct LoadOptions {
     pub verbose: bool,
     /// Free memory to assume instead of reading /proc/meminfo (tests).
     pub memory_available: Option<u64>,
+    /// Layers to offload to the GPU ([`GPU_BACKEND`] builds); `None`: all.
+    pub gpu_layers: Option<u32>,
+}
+
+/// The GPU backend llama.cpp is built with (cargo features `cuda`, `vulkan`; Metal on
+/// macOS, where llama.cpp builds it by default), or `None` for the CPU only.
+pub const GPU_BACKEND: Option<&str> = if cfg!(feature = "cuda") {
+    Some("CUDA")
+} else if cfg!(feature = "vulkan") {
+    Some("Vulkan")
+} else if cfg!(target_os = "macos") {
+    Some("Metal")
+} else {
+    None
+};
+
+/// One device llama.cpp can run a model on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Device {
+    /// Its backend ("CPU", "Vulkan", "CUDA", "Metal").
+    pub backend: String,
+    /// Its name, e.g. "Vulkan0".
+    pub name: String,
+    /// What it is, e.g. "llvmpipe (LLVM 15.0.6, 256 bits)" (its name when it does not
+    /// say).
+    pub description: String,
+    /// Whether it is a GPU (discrete or integrated) or an accelerator.
+    pub gpu: bool,
+    /// Its free memory in bytes, when it says.
+    pub memory_free: Option<u64>,
+}
+
+/// The devices llama.cpp found in this process (starting llama.cpp if needed).
+pub fn devices() -> Result<Vec<Device>, Error> {
+    use llama_cpp_2::LlamaBackendDeviceType as Type;
+    backend()?;
+    Ok(llama_cpp_2::list_llama_ggml_backend_devices()
+        .into_iter()
+        .map(|d| Device {
+            gpu: matches!(
+                d.device_type,
+                Type::Gpu | Type::IntegratedGpu | Type::Accelerator
+            ),
+            description: crate::text::sanitize_line(if d.description.is_empty() {
+                &d.name
+            } else {
+                &d.description
+            }),
+            name: crate::text::sanitize_line(&d.name),
+            backend: crate::text::sanitize_line(&d.backend),
+            memory_free: (d.memory_free > 0).then_some(d.memory_free as u64),
+        })
+        .collect())
 }
 
 /// A model loaded into this process, shared by every call.
@@ -367,9 +422,13 @@ pub fn load(
     take_errors();
     let _working = WorkingOn::file(&key);
     let flag = cancel.clone();
-    let params = LlamaModelParams::default()
+    let mut params = LlamaModelParams::default()
         .with_use_mmap(true)
         .with_progress_callback(move |_| !flag.load(Ordering::Relaxed));
+    // llama.cpp's default offloads every layer a GPU backend can take.
+    if let Some(layers) = options.gpu_layers {
+        params = params.with_n_gpu_layers(layers);
+    }
     let llama = LlamaModel::load_from_file(backend, &key, &params).map_err(|e| {
         if cancel.load(Ordering::Relaxed) {
             return Error::Interrupted;

@@ -198,6 +198,7 @@ mod backend {
                 context_tokens: self.settings.context_tokens,
                 verbose: self.embedded.verbose,
                 memory_available: self.embedded.memory_available,
+                gpu_layers: self.embedded.gpu_layers,
             }
         }
 
