@@ -452,8 +452,8 @@ mod engine {
         Embedded::new(&settings).unwrap()
     }
 
-    const SOURCES: &str = "[1] Tardigrades (https://example.org/tardigrades)\nTardigrades are micro-animals. In 2007 tardigrades survived ten days in open space on the FOTON-M3 mission.\n\n[2] Water bears (https://example.org/water-bears)\nWater bears can survive temperatures close to absolute zero.";
-    const QUESTION: &str = "Do tardigrades survive in space?";
+    pub(super) const SOURCES: &str = "[1] Tardigrades (https://example.org/tardigrades)\nTardigrades are micro-animals. In 2007 tardigrades survived ten days in open space on the FOTON-M3 mission.\n\n[2] Water bears (https://example.org/water-bears)\nWater bears can survive temperatures close to absolute zero.";
+    pub(super) const QUESTION: &str = "Do tardigrades survive in space?";
 
     pub(super) fn answer_request() -> ModelRequest {
         ModelRequest {
@@ -1436,6 +1436,56 @@ mod real_model {
             "statements came only at the end"
         );
         assert_eq!(backend.model(), "SmolLM2-135M-Instruct.Q4_1.gguf");
+    }
+
+    #[test]
+    #[ignore = "needs GROUND_TEST_GGUF (SmolLM2-135M-Instruct); .ci/test runs it"]
+    fn smollm2_answers_a_second_question_from_its_kept_context_as_from_a_cold_one() {
+        use ground::llm::embedded::engine::{self, GenerateRequest, LoadOptions};
+        use std::sync::atomic::AtomicBool;
+        // Two copies, so each has a context of its own.
+        let dir = tempfile::tempdir().unwrap();
+        let load = |name: &str| {
+            let copy = dir.path().join(name);
+            if std::fs::hard_link(smollm2(), &copy).is_err() {
+                std::fs::copy(smollm2(), &copy).unwrap();
+            }
+            let options = LoadOptions {
+                label: name.into(),
+                smaller: None,
+                context_tokens: 4096,
+                verbose: false,
+                memory_available: None,
+                gpu_layers: None,
+            };
+            engine::load(&copy, &options, &Arc::new(AtomicBool::new(false))).unwrap()
+        };
+        let request = |question: &str| {
+            let base = answer_request();
+            GenerateRequest {
+                system: base.system,
+                user: llm::user_message(super::engine::SOURCES, question),
+                schema: Some(base.schema),
+                context_tokens: 4096,
+                max_tokens: 256,
+                threads: 1,
+            }
+        };
+        let second = request("How long did tardigrades survive in open space?");
+        let run = |model: &engine::Model, r: &GenerateRequest| {
+            engine::generate(model, r, &AtomicBool::new(false), &mut |_| {}).unwrap()
+        };
+        let cold = run(&load("cold.gguf"), &second);
+        let warm_model = load("warm.gguf");
+        run(&warm_model, &request(super::engine::QUESTION));
+        let warm = run(&warm_model, &second);
+        assert!(
+            warm.cached_prompt_tokens > warm.prompt_tokens / 2,
+            "{} of {}",
+            warm.cached_prompt_tokens,
+            warm.prompt_tokens
+        );
+        assert_eq!(warm.text, cold.text);
     }
 
     #[tokio::test]
