@@ -4,12 +4,14 @@
 //!   files are kept and the download manager that fetches one once;
 //! - [`gguf`]: the bounded check of a GGUF file's header before llama.cpp sees it;
 //! - [`engine`] (cargo feature `embedded`): loading a model once per process and
-//!   writing replies with it under the answer's JSON grammar;
+//!   writing replies with it under the answer's JSON grammar, its context kept between
+//!   replies so a prompt's shared front is never read twice;
 //! - [`Embedded`] (same feature): the [`ChatBackend`](super::ChatBackend) over the
 //!   engine, so the pipeline streams its statements exactly as from Ollama.
 //!
 //! The engine blocks (it is CPU work for seconds to minutes), so [`Embedded`] runs it
-//! on a thread of its own and passes the text pieces back through a channel; when the
+//! on a thread of its own and passes the prefill's progress and the text pieces back
+//! through a channel; when the
 //! caller stops waiting (Ctrl-C, `--timeout`, an MCP call cancelled) the future is
 //! dropped, which raises the engine's cancel flag, and the thread stops within a
 //! second.
