@@ -26,6 +26,10 @@ pub struct ModelInfo {
     pub file: Option<String>,
     /// Prompt tokens the server counted.
     pub prompt_tokens: Option<u32>,
+    /// Of `prompt_tokens`, those the model held from an earlier call in this process
+    /// and did not read again (the embedded model only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cached_prompt_tokens: Option<u32>,
     /// Tokens generated.
     pub completion_tokens: Option<u32>,
     /// Our estimate of the prompt's tokens.
@@ -56,6 +60,13 @@ pub struct Timings {
     pub extract: u64,
     /// Model call(s).
     pub llm: u64,
+    /// Of `llm`, the answer call's reading of the prompt (backends that measure it
+    /// apart: the embedded model).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub llm_prefill: Option<u64>,
+    /// Of `llm`, the answer call's writing of the reply (same backends).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub llm_generation: Option<u64>,
     /// Whole run.
     pub total: u64,
 }

@@ -572,6 +572,9 @@ pub struct EmbeddedSettings {
     pub download: bool,
     /// Threads for generation; 0 = the machine's physical cores.
     pub threads: usize,
+    /// Layers offloaded to the GPU in a build with a GPU backend (`--gpu-layers`,
+    /// `[llm] gpu_layers`); `None`: all of them. Ignored by a CPU-only build.
+    pub gpu_layers: Option<u32>,
     /// Let llama.cpp's own log through to stderr (`--verbose`).
     pub verbose: bool,
     /// How long a download may receive nothing before it gives up.
@@ -597,6 +600,7 @@ impl EmbeddedSettings {
             hub_url: Url::parse(DEFAULT_MODEL_HUB).expect("the default hub URL is valid"),
             download: true,
             threads: 0,
+            gpu_layers: None,
             verbose: false,
             stall: Duration::from_secs(30),
             memory_available: None,

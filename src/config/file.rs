@@ -208,6 +208,9 @@ pub(crate) struct FileLlm {
     pub download: Option<bool>,
     /// `threads`: threads of the embedded model (0: the physical cores).
     pub threads: Option<usize>,
+    /// `gpu_layers`: the embedded model's layers offloaded to the GPU (builds with a
+    /// GPU backend; default all).
+    pub gpu_layers: Option<u32>,
 }
 
 /// Where the config file is looked for when `--config` is not given:

@@ -49,6 +49,8 @@ pub struct Overrides {
     pub no_download: bool,
     /// `--verbose`: llama.cpp's own log on stderr.
     pub verbose: bool,
+    /// `--gpu-layers`: the embedded model's layers on the GPU.
+    pub gpu_layers: Option<u32>,
     /// `--context-tokens`.
     pub context_tokens: Option<u32>,
     /// `--max-answer-tokens`.

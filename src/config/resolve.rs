@@ -383,12 +383,26 @@ fn embedded(
         };
     let threads = file.llm.threads.unwrap_or(0);
     check_range("[llm] threads", threads as u64, 0, 1024)?;
+    let gpu_layers = match (flags.gpu_layers, env("GROUND_GPU_LAYERS")) {
+        (Some(n), _) => Some(n),
+        (None, Some(v)) => {
+            Some(
+                v.trim().parse::<u32>().map_err(|_| Error::Config {
+                    message: format!("GROUND_GPU_LAYERS={v:?} is not a number of layers"),
+                    hint: "set it to 0 (the CPU only) or more, or unset it (all layers on the GPU)"
+                        .into(),
+                })?,
+            )
+        }
+        (None, None) => file.llm.gpu_layers,
+    };
     Ok(EmbeddedSettings {
         model_file,
         models_dir,
         hub_url,
         download,
         threads,
+        gpu_layers,
         verbose: flags.verbose,
         ..EmbeddedSettings::default()
     })

@@ -20,6 +20,8 @@ pub(super) async fn embedded_checks(llm: &LlmSettings) -> (Vec<Check>, Option<u6
             Area::Model,
             "the embedded engine (llama.cpp) is built in",
         ));
+        #[cfg(feature = "embedded")]
+        checks.push(device_check(llm).await);
     } else {
         checks.push(Check::from_error(
             "model.embedded",
@@ -216,4 +218,77 @@ pub(super) async fn embedded_checks(llm: &LlmSettings) -> (Vec<Check>, Option<u6
         },
     );
     (checks, info.trained_context())
+}
+
+/// Where the embedded model runs: the GPU backend of this build and the device
+/// llama.cpp found for it, or the CPU.
+#[cfg(feature = "embedded")]
+async fn device_check(llm: &LlmSettings) -> Check {
+    use crate::llm::embedded::engine;
+    const NAME: &str = "model.device";
+    // Starting llama.cpp looks for devices: CPU work, off the runtime.
+    let devices = match tokio::task::spawn_blocking(engine::devices).await {
+        Ok(Ok(devices)) => devices,
+        Ok(Err(e)) => return Check::from_error(NAME, Area::Model, &e),
+        Err(e) => {
+            return Check::fail(
+                NAME,
+                Area::Model,
+                format!("llama.cpp's device listing stopped: {e}"),
+                "run `ground doctor --verbose` to see llama.cpp's log".into(),
+            );
+        }
+    };
+    let cpu = devices
+        .iter()
+        .find(|d| !d.gpu)
+        .map(|d| d.description.clone())
+        .unwrap_or_else(|| "no CPU device listed".into());
+    let Some(backend) = engine::GPU_BACKEND else {
+        return Check::ok(
+            NAME,
+            Area::Model,
+            format!(
+                "runs on the CPU ({cpu}): this build has no GPU backend (cargo features `cuda`, `vulkan`; Metal on macOS)"
+            ),
+        );
+    };
+    let gpu = devices.iter().find(|d| d.gpu);
+    match (gpu, llm.embedded.gpu_layers) {
+        (Some(_), Some(0)) => Check::ok(
+            NAME,
+            Area::Model,
+            format!(
+                "runs on the CPU ({cpu}): --gpu-layers 0 keeps every layer off the {backend} GPU"
+            ),
+        ),
+        (Some(gpu), layers) => {
+            let layers = match layers {
+                Some(n) => format!("{n} layers"),
+                None => "every layer".into(),
+            };
+            let free = gpu
+                .memory_free
+                .map(|b| format!(", {:.1} GB free", b as f64 / 1e9))
+                .unwrap_or_default();
+            Check::ok(
+                NAME,
+                Area::Model,
+                format!(
+                    "{backend}: {layers} on {} ({}){free}",
+                    gpu.name, gpu.description
+                ),
+            )
+        }
+        (None, _) => Check::warn(
+            NAME,
+            Area::Model,
+            format!(
+                "built with {backend}, but llama.cpp found no {backend} device: runs on the CPU ({cpu})"
+            ),
+            format!(
+                "check the {backend} driver (e.g. `vulkaninfo --summary`, `nvidia-smi`), or build without the GPU feature"
+            ),
+        ),
+    }
 }

@@ -7,6 +7,8 @@
 //! [`StatementStream`]), so a caller can show it before the reply ends. The whole
 //! reply, parsed once it is complete, stays the source of truth.
 
+use std::time::Duration;
+
 use serde_json::{Value, json};
 
 use crate::answer::stream::StatementStream;
@@ -15,7 +17,7 @@ use crate::error::{Error, ReplyProblem};
 use crate::text::normalise;
 use crate::text::{sanitize_line, shorten};
 
-use super::client::{ChatBackend, MAX_REPLY_BYTES, ModelReply, ModelRequest};
+use super::client::{ChatBackend, MAX_REPLY_BYTES, ModelReply, ModelRequest, Prefill};
 use super::prompt::MAX_STATEMENTS;
 
 /// One model call's outcome across retries.
@@ -27,6 +29,10 @@ pub struct Asked {
     pub reply: ModelReply,
     /// Calls made (1 or 2).
     pub attempts: u32,
+    /// Time spent reading the prompt, over all calls (backends that measure it).
+    pub prefill: Option<Duration>,
+    /// Time spent writing replies, over all calls (backends that measure it).
+    pub generation: Option<Duration>,
 }
 
 /// What [`ask_streaming`] reports while the model writes.
@@ -34,6 +40,9 @@ pub struct Asked {
 pub enum AskEvent<'a> {
     /// An attempt begins: 1, or 2 for the retry. Nothing of it has arrived yet.
     Attempt(u32),
+    /// How far the model has read the prompt (backends that know: the embedded
+    /// model); comes before the attempt's text.
+    Prefill(Prefill),
     /// The next piece of the reply text (about one token).
     Text(&'a str),
     /// A statement of the reply is complete.
@@ -66,6 +75,15 @@ pub async fn ask_streaming(
 ) -> Result<Asked, Error> {
     let mut current = request.clone();
     let mut last_problem: Option<Error> = None;
+    let (mut prefill, mut generation) = (None, None);
+    // Text and prefill reports come through two callbacks, one at a time: both reach
+    // `watch` through this lock (never contended).
+    let shared = std::sync::Mutex::new(watch);
+    let watch = |event: AskEvent<'_>| {
+        if let Ok(mut watch) = shared.lock() {
+            watch(event);
+        }
+    };
     for attempt in 1..=2u32 {
         watch(AskEvent::Attempt(attempt));
         let mut stream = StatementStream::new(MAX_REPLY_BYTES);
@@ -91,7 +109,16 @@ pub async fn ask_streaming(
                 });
             }
         };
-        let reply = client.chat_stream(&current, &mut on_text).await?;
+        let mut on_prefill = |prefill: Prefill| watch(AskEvent::Prefill(prefill));
+        let reply = client
+            .chat_stream_reading(&current, &mut on_text, &mut on_prefill)
+            .await?;
+        let add = |sum: Option<Duration>, more: Option<Duration>| match (sum, more) {
+            (Some(a), Some(b)) => Some(a + b),
+            (a, b) => a.or(b),
+        };
+        prefill = add(prefill, reply.prefill);
+        generation = add(generation, reply.generation);
         let cut_off = reply.done_reason.as_deref() == Some("length");
         // Parsing is CPU work on up to MAX_REPLY_BYTES of text: off the runtime, so
         // deadlines and Ctrl-C keep firing while it runs (it is linear, so it is short).
@@ -118,6 +145,8 @@ pub async fn ask_streaming(
                     answer,
                     reply,
                     attempts: attempt,
+                    prefill,
+                    generation,
                 });
             }
             Err(_) if cut_off => format!(

@@ -4,7 +4,7 @@
 use crate::error::Error;
 use crate::settings::{LlmBackend, LlmSettings};
 
-use super::client::{ChatBackend, ModelReply, ModelRequest};
+use super::client::{ChatBackend, ModelReply, ModelRequest, Prefill};
 use super::server::{ChatServer, Wire};
 
 /// The configured backend, chosen at run time.
@@ -62,6 +62,18 @@ impl ChatBackend for Backend {
             Backend::Server(b) => b.chat_stream(request, on_text).await,
             #[cfg(feature = "embedded")]
             Backend::Embedded(b) => b.chat_stream(request, on_text).await,
+        }
+    }
+    async fn chat_stream_reading(
+        &self,
+        request: &ModelRequest,
+        on_text: &mut (dyn FnMut(&str) + Send),
+        on_prefill: &mut (dyn FnMut(Prefill) + Send),
+    ) -> Result<ModelReply, Error> {
+        match self {
+            Backend::Server(b) => b.chat_stream_reading(request, on_text, on_prefill).await,
+            #[cfg(feature = "embedded")]
+            Backend::Embedded(b) => b.chat_stream_reading(request, on_text, on_prefill).await,
         }
     }
     fn model(&self) -> &str {

@@ -32,6 +32,18 @@ pub trait ChatBackend {
         request: &ModelRequest,
         on_text: &mut (dyn FnMut(&str) + Send),
     ) -> impl Future<Output = Result<ModelReply, Error>> + Send;
+    /// [`Self::chat_stream`], also telling `on_prefill` how far the model has read the
+    /// prompt, for a backend that knows (the embedded model; a server's backend says
+    /// nothing: its default is `chat_stream`). Reports come in order, before the text.
+    fn chat_stream_reading(
+        &self,
+        request: &ModelRequest,
+        on_text: &mut (dyn FnMut(&str) + Send),
+        on_prefill: &mut (dyn FnMut(Prefill) + Send),
+    ) -> impl Future<Output = Result<ModelReply, Error>> + Send {
+        let _ = on_prefill;
+        self.chat_stream(request, on_text)
+    }
     /// The model name, for reports.
     fn model(&self) -> &str;
     /// Which API this is.
@@ -431,4 +443,22 @@ pub struct ModelReply {
     pub prompt_tokens: Option<u32>,
     /// Tokens generated.
     pub completion_tokens: Option<u32>,
+    /// Prompt tokens the model already held from an earlier call and did not read
+    /// again (the embedded model; `None` where the server does not say).
+    pub cached_prompt_tokens: Option<u32>,
+    /// Time spent reading the prompt, where the backend measures it apart.
+    pub prefill: Option<std::time::Duration>,
+    /// Time spent writing the reply, where the backend measures it apart.
+    pub generation: Option<std::time::Duration>,
+}
+
+/// How far a model has read the prompt (see [`ChatBackend::chat_stream_reading`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Prefill {
+    /// Prompt tokens in the model's context so far.
+    pub done: u32,
+    /// The prompt's tokens.
+    pub total: u32,
+    /// Of `done`, those held from an earlier call (not read again).
+    pub cached: u32,
 }

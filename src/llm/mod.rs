@@ -35,9 +35,10 @@ pub(crate) mod server;
 pub use ask::{AskEvent, Asked, ask, ask_streaming};
 pub use backend::Backend;
 pub use choose::{Chosen, PROBE, choose};
-pub use client::{ChatBackend, MAX_REPLY_BYTES, ModelReply, ModelRequest};
+pub use client::{ChatBackend, MAX_REPLY_BYTES, ModelReply, ModelRequest, Prefill};
 pub use prompt::{
     AnswerBounds, MAX_BUCKET_CITATIONS, MAX_BUCKET_ITEMS, MAX_CITATIONS_PER_STATEMENT,
     MAX_QUOTE_CHARS, MAX_STATEMENT_CHARS, MAX_STATEMENTS, PACK_NOTE, SYSTEM_PROMPT, answer_schema,
-    prompt_overhead_tokens, user_message, with_pack_buckets, with_questions_for_user,
+    prompt_overhead_tokens, user_message, user_message_with_history, with_pack_buckets,
+    with_questions_for_user,
 };

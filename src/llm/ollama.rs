@@ -102,6 +102,7 @@ pub(super) fn parse_whole(
         done_reason: parsed.done_reason,
         prompt_tokens: parsed.prompt_eval_count,
         completion_tokens: parsed.eval_count,
+        ..ModelReply::default()
     })
 }
 

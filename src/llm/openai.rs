@@ -111,6 +111,7 @@ pub(super) fn parse_whole(
         done_reason: choice.and_then(|c| c.finish_reason),
         prompt_tokens: usage.as_ref().and_then(|u| u.prompt_tokens),
         completion_tokens: usage.and_then(|u| u.completion_tokens),
+        ..ModelReply::default()
     })
 }
 

@@ -74,7 +74,15 @@ If the sources do not answer the question, set \"answerable\" to false, give no 
 
 /// The user message: the sources block, then the question.
 pub fn user_message(sources_block: &str, question: &str) -> String {
-    format!("Sources:\n\n{sources_block}\n\nQuestion: {question}")
+    user_message_with_history(sources_block, "", question)
+}
+
+/// The user message of a conversation's turn: the sources block, the conversation's
+/// `history` block (empty for none), then the question. Stable parts first: a model
+/// that keeps its context from the turn before (the embedded model, a server's
+/// prompt cache) reads again only what follows the sources.
+pub fn user_message_with_history(sources_block: &str, history: &str, question: &str) -> String {
+    format!("Sources:\n\n{sources_block}\n\n{history}Question: {question}")
 }
 
 /// Tokens the prompt needs besides the sources block (instructions, question, chat

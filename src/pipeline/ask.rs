@@ -49,11 +49,24 @@ impl Run<'_> {
         let t = Instant::now();
         let (request, language) = self.request(question, fitted);
         let watch = self.watch;
+        let events = self.events;
+        let sources = fitted.sources.len();
         let mut pieces = 0u64;
         let asked = llm::ask_streaming(&self.client, &request, &mut |event| match event {
             llm::AskEvent::Attempt(n) => {
                 pieces = 0;
                 watch.attempt(n);
+            }
+            llm::AskEvent::Prefill(prefill) => {
+                events.emit(
+                    "prefill",
+                    serde_json::json!({
+                        "done": prefill.done,
+                        "total": prefill.total,
+                        "cached": prefill.cached,
+                    }),
+                );
+                watch.reading(sources, prefill);
             }
             llm::AskEvent::Text(_) => {
                 pieces += 1;
@@ -83,6 +96,13 @@ impl Run<'_> {
         };
         self.calls += asked.attempts;
         self.so_far.timings.llm += elapsed_ms(t);
+        let ms = |d: std::time::Duration| u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+        if let Some(prefill) = asked.prefill {
+            *self.so_far.timings.llm_prefill.get_or_insert(0) += ms(prefill);
+        }
+        if let Some(generation) = asked.generation {
+            *self.so_far.timings.llm_generation.get_or_insert(0) += ms(generation);
+        }
         if asked.answer.over_bounds > 0 {
             self.warn(format!(
                 "the model's reply went past the answer schema's bounds: {} statements, citations or unknowns beyond them were dropped",
@@ -104,12 +124,10 @@ impl Run<'_> {
         let llm_settings = &self.settings.llm;
         let mut request = ModelRequest {
             system: llm::SYSTEM_PROMPT.to_string(),
-            // A conversation's last turns come first, bounded (see `followup.rs`).
-            user: format!(
-                "{}{}",
-                self.history,
-                llm::user_message(&fitted.context.text, question)
-            ),
+            // Stable first (the sources, then the conversation's last turns, bounded:
+            // see `followup.rs`, then the question), so a model that keeps its context
+            // reads a follow-up's sources only once.
+            user: llm::user_message_with_history(&fitted.context.text, &self.history, question),
             schema: llm::answer_schema(
                 fitted.sources.len(),
                 llm::AnswerBounds::for_tokens(llm_settings.max_answer_tokens),
@@ -162,6 +180,7 @@ impl Run<'_> {
             max_answer_tokens: self.settings.llm.max_answer_tokens,
             attempts: self.calls,
             done_reason: reply.done_reason.clone(),
+            cached_prompt_tokens: reply.cached_prompt_tokens,
             token_ratio: 1.0,
             token_ratio_calibrated: false,
         }

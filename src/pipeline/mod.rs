@@ -42,6 +42,11 @@ pub use followup::{MAX_PRIOR_TURNS, MAX_SESSION_SOURCES, Prior, PriorTurn};
 pub trait Watch: Send + Sync {
     /// An answer attempt begins: 1, or 2 for the retry (see [`crate::llm::ask_streaming`]).
     fn attempt(&self, _attempt: u32) {}
+    /// The model has read `prefill.done` of the prompt's `prefill.total` tokens, the
+    /// prompt holding `sources` sources (backends that say: the embedded model). Comes
+    /// after [`Self::attempt`] and before the attempt's text, at most
+    /// [`PREFILL_REPORTS`] times per attempt.
+    fn reading(&self, _sources: usize, _prefill: crate::llm::Prefill) {}
     /// Reply text arrived; `pieces` counts the pieces (about one token each) of this
     /// attempt so far.
     fn writing(&self, _pieces: u64) {}
@@ -53,6 +58,10 @@ pub trait Watch: Send + Sync {
     /// answered (before any search or answer call).
     fn rewritten(&self, _standalone: &str) {}
 }
+
+/// Most [`Watch::reading`] reports per answer attempt: the embedded engine's first
+/// report and its thinned steps (`engine::PREFILL_STEPS`).
+pub const PREFILL_REPORTS: usize = 33;
 
 /// Nobody watching.
 pub struct Unwatched;

@@ -106,14 +106,59 @@ pub fn rest_of_line(shown: &Shown, report: &Report, style: Style, content: &str)
     out.strip_suffix('\n').unwrap_or(&out).to_string()
 }
 
+/// How far the model has read the prompt, for [`progress_line`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Reading {
+    /// Sources in the prompt.
+    pub sources: usize,
+    /// Prompt tokens in the model's context.
+    pub done: u32,
+    /// The prompt's tokens.
+    pub total: u32,
+    /// Of `done`, those held from an earlier answer (read at no cost).
+    pub cached: u32,
+    /// Seconds since the model started reading (its first report).
+    pub seconds: f64,
+}
+
+impl Reading {
+    /// Seconds left at the speed so far; `None` until there is a speed to go by.
+    fn left(&self) -> Option<f64> {
+        let read = self.done.saturating_sub(self.cached);
+        if read == 0 || self.seconds < 0.5 {
+            return None;
+        }
+        Some(f64::from(self.total.saturating_sub(self.done)) * self.seconds / f64::from(read))
+    }
+}
+
 /// The progress line while the model works on attempt `attempt`, `elapsed` seconds
-/// after it was asked: still reading the prompt, or (`writing`: seconds since its
-/// first text, and the pieces written) writing, with its speed.
-pub fn progress_line(attempt: u32, elapsed: f64, writing: Option<(f64, u64)>) -> String {
+/// after it was asked: reading the prompt (with how far, when the model says:
+/// `reading`), or (`writing`: seconds since its first text, and the pieces written)
+/// writing, with its speed.
+pub fn progress_line(
+    attempt: u32,
+    elapsed: f64,
+    reading: Option<Reading>,
+    writing: Option<(f64, u64)>,
+) -> String {
     let retry = if attempt > 1 { " (retry)" } else { "" };
-    match writing {
-        None => format!("ground: the model is reading the prompt{retry}… {elapsed:.1} s"),
-        Some((writing, pieces)) => {
+    match (writing, reading) {
+        (None, Some(r)) => {
+            let plural = if r.sources == 1 { "" } else { "s" };
+            let left = match r.left() {
+                Some(s) => format!(", about {} s left", s.ceil() as u64),
+                None => String::new(),
+            };
+            format!(
+                "ground: reading {} source{plural}{retry}: {}/{} tokens{left}",
+                r.sources,
+                thousands(u64::from(r.done)),
+                thousands(u64::from(r.total)),
+            )
+        }
+        (None, None) => format!("ground: the model is reading the prompt{retry}… {elapsed:.1} s"),
+        (Some((writing, pieces)), _) => {
             let rate = if writing > 0.05 {
                 format!(", {:.1} tokens/s", pieces as f64 / writing)
             } else {
@@ -122,6 +167,19 @@ pub fn progress_line(attempt: u32, elapsed: f64, writing: Option<(f64, u64)>) ->
             format!("ground: the model is writing{retry}… {elapsed:.1} s, {pieces} tokens{rate}")
         }
     }
+}
+
+/// `n` with commas between thousands (2,700).
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// The note on stderr when a run failed (or was `interrupted`) after `shown`
@@ -200,10 +258,48 @@ fn completion(shown: &[String], parts: Option<Vec<String>>, full: &str) -> Strin
 
 #[cfg(test)]
 mod tests {
-    use super::completion;
+    use super::{Reading, completion, progress_line, thousands};
 
     fn parts(p: &[&str]) -> Vec<String> {
         p.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn the_reading_line_counts_tokens_and_the_time_left() {
+        let mut reading = Reading {
+            sources: 3,
+            done: 1_200,
+            total: 2_700,
+            cached: 0,
+            seconds: 20.0,
+        };
+        assert_eq!(
+            progress_line(1, 21.0, Some(reading), None),
+            "ground: reading 3 sources: 1,200/2,700 tokens, about 25 s left"
+        );
+        // What was held from an earlier answer costs nothing: the speed is the rest's.
+        reading.cached = 1_000;
+        reading.seconds = 2.0;
+        assert_eq!(
+            progress_line(2, 2.0, Some(reading), None),
+            "ground: reading 3 sources (retry): 1,200/2,700 tokens, about 15 s left"
+        );
+        // No speed yet: no estimate.
+        let start = Reading {
+            sources: 1,
+            done: 0,
+            total: 950,
+            cached: 0,
+            seconds: 0.0,
+        };
+        assert_eq!(
+            progress_line(1, 0.1, Some(start), None),
+            "ground: reading 1 source: 0/950 tokens"
+        );
+        // Once the text comes, the writing line takes over.
+        assert!(progress_line(1, 30.0, Some(reading), Some((1.0, 5))).contains("is writing"));
+        assert_eq!(thousands(1_234_567), "1,234,567");
+        assert_eq!(thousands(999), "999");
     }
 
     #[test]

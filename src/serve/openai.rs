@@ -460,15 +460,20 @@ fn perplexity_fields(report: &Report) -> (Value, Value) {
 }
 
 /// OpenAI's `usage` from the report's token counts (zero where the server did not
-/// say).
+/// say), with `prompt_tokens_details.cached_tokens` where the model said it.
 fn usage(report: &Report) -> Value {
     let prompt = report.model.prompt_tokens.unwrap_or(0);
     let completion = report.model.completion_tokens.unwrap_or(0);
-    json!({
+    let mut usage = json!({
         "prompt_tokens": prompt,
         "completion_tokens": completion,
         "total_tokens": prompt + completion,
-    })
+    });
+    // The embedded model says how much of the prompt it held from an earlier call.
+    if let Some(cached) = report.model.cached_prompt_tokens {
+        usage["prompt_tokens_details"] = json!({"cached_tokens": cached});
+    }
+    usage
 }
 
 fn finish_reason(report: &Report) -> &'static str {

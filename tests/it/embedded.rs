@@ -415,6 +415,7 @@ mod engine {
             context_tokens: 4096,
             verbose: false,
             memory_available: None,
+            gpu_layers: None,
         }
     }
 
@@ -451,8 +452,8 @@ mod engine {
         Embedded::new(&settings).unwrap()
     }
 
-    const SOURCES: &str = "[1] Tardigrades (https://example.org/tardigrades)\nTardigrades are micro-animals. In 2007 tardigrades survived ten days in open space on the FOTON-M3 mission.\n\n[2] Water bears (https://example.org/water-bears)\nWater bears can survive temperatures close to absolute zero.";
-    const QUESTION: &str = "Do tardigrades survive in space?";
+    pub(super) const SOURCES: &str = "[1] Tardigrades (https://example.org/tardigrades)\nTardigrades are micro-animals. In 2007 tardigrades survived ten days in open space on the FOTON-M3 mission.\n\n[2] Water bears (https://example.org/water-bears)\nWater bears can survive temperatures close to absolute zero.";
+    pub(super) const QUESTION: &str = "Do tardigrades survive in space?";
 
     pub(super) fn answer_request() -> ModelRequest {
         ModelRequest {
@@ -502,8 +503,14 @@ mod engine {
         let mut pieces = String::new();
         let mut statements = Vec::new();
         let mut texts_after_first_statement = 0usize;
+        let mut prefill_after_text = false;
+        let mut last_prefill = None;
         let asked = llm::ask_streaming(&backend, &request, &mut |event| match event {
             AskEvent::Attempt(_) => pieces.clear(),
+            AskEvent::Prefill(p) => {
+                prefill_after_text |= !pieces.is_empty();
+                last_prefill = Some(p);
+            }
             AskEvent::Text(t) => {
                 pieces.push_str(t);
                 if !statements.is_empty() {
@@ -517,6 +524,12 @@ mod engine {
         // The grammar kept the reply to the schema: it parsed, and it is the text the
         // pieces spelled out as they came.
         assert_eq!(asked.reply.content, pieces);
+        // The prompt was read, all of it, before any text came.
+        assert!(!prefill_after_text);
+        let last = last_prefill.expect("prefill reports");
+        assert_eq!(Some(last.total), asked.reply.prompt_tokens);
+        assert_eq!(last.done, last.total);
+        assert!(asked.prefill.is_some() && asked.generation.is_some());
         let value: serde_json::Value = serde_json::from_str(&asked.reply.content).unwrap();
         assert!(value["answerable"].is_boolean(), "{value}");
         assert!(value["statements"].as_array().unwrap().len() <= 3);
@@ -690,6 +703,213 @@ mod engine {
         // over a second, so the bound only catches a cancel that waits for the whole
         // prompt.
         assert!(took < Duration::from_secs(3), "{took:?}");
+    }
+
+    /// A model of its own, loaded anew: its context holds nothing, and no other test's
+    /// reply changes what it holds.
+    fn fresh_model() -> (tempfile::TempDir, Arc<engine::Model>) {
+        let dir = tempfile::tempdir().unwrap();
+        let copy = copy_of(&test_gguf(), dir.path());
+        let model = engine::load(&copy, &options(), &Arc::new(AtomicBool::new(false))).unwrap();
+        (dir, model)
+    }
+
+    fn greedy(system: &str, question: &str) -> GenerateRequest {
+        GenerateRequest {
+            system: system.into(),
+            user: llm::user_message(SOURCES, question),
+            schema: Some(llm::answer_schema(2, llm::AnswerBounds::for_tokens(256))),
+            context_tokens: 1024,
+            max_tokens: 40,
+            threads: 1,
+        }
+    }
+
+    fn run(model: &engine::Model, request: &GenerateRequest) -> engine::Generated {
+        engine::generate(model, request, &AtomicBool::new(false), &mut |_| {}).unwrap()
+    }
+
+    fn shared(a: &[llama_cpp_2::token::LlamaToken], b: &[llama_cpp_2::token::LlamaToken]) -> u32 {
+        a.iter().zip(b).take_while(|(x, y)| x == y).count() as u32
+    }
+
+    #[test]
+    fn a_second_question_on_the_same_sources_reads_only_its_tail() {
+        let first = greedy(llm::SYSTEM_PROMPT, QUESTION);
+        let second = greedy(llm::SYSTEM_PROMPT, "How long did they stay in open space?");
+        let (_cold_dir, cold) = fresh_model();
+        let from_cold = run(&cold, &second);
+        assert_eq!(from_cold.cached_prompt_tokens, 0);
+        assert_eq!(from_cold.fresh, None);
+
+        let (_dir, model) = fresh_model();
+        let one = run(&model, &first);
+        assert_eq!(one.cached_prompt_tokens, 0);
+        let two = run(&model, &second);
+        // What the two prompts share (instructions, sources) was not read again.
+        let prompt = |r: &GenerateRequest| model.prompt_tokens(&r.system, &r.user).unwrap();
+        let common = shared(&prompt(&first), &prompt(&second));
+        assert!(
+            common > two.prompt_tokens * 3 / 4,
+            "{common} of {}",
+            two.prompt_tokens
+        );
+        assert_eq!(two.cached_prompt_tokens, common);
+        assert_eq!(two.evaluated_prompt_tokens(), two.prompt_tokens - common);
+        assert_eq!(two.fresh, None);
+        // The same reply as from a context that held nothing.
+        assert_eq!(two.text, from_cold.text);
+        assert_eq!(two.completion_tokens, from_cold.completion_tokens);
+        assert_eq!(two.done_reason, from_cold.done_reason);
+
+        // The same prompt again: only its last token is read (its scores start the
+        // reply), and the reply is the same.
+        let again = run(&model, &second);
+        assert_eq!(again.evaluated_prompt_tokens(), 1);
+        assert_eq!(again.text, from_cold.text);
+    }
+
+    #[test]
+    fn a_prompt_that_diverges_early_is_read_again_and_answered_the_same() {
+        let other = greedy("Answer in French, from the sources.", QUESTION);
+        let (_cold_dir, cold) = fresh_model();
+        let from_cold = run(&cold, &other);
+
+        let (_dir, model) = fresh_model();
+        run(&model, &greedy(llm::SYSTEM_PROMPT, QUESTION));
+        let diverged = run(&model, &other);
+        // Only the chat template's opening is shared.
+        assert!(
+            diverged.cached_prompt_tokens < 8,
+            "{}",
+            diverged.cached_prompt_tokens
+        );
+        assert_eq!(diverged.text, from_cold.text);
+    }
+
+    #[test]
+    fn a_conversation_that_no_longer_fits_starts_afresh() {
+        let (_dir, model) = fresh_model();
+        let small = GenerateRequest {
+            context_tokens: 1024,
+            ..greedy(llm::SYSTEM_PROMPT, QUESTION)
+        };
+        run(&model, &small);
+        // A prompt past the window is refused and leaves the context as it was.
+        let long = GenerateRequest {
+            user: format!("{} {}", small.user, "More sources. ".repeat(300)),
+            ..small.clone()
+        };
+        let err =
+            engine::generate(&model, &long, &AtomicBool::new(false), &mut |_| {}).unwrap_err();
+        assert!(matches!(err, Error::ModelPromptTooLong { .. }), "{err:?}");
+        let kept = run(&model, &small);
+        assert_eq!(kept.evaluated_prompt_tokens(), 1);
+        // A larger window for it: a new context, nothing held, the reply of a cold one.
+        let larger = GenerateRequest {
+            context_tokens: 4096,
+            ..long
+        };
+        let afresh = run(&model, &larger);
+        assert_eq!(afresh.cached_prompt_tokens, 0);
+        assert_eq!(
+            afresh.fresh.as_deref(),
+            Some("the window changed from 1024 to 4096 tokens")
+        );
+        let (_cold_dir, cold) = fresh_model();
+        assert_eq!(afresh.text, run(&cold, &larger).text);
+    }
+
+    #[test]
+    fn prefill_steps_come_in_order_bounded_and_before_the_text() {
+        let (_dir, model) = fresh_model();
+        let long = GenerateRequest {
+            system: llm::SYSTEM_PROMPT.into(),
+            user: llm::user_message(&SOURCES.repeat(12), QUESTION),
+            schema: None,
+            context_tokens: 8192,
+            max_tokens: 4,
+            threads: 1,
+        };
+        let steps = |request: &GenerateRequest| {
+            let mut seen = Vec::new();
+            let mut text_seen = false;
+            let out =
+                engine::generate_with(&model, request, &AtomicBool::new(false), &mut |s| match s {
+                    engine::Step::Prefill {
+                        done,
+                        total,
+                        cached,
+                    } => {
+                        assert!(!text_seen, "prefill after text");
+                        seen.push((done, total, cached));
+                    }
+                    engine::Step::Text(_) => text_seen = true,
+                })
+                .unwrap();
+            (out, seen)
+        };
+        let (out, seen) = steps(&long);
+        assert!(out.prompt_tokens > 1000, "{}", out.prompt_tokens);
+        assert_eq!(seen.first(), Some(&(0, out.prompt_tokens, 0)));
+        assert_eq!(
+            seen.last(),
+            Some(&(out.prompt_tokens, out.prompt_tokens, 0))
+        );
+        assert!(seen.windows(2).all(|w| w[0].0 < w[1].0), "{seen:?}");
+        assert!(
+            seen.len() <= engine::PREFILL_STEPS + 1,
+            "{} reports",
+            seen.len()
+        );
+        assert!(
+            seen.len() <= ground::pipeline::PREFILL_REPORTS,
+            "{} reports",
+            seen.len()
+        );
+        // A follow-up's reports start where the held prompt ends.
+        let follow_up = GenerateRequest {
+            user: llm::user_message(&SOURCES.repeat(12), "And in the deep sea?"),
+            ..long
+        };
+        let (out, seen) = steps(&follow_up);
+        let cached = out.cached_prompt_tokens;
+        assert!(cached > 1000, "{cached}");
+        assert_eq!(seen.first(), Some(&(cached, out.prompt_tokens, cached)));
+        assert_eq!(seen.last().map(|s| s.0), Some(out.prompt_tokens));
+    }
+
+    #[test]
+    fn a_cancel_during_prefill_stops_it_within_a_second() {
+        let (_dir, model) = fresh_model();
+        let sentence = "The quick brown fox jumps over the lazy dog. ";
+        let request = GenerateRequest {
+            system: String::new(),
+            user: sentence.repeat(200),
+            schema: None,
+            context_tokens: 8192,
+            max_tokens: 1,
+            threads: 1,
+        };
+        let cancel = AtomicBool::new(false);
+        let mut raised = None;
+        let result = engine::generate_with(&model, &request, &cancel, &mut |step| {
+            // Raised from inside the prefill, once it is under way.
+            if let engine::Step::Prefill { done, .. } = step
+                && done > 0
+                && raised.is_none()
+            {
+                cancel.store(true, Ordering::Relaxed);
+                raised = Some(Instant::now());
+            }
+        });
+        assert!(matches!(result, Err(Error::Interrupted)), "{result:?}");
+        let took = raised.expect("a prefill step").elapsed();
+        // The cancel is seen before the next chunk: at once.
+        assert!(took < Duration::from_secs(1), "{took:?}");
+        // What was read stays usable: the same prompt goes on from there.
+        let out = run(&model, &request);
+        assert!(out.cached_prompt_tokens > 0);
     }
 
     #[tokio::test]
@@ -874,6 +1094,17 @@ mod cli {
         assert_eq!(report["model"]["name"], "tiny-chatml.gguf");
         assert_eq!(report["model"]["file"], gguf().as_str());
         assert!(report["model"]["prompt_tokens"].as_u64().unwrap() > 100);
+        // One call in a fresh process: nothing was held; the model's time is split.
+        assert_eq!(report["model"]["cached_prompt_tokens"], 0, "{report}");
+        let timings = &report["timings_ms"];
+        let (prefill, generation) = (
+            timings["llm_prefill"].as_u64().unwrap(),
+            timings["llm_generation"].as_u64().unwrap(),
+        );
+        assert!(
+            prefill + generation <= timings["llm"].as_u64().unwrap(),
+            "{timings}"
+        );
         // An explicit --llm says nothing about choosing.
         assert!(
             !stderr(&out).contains("using the embedded"),
@@ -1099,6 +1330,7 @@ mod cli {
         let text = checks.to_string();
         for name in [
             "model.embedded",
+            "model.device",
             "model.file",
             "model.memory",
             "model.context",
@@ -1106,6 +1338,23 @@ mod cli {
             assert!(text.contains(name), "{name}: {text}");
         }
         assert!(text.contains("trained for 8192"), "{text}");
+        // This build's backend and device are named (CPU-only here unless built with
+        // a GPU feature).
+        let device = checks["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == "model.device")
+            .unwrap();
+        let detail = device["detail"].as_str().unwrap();
+        if cfg!(any(feature = "cuda", feature = "vulkan")) {
+            assert!(
+                detail.contains("CUDA") || detail.contains("Vulkan"),
+                "{detail}"
+            );
+        } else {
+            assert!(detail.starts_with("runs on the CPU"), "{detail}");
+        }
         // A catalogue model not downloaded yet is a warning that names the pull.
         let mut cmd = world.ground();
         cmd.env_remove("GROUND_MODEL")
@@ -1162,6 +1411,7 @@ mod real_model {
         let mut texts_after_first_statement = 0usize;
         let asked = llm::ask_streaming(&backend, &answer_request(), &mut |event| match event {
             AskEvent::Attempt(_) => statements.clear(),
+            AskEvent::Prefill(_) => {}
             AskEvent::Text(_) => {
                 if !statements.is_empty() {
                     texts_after_first_statement += 1;
@@ -1186,6 +1436,56 @@ mod real_model {
             "statements came only at the end"
         );
         assert_eq!(backend.model(), "SmolLM2-135M-Instruct.Q4_1.gguf");
+    }
+
+    #[test]
+    #[ignore = "needs GROUND_TEST_GGUF (SmolLM2-135M-Instruct); .ci/test runs it"]
+    fn smollm2_answers_a_second_question_from_its_kept_context_as_from_a_cold_one() {
+        use ground::llm::embedded::engine::{self, GenerateRequest, LoadOptions};
+        use std::sync::atomic::AtomicBool;
+        // Two copies, so each has a context of its own.
+        let dir = tempfile::tempdir().unwrap();
+        let load = |name: &str| {
+            let copy = dir.path().join(name);
+            if std::fs::hard_link(smollm2(), &copy).is_err() {
+                std::fs::copy(smollm2(), &copy).unwrap();
+            }
+            let options = LoadOptions {
+                label: name.into(),
+                smaller: None,
+                context_tokens: 4096,
+                verbose: false,
+                memory_available: None,
+                gpu_layers: None,
+            };
+            engine::load(&copy, &options, &Arc::new(AtomicBool::new(false))).unwrap()
+        };
+        let request = |question: &str| {
+            let base = answer_request();
+            GenerateRequest {
+                system: base.system,
+                user: llm::user_message(super::engine::SOURCES, question),
+                schema: Some(base.schema),
+                context_tokens: 4096,
+                max_tokens: 256,
+                threads: 1,
+            }
+        };
+        let second = request("How long did tardigrades survive in open space?");
+        let run = |model: &engine::Model, r: &GenerateRequest| {
+            engine::generate(model, r, &AtomicBool::new(false), &mut |_| {}).unwrap()
+        };
+        let cold = run(&load("cold.gguf"), &second);
+        let warm_model = load("warm.gguf");
+        run(&warm_model, &request(super::engine::QUESTION));
+        let warm = run(&warm_model, &second);
+        assert!(
+            warm.cached_prompt_tokens > warm.prompt_tokens / 2,
+            "{} of {}",
+            warm.cached_prompt_tokens,
+            warm.prompt_tokens
+        );
+        assert_eq!(warm.text, cold.text);
     }
 
     #[tokio::test]

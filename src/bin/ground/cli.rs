@@ -330,6 +330,11 @@ pub struct ModelOpts {
     #[arg(long)]
     pub no_download: bool,
 
+    /// Layers of the embedded model offloaded to the GPU, in a build with a GPU
+    /// backend (0: the CPU only) [default: all; env: GROUND_GPU_LAYERS].
+    #[arg(long, value_name = "N")]
+    pub gpu_layers: Option<u32>,
+
     /// The model's context window in tokens; the prompt is fitted to it
     /// [default: 4096; env: GROUND_CONTEXT_TOKENS].
     #[arg(long, value_name = "N")]
@@ -930,6 +935,7 @@ pub fn overrides(
         model: model.model,
         model_file: model.model_file,
         no_download: model.no_download,
+        gpu_layers: model.gpu_layers,
         context_tokens: model.context_tokens,
         max_answer_tokens: model.max_answer_tokens,
         answer_language: model.answer_language,

@@ -1,8 +1,9 @@
 //! `ground answer` while the model writes: a live progress line on stderr (only on a
 //! terminal) and each statement on stdout the moment it is complete and checked.
 //!
-//! The progress line says how long the server has been reading the prompt, then how
-//! long it has been writing, how many tokens it wrote and how fast. It is redrawn in
+//! The progress line says how long the server has been reading the prompt (with the
+//! embedded model, how many of its tokens and about how long is left), then how long
+//! it has been writing, how many tokens it wrote and how fast. It is redrawn in
 //! place by a small timer thread and cleared before any answer line is printed; once
 //! statements are on a terminal's current line it stays away, so the two never mix.
 //!
@@ -19,7 +20,7 @@ use std::time::{Duration, Instant};
 use ground::grounding::Statement;
 use ground::pipeline::Watch;
 use ground::render::Style;
-use ground::render::live::{Shown, cut_note, progress_line};
+use ground::render::live::{Reading, Shown, cut_note, progress_line};
 use ground::report::Report;
 
 /// How often the progress line is redrawn.
@@ -57,6 +58,9 @@ struct State {
 struct Asking {
     attempt: u32,
     since: Instant,
+    /// The model's reading of the prompt, when it reports it: the first report's
+    /// time, the sources and the last report.
+    reading: Option<(Instant, usize, ground::llm::Prefill)>,
     first_text: Option<Instant>,
     pieces: u64,
 }
@@ -180,10 +184,22 @@ impl Watch for Live {
             state.asking = Some(Asking {
                 attempt,
                 since: Instant::now(),
+                reading: None,
                 first_text: None,
                 pieces: 0,
             });
             state.draw();
+        }
+    }
+
+    fn reading(&self, sources: usize, prefill: ground::llm::Prefill) {
+        if let Some(mut state) = self.lock()
+            && let Some(asking) = state.asking.as_mut()
+        {
+            let since = asking
+                .reading
+                .map_or_else(Instant::now, |(since, ..)| since);
+            asking.reading = Some((since, sources, prefill));
         }
     }
 
@@ -238,7 +254,14 @@ impl State {
         let writing = asking
             .first_text
             .map(|first| (first.elapsed().as_secs_f64(), asking.pieces));
-        let line = progress_line(asking.attempt, elapsed, writing);
+        let reading = asking.reading.map(|(since, sources, p)| Reading {
+            sources,
+            done: p.done,
+            total: p.total,
+            cached: p.cached,
+            seconds: since.elapsed().as_secs_f64(),
+        });
+        let line = progress_line(asking.attempt, elapsed, reading, writing);
         eprint!("{CLEAR}{line}");
         let _ = std::io::stderr().flush();
         self.drawn = true;

@@ -24,7 +24,18 @@
 //! - **Stoppable within a second**: generation checks a cancel flag between steps, and
 //!   the prompt is decoded in chunks sized to take about 0.4 s each (re-measured after
 //!   every chunk, down to a few tokens when the machine is busy), so Ctrl-C,
-//!   `--timeout` and an MCP deadline never wait for a long prefill.
+//!   `--timeout` and an MCP deadline never wait for a long prefill. The chunks are
+//!   also the prefill's progress ([`Step::Prefill`]), thinned to at most
+//!   [`PREFILL_STEPS`] reports however long the prompt.
+//! - **A prompt is never read twice** ([`Session`]): each model keeps one context for
+//!   the life of the process, with the tokens its key/value cache holds. A reply
+//!   evaluates only the prompt's tokens after the longest prefix it shares with them
+//!   (the rest is removed from the cache), so a second question on the same sources,
+//!   or a follow-up, costs its own tail. The memory is that of one window, as before;
+//!   a request for another window or thread count, or a cache that cannot be cut,
+//!   starts the context afresh and says why ([`Generated::fresh`]).
+//! - **On the GPU when built with one** ([`GPU_BACKEND`]): every layer offloaded
+//!   unless `gpu_layers` says fewer; [`devices`] lists what llama.cpp found.
 //! - **Quiet**: llama.cpp's log goes nowhere (its last errors are kept for the error
 //!   message) unless `verbose` lets it through to stderr.
 //!
@@ -40,6 +51,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::context::params::LlamaContextParams;
 use llama_cpp_2::llama_backend::LlamaBackend;
 use llama_cpp_2::llama_batch::LlamaBatch;
@@ -83,11 +95,66 @@ pub struct LoadOptions {
     pub verbose: bool,
     /// Free memory to assume instead of reading /proc/meminfo (tests).
     pub memory_available: Option<u64>,
+    /// Layers to offload to the GPU ([`GPU_BACKEND`] builds); `None`: all.
+    pub gpu_layers: Option<u32>,
+}
+
+/// The GPU backend llama.cpp is built with (cargo features `cuda`, `vulkan`; Metal on
+/// macOS, where llama.cpp builds it by default), or `None` for the CPU only.
+pub const GPU_BACKEND: Option<&str> = if cfg!(feature = "cuda") {
+    Some("CUDA")
+} else if cfg!(feature = "vulkan") {
+    Some("Vulkan")
+} else if cfg!(target_os = "macos") {
+    Some("Metal")
+} else {
+    None
+};
+
+/// One device llama.cpp can run a model on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Device {
+    /// Its backend ("CPU", "Vulkan", "CUDA", "Metal").
+    pub backend: String,
+    /// Its name, e.g. "Vulkan0".
+    pub name: String,
+    /// What it is, e.g. "llvmpipe (LLVM 15.0.6, 256 bits)" (its name when it does not
+    /// say).
+    pub description: String,
+    /// Whether it is a GPU (discrete or integrated) or an accelerator.
+    pub gpu: bool,
+    /// Its free memory in bytes, when it says.
+    pub memory_free: Option<u64>,
+}
+
+/// The devices llama.cpp found in this process (starting llama.cpp if needed).
+pub fn devices() -> Result<Vec<Device>, Error> {
+    use llama_cpp_2::LlamaBackendDeviceType as Type;
+    backend()?;
+    Ok(llama_cpp_2::list_llama_ggml_backend_devices()
+        .into_iter()
+        .map(|d| Device {
+            gpu: matches!(
+                d.device_type,
+                Type::Gpu | Type::IntegratedGpu | Type::Accelerator
+            ),
+            description: crate::text::sanitize_line(if d.description.is_empty() {
+                &d.name
+            } else {
+                &d.description
+            }),
+            name: crate::text::sanitize_line(&d.name),
+            backend: crate::text::sanitize_line(&d.backend),
+            memory_free: (d.memory_free > 0).then_some(d.memory_free as u64),
+        })
+        .collect())
 }
 
 /// A model loaded into this process, shared by every call.
 pub struct Model {
-    llama: LlamaModel,
+    /// Leaked on purpose: a loaded model stays for the life of the process (see
+    /// [`load`]), and the context kept with it borrows it.
+    llama: &'static LlamaModel,
     path: PathBuf,
     template: LlamaChatTemplate,
     /// Whether the file's own template was usable (else ChatML is used).
@@ -96,10 +163,22 @@ pub struct Model {
     thinks: bool,
     trained_context: u32,
     file_bytes: u64,
-    /// One reply at a time per model: contexts are not built concurrently (llama.cpp
-    /// mutates the model while building one) and two replies would halve each other's
-    /// speed on a CPU anyway.
-    busy: Mutex<()>,
+    /// The context kept between replies; its lock is also "one reply at a time per
+    /// model": contexts are not built concurrently (llama.cpp mutates the model while
+    /// building one) and two replies would halve each other's speed on a CPU anyway.
+    session: Mutex<Option<Session>>,
+}
+
+/// The context a model keeps between replies, and what its key/value cache holds.
+struct Session {
+    /// The window it was made for.
+    window: u32,
+    /// The threads it was made for.
+    threads: i32,
+    /// The tokens in the cache, position by position (prompt, then the reply's tokens
+    /// that were fed back).
+    tokens: Vec<LlamaToken>,
+    ctx: LlamaContext<'static>,
 }
 
 impl std::fmt::Debug for Model {
@@ -343,9 +422,13 @@ pub fn load(
     take_errors();
     let _working = WorkingOn::file(&key);
     let flag = cancel.clone();
-    let params = LlamaModelParams::default()
+    let mut params = LlamaModelParams::default()
         .with_use_mmap(true)
         .with_progress_callback(move |_| !flag.load(Ordering::Relaxed));
+    // llama.cpp's default offloads every layer a GPU backend can take.
+    if let Some(layers) = options.gpu_layers {
+        params = params.with_n_gpu_layers(layers);
+    }
     let llama = LlamaModel::load_from_file(backend, &key, &params).map_err(|e| {
         if cancel.load(Ordering::Relaxed) {
             return Error::Interrupted;
@@ -360,14 +443,14 @@ pub fn load(
         .chat_template()
         .is_some_and(|t| t.contains("enable_thinking"));
     let mut model = Model {
-        llama,
+        llama: Box::leak(Box::new(llama)),
         path: key.clone(),
         template,
         own_template,
         thinks,
         trained_context: trained,
         file_bytes: info.file_bytes,
-        busy: Mutex::new(()),
+        session: Mutex::new(None),
     };
     // A template llama.cpp cannot apply falls back to ChatML, as llama.cpp's server does.
     if model.own_template && model.render_prompt("s", "u").is_err() {
@@ -386,6 +469,11 @@ fn chatml() -> Result<LlamaChatTemplate, Error> {
         message: format!("cannot build the ChatML template: {e}"),
     })
 }
+
+/// Most prefill reports ([`Step::Prefill`]) one reply gives after its first (which
+/// comes before any token is read), however long the prompt: a terminal redraws its
+/// line a few times a second, and an event log stays short.
+pub const PREFILL_STEPS: usize = 32;
 
 /// One reply to write.
 #[derive(Debug, Clone)]
@@ -413,14 +501,45 @@ pub struct Generated {
     pub done_reason: String,
     /// The prompt's tokens.
     pub prompt_tokens: u32,
+    /// The prompt's tokens that were in the context already, from an earlier reply,
+    /// and were not evaluated again.
+    pub cached_prompt_tokens: u32,
     /// Tokens written.
     pub completion_tokens: u32,
     /// The window used.
     pub window: u32,
-    /// Reading the prompt.
+    /// Reading the prompt (its tokens after the cached ones).
     pub prefill: Duration,
     /// Writing the reply.
     pub decode: Duration,
+    /// Why the context was started afresh for this reply when it held an earlier one
+    /// (another window or thread count, or a cache llama.cpp could not cut).
+    pub fresh: Option<String>,
+}
+
+impl Generated {
+    /// The prompt's tokens evaluated for this reply: those after the cached prefix.
+    pub fn evaluated_prompt_tokens(&self) -> u32 {
+        self.prompt_tokens - self.cached_prompt_tokens
+    }
+}
+
+/// What a reply reports while it is written, in order: prefill steps, then text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step<'a> {
+    /// The prompt is being read: `done` of its `total` tokens are in the context, the
+    /// first `cached` of them from an earlier reply. The first report comes before any
+    /// token is read (`done == cached`), the last at `done == total`.
+    Prefill {
+        /// Tokens of the prompt in the context so far.
+        done: u32,
+        /// The prompt's tokens.
+        total: u32,
+        /// Tokens that were there before this reply.
+        cached: u32,
+    },
+    /// The next piece of the reply's text.
+    Text(&'a str),
 }
 
 /// Writes the reply to `request` with `model`, calling `on_text` with each piece of
@@ -432,37 +551,92 @@ pub fn generate(
     cancel: &AtomicBool,
     on_text: &mut dyn FnMut(&str),
 ) -> Result<Generated, Error> {
-    let _busy = model.busy.lock().unwrap_or_else(|e| e.into_inner());
+    generate_with(model, request, cancel, &mut |step| {
+        if let Step::Text(text) = step {
+            on_text(text);
+        }
+    })
+}
+
+/// [`generate`], reporting the prefill's progress too ([`Step`]).
+pub fn generate_with(
+    model: &Model,
+    request: &GenerateRequest,
+    cancel: &AtomicBool,
+    on_step: &mut dyn FnMut(Step<'_>),
+) -> Result<Generated, Error> {
+    let mut held = model.session.lock().unwrap_or_else(|e| e.into_inner());
     let _working = WorkingOn::file(&model.path);
-    let stopped = || cancel.load(Ordering::Relaxed);
-    let engine = |what: &str, e: &dyn std::fmt::Display| Error::ModelEngine {
-        message: match take_errors() {
-            Some(log) => format!("{what}: {e} ({log})"),
-            None => format!("{what}: {e}"),
-        },
-    };
     let tokens = model.prompt_tokens(&request.system, &request.user)?;
     let prompt_len = tokens.len();
     let window = request.context_tokens.clamp(1, model.trained_context);
-    let window_len = window as usize;
-    // The reply needs room too: a prompt that leaves less than a few tokens is refused.
-    if prompt_len == 0 || prompt_len + 16 > window_len {
+    // The reply needs room too: a prompt that leaves less than a few tokens is refused
+    // (before the context is touched, so what it holds stays usable).
+    if prompt_len == 0 || prompt_len + 16 > window as usize {
         return Err(Error::ModelPromptTooLong {
             prompt_tokens: u32::try_from(prompt_len).unwrap_or(u32::MAX),
             window,
             trained: model.trained_context,
         });
     }
-    let max_new = (request.max_tokens as usize).min(window_len - prompt_len);
     let threads = match request.threads {
         0 => physical_cores(),
         n => n,
     };
     let threads = i32::try_from(threads).unwrap_or(1).max(1);
-    let mut sampler = match &request.schema {
+    let sampler = match &request.schema {
         Some(schema) => Some(grammar_sampler(model, schema)?),
         None => None,
     };
+    let fresh = open_session(model, &mut held, window, threads)?;
+    let session = held.as_mut().ok_or_else(|| Error::Internal {
+        message: "the model's context was not made".into(),
+    })?;
+    let result = write_reply(model, session, &tokens, request, sampler, cancel, on_step);
+    match result {
+        Ok(mut generated) => {
+            generated.window = window;
+            generated.fresh = generated.fresh.take().or(fresh);
+            if let Some(reason) = &generated.fresh
+                && LOG_TO_STDERR.load(Ordering::Relaxed)
+            {
+                eprintln!("ground: the model's context started afresh: {reason}");
+            }
+            Ok(generated)
+        }
+        // A stop between steps leaves the cache as the session says.
+        Err(Error::Interrupted) => Err(Error::Interrupted),
+        // After a failed decode the cache's contents are unknown: the next reply
+        // starts from a new context.
+        Err(e) => {
+            *held = None;
+            Err(e)
+        }
+    }
+}
+
+/// Makes sure `held` is a context for `window` and `threads`, keeping the one there
+/// when it fits; when one is replaced, why.
+fn open_session(
+    model: &Model,
+    held: &mut Option<Session>,
+    window: u32,
+    threads: i32,
+) -> Result<Option<String>, Error> {
+    let fresh = match held.as_ref() {
+        Some(s) if s.window == window && s.threads == threads => return Ok(None),
+        Some(s) if s.window != window => Some(format!(
+            "the window changed from {} to {window} tokens",
+            s.window
+        )),
+        Some(s) => Some(format!(
+            "the thread count changed from {} to {threads}",
+            s.threads
+        )),
+        None => None,
+    };
+    // The old context goes first: two windows' caches are never held at once.
+    *held = None;
     let params = LlamaContextParams::default()
         .with_n_ctx(NonZeroU32::new(window))
         .with_n_batch(MAX_BATCH as u32)
@@ -472,17 +646,85 @@ pub fn generate(
         // Measured (scripts/bench-embedded.py, 2 cores, a 2,500-token prompt): the
         // CPU's flash-attention path, which "auto" picks, decodes at half the speed.
         .with_flash_attention_policy(llama_cpp_sys_2::LLAMA_FLASH_ATTN_TYPE_DISABLED);
-    let backend = backend()?;
-    let mut ctx = model
+    let ctx = model
         .llama
-        .new_context(backend, params)
-        .map_err(|e| engine("cannot create the model's context", &e))?;
-    let mut batch = LlamaBatch::new(MAX_BATCH, 1);
+        .new_context(backend()?, params)
+        .map_err(|e| engine_error("cannot create the model's context", &e))?;
+    *held = Some(Session {
+        window,
+        threads,
+        tokens: Vec::new(),
+        ctx,
+    });
+    Ok(fresh)
+}
 
-    // Prefill, in chunks that each take about CHUNK_TARGET.
+/// An engine error with llama.cpp's last log lines.
+fn engine_error(what: &str, e: &dyn std::fmt::Display) -> Error {
+    Error::ModelEngine {
+        message: match take_errors() {
+            Some(log) => format!("{what}: {e} ({log})"),
+            None => format!("{what}: {e}"),
+        },
+    }
+}
+
+/// How many leading tokens `a` and `b` share.
+fn shared_prefix(a: &[LlamaToken], b: &[LlamaToken]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
+}
+
+/// Reads what `session` lacks of the prompt `tokens` and writes the reply; `session`
+/// always says what the cache holds when this returns.
+fn write_reply(
+    model: &Model,
+    session: &mut Session,
+    tokens: &[LlamaToken],
+    request: &GenerateRequest,
+    mut sampler: Option<LlamaSampler>,
+    cancel: &AtomicBool,
+    on_step: &mut dyn FnMut(Step<'_>),
+) -> Result<Generated, Error> {
+    let stopped = || cancel.load(Ordering::Relaxed);
+    let prompt_len = tokens.len();
+    let window_len = session.window as usize;
+    let max_new = (request.max_tokens as usize).min(window_len - prompt_len);
+    let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+    let mut fresh = None;
+
+    // What the cache holds of this prompt already. The prompt's last token is always
+    // evaluated again: its scores start the reply.
+    let keep = shared_prefix(&session.tokens, tokens).min(prompt_len - 1);
+    if session.tokens.len() > keep {
+        if session
+            .ctx
+            .kv_cache_seq_rm(0, Some(count(keep)), None)
+            .is_ok()
+        {
+            session.tokens.truncate(keep);
+        } else {
+            session.ctx.clear_kv_cache();
+            session.tokens.clear();
+            fresh = Some("llama.cpp cannot cut this model's cache, so it was emptied".into());
+        }
+    }
+    let cached = session.tokens.len();
+    let total = count(prompt_len);
+    let step = |done: usize| Step::Prefill {
+        done: count(done),
+        total,
+        cached: count(cached),
+    };
+    on_step(step(cached));
+
+    // Prefill, in chunks that each take about CHUNK_TARGET; reported every
+    // `report_every` tokens.
+    let report_every = (prompt_len - cached).div_ceil(PREFILL_STEPS).max(1);
+    let mut reported = cached;
+    let mut batch = LlamaBatch::new(MAX_BATCH, 1);
     let started = Instant::now();
     let mut chunk = FIRST_CHUNK;
-    let mut done = 0usize;
+    let mut done = cached;
     while done < prompt_len {
         if stopped() {
             return Err(Error::Interrupted);
@@ -492,17 +734,24 @@ pub fn generate(
         for (i, token) in tokens.iter().enumerate().take(end).skip(done) {
             batch
                 .add(*token, i as i32, &[0], i + 1 == prompt_len)
-                .map_err(|e| engine("cannot fill the batch", &e))?;
+                .map_err(|e| engine_error("cannot fill the batch", &e))?;
         }
         let t = Instant::now();
-        ctx.decode(&mut batch)
-            .map_err(|e| engine("cannot read the prompt", &e))?;
+        session
+            .ctx
+            .decode(&mut batch)
+            .map_err(|e| engine_error("cannot read the prompt", &e))?;
+        session.tokens.extend_from_slice(&tokens[done..end]);
         let per_token = t.elapsed() / (end - done) as u32;
         chunk = match per_token.as_nanos() {
             0 => MAX_BATCH,
             n => ((CHUNK_TARGET.as_nanos() / n) as usize).clamp(MIN_CHUNK, MAX_BATCH),
         };
         done = end;
+        if done == prompt_len || done - reported >= report_every {
+            on_step(step(done));
+            reported = done;
+        }
     }
     let prefill = started.elapsed();
 
@@ -518,7 +767,7 @@ pub fn generate(
         if stopped() {
             return Err(Error::Interrupted);
         }
-        let logits = ctx.get_logits_ith(logits_at);
+        let logits = session.ctx.get_logits_ith(logits_at);
         let token = match sampler.as_mut() {
             Some(grammar) => {
                 pick_with_grammar(logits, grammar).ok_or_else(|| Error::ModelEngine {
@@ -536,39 +785,44 @@ pub fn generate(
         if let Some(grammar) = sampler.as_mut() {
             grammar
                 .try_accept(token)
-                .map_err(|e| engine("the answer grammar refused a token", &e))?;
+                .map_err(|e| engine_error("the answer grammar refused a token", &e))?;
         }
         written += 1;
         let piece = vocab.token_to_piece(token, false, None);
         let piece = utf8.push(&piece);
         if !piece.is_empty() {
             text.push_str(&piece);
-            on_text(&piece);
+            on_step(Step::Text(&piece));
         }
         if written == max_new {
             break;
         }
         batch.clear();
         batch
-            .add(token, (prompt_len + written - 1) as i32, &[0], true)
-            .map_err(|e| engine("cannot fill the batch", &e))?;
-        ctx.decode(&mut batch)
-            .map_err(|e| engine("cannot write the reply", &e))?;
+            .add(token, session.tokens.len() as i32, &[0], true)
+            .map_err(|e| engine_error("cannot fill the batch", &e))?;
+        session
+            .ctx
+            .decode(&mut batch)
+            .map_err(|e| engine_error("cannot write the reply", &e))?;
+        session.tokens.push(token);
         logits_at = 0;
     }
     let rest = utf8.finish();
     if !rest.is_empty() {
         text.push_str(&rest);
-        on_text(&rest);
+        on_step(Step::Text(&rest));
     }
     Ok(Generated {
         text,
         done_reason: done_reason.into(),
-        prompt_tokens: u32::try_from(prompt_len).unwrap_or(u32::MAX),
-        completion_tokens: u32::try_from(written).unwrap_or(u32::MAX),
-        window,
+        prompt_tokens: total,
+        cached_prompt_tokens: count(cached),
+        completion_tokens: count(written),
+        window: session.window,
         prefill,
         decode: started.elapsed(),
+        fresh,
     })
 }
 
@@ -579,7 +833,7 @@ fn grammar_sampler(model: &Model, schema: &serde_json::Value) -> Result<LlamaSam
             message: format!("cannot turn the answer schema into a grammar: {e}"),
         }
     })?;
-    LlamaSampler::grammar(&model.llama, &grammar, "root").map_err(|e| Error::ModelEngine {
+    LlamaSampler::grammar(model.llama, &grammar, "root").map_err(|e| Error::ModelEngine {
         message: format!(
             "llama.cpp refused the answer grammar: {e}{}",
             take_errors().map(|l| format!(" ({l})")).unwrap_or_default()

@@ -4,12 +4,14 @@
 //!   files are kept and the download manager that fetches one once;
 //! - [`gguf`]: the bounded check of a GGUF file's header before llama.cpp sees it;
 //! - [`engine`] (cargo feature `embedded`): loading a model once per process and
-//!   writing replies with it under the answer's JSON grammar;
+//!   writing replies with it under the answer's JSON grammar, its context kept between
+//!   replies so a prompt's shared front is never read twice;
 //! - [`Embedded`] (same feature): the [`ChatBackend`](super::ChatBackend) over the
 //!   engine, so the pipeline streams its statements exactly as from Ollama.
 //!
 //! The engine blocks (it is CPU work for seconds to minutes), so [`Embedded`] runs it
-//! on a thread of its own and passes the text pieces back through a channel; when the
+//! on a thread of its own and passes the prefill's progress and the text pieces back
+//! through a channel; when the
 //! caller stops waiting (Ctrl-C, `--timeout`, an MCP call cancelled) the future is
 //! dropped, which raises the engine's cancel flag, and the thread stops within a
 //! second.
@@ -58,10 +60,10 @@ mod backend {
     use std::sync::Arc;
     use std::sync::atomic::{AtomicBool, Ordering};
 
-    use super::engine::{self, GenerateRequest, Generated, LoadOptions, Model};
+    use super::engine::{self, GenerateRequest, Generated, LoadOptions, Model, Step};
     use super::models::{self, CatalogueModel};
     use crate::error::Error;
-    use crate::llm::client::{ChatBackend, ModelReply, ModelRequest};
+    use crate::llm::client::{ChatBackend, ModelReply, ModelRequest, Prefill};
     use crate::settings::{EmbeddedSettings, LlmBackend, LlmSettings};
 
     /// Which model file the embedded backend runs.
@@ -198,6 +200,7 @@ mod backend {
                 context_tokens: self.settings.context_tokens,
                 verbose: self.embedded.verbose,
                 memory_available: self.embedded.memory_available,
+                gpu_layers: self.embedded.gpu_layers,
             }
         }
 
@@ -229,17 +232,18 @@ mod backend {
         }
 
         /// Writes a reply on a thread of its own, passing each text piece to `on_text`
-        /// as it is decoded; bounded by the model timeout. Dropping the future stops the
-        /// thread within a second.
+        /// as it is decoded and the prefill's progress to `on_prefill`; bounded by the
+        /// model timeout. Dropping the future stops the thread within a second.
         pub async fn generate(
             &self,
             request: &ModelRequest,
             on_text: &mut (dyn FnMut(&str) + Send),
+            on_prefill: &mut (dyn FnMut(Prefill) + Send),
         ) -> Result<Generated, Error> {
             let seconds = self.settings.timeout.as_secs();
             match tokio::time::timeout(
                 self.settings.timeout,
-                self.generate_unbounded(request, on_text),
+                self.generate_unbounded(request, on_text, on_prefill),
             )
             .await
             {
@@ -252,6 +256,7 @@ mod backend {
             &self,
             request: &ModelRequest,
             on_text: &mut (dyn FnMut(&str) + Send),
+            on_prefill: &mut (dyn FnMut(Prefill) + Send),
         ) -> Result<Generated, Error> {
             let path = self.ensure_file().await?;
             let options = self.load_options();
@@ -269,10 +274,21 @@ mod backend {
             std::thread::Builder::new()
                 .name("ground-model".into())
                 .spawn(move || {
-                    let pieces = tx.clone();
+                    let steps = tx.clone();
                     let result = engine::load(&path, &options, &cancel).and_then(|model| {
-                        engine::generate(&model, &generate, &cancel, &mut |text| {
-                            let _ = pieces.send(Message::Text(text.to_string()));
+                        engine::generate_with(&model, &generate, &cancel, &mut |step| {
+                            let _ = steps.send(match step {
+                                Step::Text(text) => Message::Text(text.to_string()),
+                                Step::Prefill {
+                                    done,
+                                    total,
+                                    cached,
+                                } => Message::Prefill(Prefill {
+                                    done,
+                                    total,
+                                    cached,
+                                }),
+                            });
                         })
                     });
                     let _ = tx.send(Message::Done(Box::new(result)));
@@ -283,6 +299,7 @@ mod backend {
             while let Some(message) = rx.recv().await {
                 match message {
                     Message::Text(text) => on_text(&text),
+                    Message::Prefill(prefill) => on_prefill(prefill),
                     Message::Done(result) => return *result,
                 }
             }
@@ -295,6 +312,7 @@ mod backend {
     /// What the model thread sends back.
     enum Message {
         Text(String),
+        Prefill(Prefill),
         Done(Box<Result<Generated, Error>>),
     }
 
@@ -317,12 +335,25 @@ mod backend {
             request: &ModelRequest,
             on_text: &mut (dyn FnMut(&str) + Send),
         ) -> Result<ModelReply, Error> {
-            let generated = self.generate(request, on_text).await?;
+            self.chat_stream_reading(request, on_text, &mut |_| {})
+                .await
+        }
+
+        async fn chat_stream_reading(
+            &self,
+            request: &ModelRequest,
+            on_text: &mut (dyn FnMut(&str) + Send),
+            on_prefill: &mut (dyn FnMut(Prefill) + Send),
+        ) -> Result<ModelReply, Error> {
+            let generated = self.generate(request, on_text, on_prefill).await?;
             Ok(ModelReply {
                 content: generated.text,
                 done_reason: Some(generated.done_reason),
                 prompt_tokens: Some(generated.prompt_tokens),
                 completion_tokens: Some(generated.completion_tokens),
+                cached_prompt_tokens: Some(generated.cached_prompt_tokens),
+                prefill: Some(generated.prefill),
+                generation: Some(generated.decode),
             })
         }
 
