@@ -108,7 +108,17 @@ pub fn build_with_snippets(
         };
         blocks.push((block, cut, as_sent, SourceKind::Title));
     }
-    let mut context = build_pages(pages, question, budget_tokens - spent, compact);
+    // What the results agree on: terms in two or more results' titles and snippets.
+    let results: Vec<String> = pages
+        .iter()
+        .map(|p| p.title.clone())
+        .chain(short.iter().map(|(s, kind)| match kind {
+            SourceKind::Snippet => format!("{} {}", s.title, s.text),
+            _ => s.title.clone(),
+        }))
+        .collect();
+    let weak = super::rank::recurring_terms(&results, question);
+    let mut context = build_pages(pages, question, &weak, budget_tokens - spent, compact);
     let pages_text = context.text.clone();
     // The estimate of the whole is checked, not only the sum of the parts; a short
     // source that would tip it over the budget is left out, from the last one back.
@@ -209,7 +219,7 @@ mod tests {
         let block = ctx.text.split(&tag).nth(1).expect(&ctx.text);
         let block = block.split("</source>").next().unwrap();
         assert!(
-            block.contains(&title.url) && block.contains(&title.title),
+            block.contains(&crate::context::short_url(&title.url)) && block.contains(&title.title),
             "{block}"
         );
         let cut = ctx

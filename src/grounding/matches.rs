@@ -565,7 +565,10 @@ mod tests {
         Brannock said it would stand for a century.";
 
     fn found_in(pages: &[(&str, &str)], statement: &str) -> Vec<usize> {
-        let all: Vec<Vec<Range<usize>>> = pages.iter().map(|(_, t)| vec![0..t.len()]).collect();
+        let all: Vec<Vec<Range<usize>>> = pages
+            .iter()
+            .map(|(_, t)| std::iter::once(0..t.len()).collect())
+            .collect();
         let shown = Shown::new(
             pages
                 .iter()

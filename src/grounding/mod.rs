@@ -539,7 +539,7 @@ fn resolve_source(source: &SourceRef, sources: &[SourceText]) -> Result<usize, S
             }),
         SourceRef::Url(url) => sources
             .iter()
-            .find(|s| same_url(&s.url, url))
+            .find(|s| same_url(&s.url, url) || same_url(&crate::context::short_url(&s.url), url))
             .map(|s| s.number)
             .ok_or_else(|| "that URL is not one of the fetched sources".to_string()),
         SourceRef::Other(_) => Err("not a source number".to_string()),
