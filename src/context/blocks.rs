@@ -92,21 +92,29 @@ pub(super) fn header(source: &SourceText, kind: SourceKind, compact: bool) -> St
     header
 }
 
-/// A URL as a header shows it, short: its host without `www.` and its last path
-/// segment (the slug, which says what the page is), `…` for the segments between, no
-/// scheme, query or fragment: `news.example.com/…/tardigrades-space.html`. Dates and
-/// ids in the path cost a token a digit and tell the model nothing.
+/// A URL as a header shows it, short: its scheme, its host without `www.` and its
+/// last path segment (the slug, which says what the page is), `…` for the segments
+/// between, no query or fragment: `https://news.example.com/…/tardigrades-space.html`.
+/// Dates and ids in the path cost a token a digit and tell the model nothing; the
+/// scheme stays, so the estimate costs the line by its URL rule.
 pub fn short_url(url: &str) -> String {
     let bare = url.split(['?', '#']).next().unwrap_or("");
-    let bare = bare.split_once("://").map_or(bare, |(_, rest)| rest);
-    let bare = bare.strip_prefix("www.").unwrap_or(bare);
-    let mut parts = bare.split('/').filter(|p| !p.is_empty());
+    let (scheme, rest) = bare
+        .split_once("://")
+        .map_or(("", bare), |(s, rest)| (s, rest));
+    let rest = rest.strip_prefix("www.").unwrap_or(rest);
+    let mut parts = rest.split('/').filter(|p| !p.is_empty());
     let host = parts.next().unwrap_or("");
     let segments: Vec<&str> = parts.collect();
+    let scheme = if scheme.is_empty() {
+        String::new()
+    } else {
+        format!("{scheme}://")
+    };
     match segments.as_slice() {
-        [] => host.to_string(),
-        [only] => format!("{host}/{only}"),
-        [.., last] => format!("{host}/…/{last}"),
+        [] => format!("{scheme}{host}"),
+        [only] => format!("{scheme}{host}/{only}"),
+        [.., last] => format!("{scheme}{host}/…/{last}"),
     }
 }
 
@@ -138,11 +146,12 @@ mod tests {
         for (url, short) in [
             (
                 "https://www.news.example.com/2024/05/01/12345678/tardigrades-space.html?utm_source=a#top",
-                "news.example.com/…/tardigrades-space.html",
+                "https://news.example.com/…/tardigrades-space.html",
             ),
-            ("https://example.com/about", "example.com/about"),
-            ("http://example.com/", "example.com"),
-            ("https://example.com/a/b/", "example.com/…/b"),
+            ("https://example.com/about", "https://example.com/about"),
+            ("http://example.com/", "http://example.com"),
+            ("https://example.com/a/b/", "https://example.com/…/b"),
+            ("example.com/a/b", "example.com/…/b"),
             ("", ""),
         ] {
             assert_eq!(short_url(url), short, "{url}");
@@ -158,7 +167,7 @@ mod tests {
         let compact = header(&source, SourceKind::Page, true);
         for h in [&full, &compact] {
             assert!(
-                h.contains("news.example.com/…/tardigrades-space-story.html\n"),
+                h.contains("\nhttps://news.example.com/…/tardigrades-space-story.html\n"),
                 "{h}"
             );
         }
@@ -182,7 +191,9 @@ mod tests {
         let header = header(&source, SourceKind::Page, false);
         let lines: Vec<&str> = header.lines().collect();
         assert_eq!(lines.len(), 4, "{header}");
-        assert!(lines[1].starts_with("example.com/a-long-slug-") && lines[1].ends_with('…'));
+        assert!(
+            lines[1].starts_with("https://example.com/a-long-slug-") && lines[1].ends_with('…')
+        );
         assert!(lines[1].chars().count() <= URL_MAX_CHARS + 1);
         assert!(
             lines[2].starts_with("Title: A title over two lines and")

@@ -129,17 +129,28 @@ pub(super) fn bm25_scores(
             weight(q) * (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
         })
         .collect();
+    // Weak terms count only on a page that holds a word of the question somewhere (in
+    // its title or any passage): they tell apart the passages of a page about the
+    // question, and never bring in a page that is not.
+    let about_question = |source: &Vec<(f64, Vec<u32>)>, title_tf: &Vec<u32>| {
+        (0..strong).any(|q| title_tf[q] > 0 || source.iter().any(|(_, tf)| tf[q] > 0))
+    };
     stats
         .iter()
         .zip(&title_tf)
         .zip(passages)
         .map(|((source, title_tf), texts)| {
+            let terms_counted = if about_question(source, title_tf) {
+                query.len()
+            } else {
+                strong
+            };
             source
                 .iter()
                 .zip(texts)
                 .map(|((len, tf), passage)| {
                     let norm = BM25_K1 * (1.0 - BM25_B + BM25_B * len.max(average) / average);
-                    let score: f64 = tf
+                    let score: f64 = tf[..terms_counted]
                         .iter()
                         .zip(title_tf)
                         .zip(&idf)
@@ -370,9 +381,14 @@ mod tests {
             Passage::plain("The blowout on the Alaska Airlines Boeing flight."),
             Passage::plain("Weather was fine."),
         ]];
-        let scores = bm25_scores("How many jets?", &weak, &[Vec::new()], &passages);
-        assert!(scores[0][0] > 0.0 && scores[0][1] == 0.0, "{scores:?}");
-        assert!(bm25_scores("How many jets?", &[], &[Vec::new()], &passages)[0][0] == 0.0);
+        let titles = [terms("Jets grounded")];
+        let scores = bm25_scores("How many jets?", &weak, &titles, &passages);
+        let without = bm25_scores("How many jets?", &[], &titles, &passages);
+        assert!(scores[0][0] > scores[0][1], "{scores:?}");
+        assert!(without[0][0] < without[0][1], "{without:?}");
+        // A page with no word of the question gains nothing from them.
+        let unrelated = bm25_scores("How many jets?", &weak, &[Vec::new()], &passages);
+        assert!(unrelated[0].iter().all(|&s| s == 0.0), "{unrelated:?}");
     }
 
     #[test]
