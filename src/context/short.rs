@@ -19,6 +19,9 @@ pub const ANSWER_MAX_TOKENS: u32 = 80;
 /// Snippets take at most this share of the budget (in percent): they are cheap
 /// evidence beside the pages read, never instead of them.
 pub const SNIPPET_BUDGET_PERCENT: u32 = 25;
+/// Most pages read for which terms recurring in the results are weak query terms
+/// (see `rank::recurring_terms`): the default three pages, not the wide mode.
+pub const WEAK_TERMS_UP_TO_PAGES: usize = 5;
 /// Fits the pages read and, after them, the short sources of results that were not
 /// read into `budget_tokens`. The short sources are numbered after the pages, in the
 /// order given (their `number`), and each goes the same one way whatever its kind
@@ -108,7 +111,9 @@ pub fn build_with_snippets(
         };
         blocks.push((block, cut, as_sent, SourceKind::Title));
     }
-    // What the results agree on: terms in two or more results' titles and snippets.
+    // What the results agree on: terms in two or more results' titles and snippets;
+    // not in the wide mode, where they lost more questions than they won (rtqa-dev,
+    // --pages 10: 5 won, 9 lost), as more pages share more words by chance.
     let results: Vec<String> = pages
         .iter()
         .map(|p| p.title.clone())
@@ -117,7 +122,11 @@ pub fn build_with_snippets(
             _ => s.title.clone(),
         }))
         .collect();
-    let weak = super::rank::recurring_terms(&results, question);
+    let weak = if pages.len() <= WEAK_TERMS_UP_TO_PAGES {
+        super::rank::recurring_terms(&results, question)
+    } else {
+        Vec::new()
+    };
     let mut context = build_pages(pages, question, &weak, budget_tokens - spent, compact);
     let pages_text = context.text.clone();
     // The estimate of the whole is checked, not only the sum of the parts; a short
