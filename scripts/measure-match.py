@@ -34,11 +34,26 @@ the wording moves away from the source's.
 And (d): the true statements of (a) checked against the two distractor pages alone,
 their own page left out: any support there is a false one (no target either).
 
+And a fourth set, for statements about a page's subject (issue 39): pages name their
+subject in the title and then say "It was designed by ...". For each page, its subject
+is the name its sentences use most (a run of capitalised words inside sentences); its
+sentences that open with "It", "Its", "He", "She", "His" or "Her" and do not hold the
+subject's name are paraphrased as in (a) and the pronoun replaced by the name ("It was
+designed by X" -> "Quillfeather Lighthouse was designed by X"). The page is shown with
+every sentence naming its subject removed and the subject put in front of its title, so
+only the title names it:
+
+  (e) true: those statements;
+  (f) one anchor changed in (e), as in (b) (the subject's name may be the one swapped);
+  (g) the statements of (e) against the two distractor pages alone (another page's
+      subject never counts).
+
 Printed: recall on (a) (and how often the window found holds the source sentence),
 the false-support rate on (b) and (c), per page set and overall, with the time the
 check took; --show N prints N examples of each failure.
 
 Targets (issue 23): recall >= 0.85 on (a); false support <= 1 % on (b) and (c).
+Targets (issue 39): recall >= 0.85 on (e); false support <= 1 % on every set.
 
 The probe is examples/match_probe.rs, built with `cargo build --example match_probe`
 (--release to build it optimised; the figures do not depend on it).
@@ -273,6 +288,50 @@ def flip_negation(statement):
     return None, None
 
 
+OPENER = re.compile(r"^(It|Its|He|She|His|Her)\s+(?=[a-z0-9])")
+NAME_RUN = re.compile(r"(?<=[a-z0-9,;] )[A-Z][a-z]+(?: [A-Z][a-z]+)*")
+
+
+def subject_of(text):
+    """The name a page's sentences use most (twice at least), or None."""
+    counts = {}
+    for run in NAME_RUN.findall(text):
+        if run.split()[0] in MONTHS or run.split()[0] in DAYS or len(run) < 3:
+            continue
+        counts[run] = counts.get(run, 0) + 1
+    best = sorted(counts.items(), key=lambda kv: (-kv[1], -len(kv[0]), kv[0]))
+    return best[0][0] if best and best[0][1] >= 2 else None
+
+
+def subject_statements(page, per_page, label, names):
+    """(e) and (f) for one page, and the page as shown for them (only its title names
+    its subject); ([], None) when it has no subject or no sentence opening with a
+    pronoun."""
+    subject = subject_of(page["text"])
+    if not subject:
+        return [], None
+    cases = []
+    opening = [s for s in sentences(page["text"]) if OPENER.match(s) and subject not in s]
+    for k, sentence in enumerate(pick(opening, per_page)):
+        rng = rng_for(label, page["id"], k, "subject")
+        true = paraphrase(sentence, rng)
+        m = OPENER.match(true)
+        if not m:
+            continue
+        named = subject + ("'s " if m.group(1) in ("Its", "His", "Her") else " ")
+        true = named + true[m.end():]
+        base = f"{label}/{page['id']}/s{k}"
+        cases.append({"key": f"{base}/e", "set": "e", "sentence": sentence, "text": true})
+        changed, how = change_anchor(true, names + subject.split(), rng)
+        if changed and changed != true:
+            cases.append({"key": f"{base}/f", "set": "f", "how": how, "sentence": sentence, "text": changed})
+    if not cases:
+        return [], None
+    text = "\n".join(" ".join(s for s in re.split(r"(?<=[.!?])\s+", line) if subject not in s)
+                     for line in page["text"].split("\n"))
+    return cases, {"title": f"{subject}: {page['title']}", "text": text}
+
+
 def load_dev(probe, data):
     """The ground-truth articles, each with its page's title as ground extracts it."""
     truth = json.loads((Path(data) / "ground-truth.json").read_text())
@@ -332,6 +391,24 @@ def build(pages, per_page, label):
                 "sources": [{"title": s["title"], "text": s["text"]} for s in others],
                 "statements": [{"key": c["key"], "text": c["text"]} for c in absent],
             }))
+        # The fourth set: the page's subject named only in its title.
+        about, shown = subject_statements(page, per_page, label, names)
+        if shown:
+            cases += about
+            lines.append(json.dumps({
+                "id": f"{label}/{page['id']}/subject",
+                "sources": [shown] + [{"title": s["title"], "text": s["text"]} for s in others],
+                "statements": [{"key": c["key"], "text": c["text"]} for c in about],
+            }))
+            elsewhere = [{"key": c["key"][:-1] + "g", "set": "g", "how": "absent",
+                          "sentence": c["sentence"], "text": c["text"]} for c in about if c["set"] == "e"]
+            if others and elsewhere:
+                cases += elsewhere
+                lines.append(json.dumps({
+                    "id": f"{label}/{page['id']}/subject-absent",
+                    "sources": [{"title": s["title"], "text": s["text"]} for s in others],
+                    "statements": [{"key": c["key"], "text": c["text"]} for c in elsewhere],
+                }))
     return cases, lines
 
 
@@ -368,7 +445,7 @@ def main():
         all_cases[label] = cases
 
     def report(name, cases):
-        by = {s: [c for c in cases if c["set"] == s] for s in "abchd"}
+        by = {s: [c for c in cases if c["set"] == s] for s in "abchdefg"}
         supported = lambda c: results[c["key"]]["support"] == "match"
         a = by["a"]
         hit = [c for c in a if supported(c)]
@@ -381,7 +458,12 @@ def main():
         if h:
             hits = sum(supported(c) for c in h)
             print(f"  (a+) recall, heavier    {hits / len(h):.3f}  ({hits}/{len(h)}: up to 4 synonyms, 2-3 words dropped; no target)")
-        for s, label in (("b", "anchor changed"), ("c", "negation flipped"), ("d", "page absent")):
+        e = by["e"]
+        if e:
+            hits = [c for c in e if supported(c)]
+            print(f"  (e) recall, subject     {len(hits) / len(e):.3f}  ({len(hits)}/{len(e)}: named only in the title)")
+        for s, label in (("b", "anchor changed"), ("c", "negation flipped"), ("d", "page absent"),
+                         ("f", "subject, anchor changed"), ("g", "subject, page absent")):
             cs = by[s]
             bad = [c for c in cs if supported(c)]
             if cs:
@@ -405,6 +487,9 @@ def main():
     if args.show:
         misses = [c for c in by["a"] if results[c["key"]]["support"] != "match"]
         for title, cs in (("(a) missed", misses),
+                          ("(e) missed", [c for c in by["e"] if results[c["key"]]["support"] != "match"]),
+                          ("(f) supported", [c for c in by["f"] if results[c["key"]]["support"] == "match"]),
+                          ("(g) supported", [c for c in by["g"] if results[c["key"]]["support"] == "match"]),
                           ("(b) supported", [c for c in by["b"] if results[c["key"]]["support"] == "match"]),
                           ("(c) supported", [c for c in by["c"] if results[c["key"]]["support"] == "match"]),
                           ("(d) supported", [c for c in by["d"] if results[c["key"]]["support"] == "match"])):

@@ -1,25 +1,24 @@
 //! Source blocks as the model reads them: the header (tag, URL, title) of each
-//! source, kept small as every source sent pays for one (compact at small windows),
-//! and the rendering of a source's chosen passages with `[…]` for the gaps. A URL
-//! is estimated by a rule of its own (see `estimate_tokens`), not as if each of its
-//! characters were a token; digits still cost one each, so a compact header drops the
-//! query and fragment, where most of them are.
+//! source, kept small as every source sent pays for one, and the rendering of a
+//! source's chosen passages with `[…]` for the gaps.
+//!
+//! A header's URL is short ([`short_url`]): the host and the page's slug, which say
+//! which page it is, without the dates, ids and query that cost a token a digit and
+//! tell the model nothing. On real news questions (rtqa-dev) the full URL line cost
+//! ~32 tokens a source; the short one leaves that budget to page text. The full URL
+//! stays in `--json` and the sources list, and a citation by the short form resolves.
 
 use super::passages::Passage;
 use super::{SKIPPED, SourceKind, SourceText, neutralise};
 
-/// Characters of a URL shown in a header; a longer one is cut with `…`.
-pub(super) const URL_MAX_CHARS: usize = 120;
 /// Characters of a title shown in a header; a longer one is cut at a word with `…`.
 pub(super) const TITLE_MAX_CHARS: usize = 160;
+/// Characters of a shortened URL in a header; a longer one is cut with `…`.
+pub(super) const URL_MAX_CHARS: usize = 56;
 
-/// Below this budget (in tokens) headers are compact: the URL without its query or
-/// fragment and at most [`COMPACT_URL_MAX_CHARS`], the title at most
-/// [`COMPACT_TITLE_MAX_CHARS`]. At a 1,400-token window full headers took 28 % of the
-/// sources' budget (digit-heavy URLs cost ~74 tokens each).
+/// Below this budget (in tokens) headers are compact: the title at most
+/// [`COMPACT_TITLE_MAX_CHARS`].
 pub const COMPACT_HEADERS_BELOW: u32 = 1200;
-/// Characters of a URL in a compact header.
-const COMPACT_URL_MAX_CHARS: usize = 64;
 /// Characters of a title in a compact header.
 const COMPACT_TITLE_MAX_CHARS: usize = 80;
 
@@ -60,9 +59,9 @@ pub(super) fn render(
 pub(super) const CLOSE: &str = "\n</source>\n\n";
 
 /// A source's header: its tag (with `kind="…"` for any source but a page), its URL
-/// and its title, each on one line (the labels the model needs and no more), then a
-/// blank line. `compact` (a small window) shortens both: the URL without its query or
-/// fragment.
+/// shortened ([`short_url`]) and its title, each on one line (the labels the model
+/// needs and no more), then a blank line. `compact` (a small window) shortens the
+/// title.
 pub(super) fn header(source: &SourceText, kind: SourceKind, compact: bool) -> String {
     let mut header = match kind {
         SourceKind::Page => format!("<source id=\"{}\">\n", source.number),
@@ -72,13 +71,16 @@ pub(super) fn header(source: &SourceText, kind: SourceKind, compact: bool) -> St
             kind.name()
         ),
     };
-    let (url, url_max, title_max) = if compact {
-        let bare = source.url.split(['?', '#']).next().unwrap_or("");
-        (bare, COMPACT_URL_MAX_CHARS, COMPACT_TITLE_MAX_CHARS)
+    let url = short_url(&source.url);
+    let (url_max, title_max) = if compact {
+        (URL_MAX_CHARS, COMPACT_TITLE_MAX_CHARS)
     } else {
-        (source.url.as_str(), URL_MAX_CHARS, TITLE_MAX_CHARS)
+        (URL_MAX_CHARS, TITLE_MAX_CHARS)
     };
-    for (line, label, max) in [(url, "", url_max), (&source.title, "Title: ", title_max)] {
+    for (line, label, max) in [
+        (url.as_str(), "", url_max),
+        (&source.title, "Title: ", title_max),
+    ] {
         let line = one_line(line, max);
         if !line.is_empty() {
             header.push_str(label);
@@ -88,6 +90,32 @@ pub(super) fn header(source: &SourceText, kind: SourceKind, compact: bool) -> St
     }
     header.push('\n');
     header
+}
+
+/// A URL as a header shows it, short: its scheme, its host without `www.` and its
+/// last path segment (the slug, which says what the page is), `…` for the segments
+/// between, no query or fragment: `https://news.example.com/…/tardigrades-space.html`.
+/// Dates and ids in the path cost a token a digit and tell the model nothing; the
+/// scheme stays, so the estimate costs the line by its URL rule.
+pub fn short_url(url: &str) -> String {
+    let bare = url.split(['?', '#']).next().unwrap_or("");
+    let (scheme, rest) = bare
+        .split_once("://")
+        .map_or(("", bare), |(s, rest)| (s, rest));
+    let rest = rest.strip_prefix("www.").unwrap_or(rest);
+    let mut parts = rest.split('/').filter(|p| !p.is_empty());
+    let host = parts.next().unwrap_or("");
+    let segments: Vec<&str> = parts.collect();
+    let scheme = if scheme.is_empty() {
+        String::new()
+    } else {
+        format!("{scheme}://")
+    };
+    match segments.as_slice() {
+        [] => format!("{scheme}{host}"),
+        [only] => format!("{scheme}{host}/{only}"),
+        [.., last] => format!("{scheme}{host}/…/{last}"),
+    }
 }
 
 /// `text` on one line (runs of whitespace become one space) and at most `max`
@@ -114,16 +142,35 @@ mod tests {
     use crate::context::tests::src;
 
     #[test]
+    fn urls_are_shown_short() {
+        for (url, short) in [
+            (
+                "https://www.news.example.com/2024/05/01/12345678/tardigrades-space.html?utm_source=a#top",
+                "https://news.example.com/…/tardigrades-space.html",
+            ),
+            ("https://example.com/about", "https://example.com/about"),
+            ("http://example.com/", "http://example.com"),
+            ("https://example.com/a/b/", "https://example.com/…/b"),
+            ("example.com/a/b", "example.com/…/b"),
+            ("", ""),
+        ] {
+            assert_eq!(short_url(url), short, "{url}");
+        }
+    }
+
+    #[test]
     fn compact_headers_at_small_windows() {
         let mut source = src(1, "Tardigrades survive in space.");
         source.url = "https://news.example.com/2024/05/01/12345678/tardigrades-space-story.html?utm_source=a&id=987654321#top".into();
         source.title = "Tardigrades ".repeat(20);
         let full = header(&source, SourceKind::Page, false);
         let compact = header(&source, SourceKind::Page, true);
-        assert!(
-            full.contains("utm_source") && !compact.contains("utm_source"),
-            "{compact}"
-        );
+        for h in [&full, &compact] {
+            assert!(
+                h.contains("\nhttps://news.example.com/…/tardigrades-space-story.html\n"),
+                "{h}"
+            );
+        }
         assert!(estimate_tokens(&compact) < estimate_tokens(&full));
         assert!(
             compact

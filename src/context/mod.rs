@@ -61,8 +61,8 @@ mod tokens;
 
 use serde::Serialize;
 
-pub use blocks::COMPACT_HEADERS_BELOW;
 use blocks::{CLOSE, header, render};
+pub use blocks::{COMPACT_HEADERS_BELOW, short_url};
 pub use neutral::{OUR_TAGS, neutralise};
 use passages::{Passage, original_spans, split_passages};
 pub use passages::{cut_at_word, cut_to_tokens, sentence_spans};
@@ -203,6 +203,7 @@ pub fn build_for_question(sources: &[SourceText], question: &str, budget_tokens:
     build_pages(
         sources,
         question,
+        &[],
         budget_tokens,
         budget_tokens < COMPACT_HEADERS_BELOW,
     )
@@ -213,6 +214,7 @@ pub fn build_for_question(sources: &[SourceText], question: &str, budget_tokens:
 pub(super) fn build_pages(
     sources: &[SourceText],
     question: &str,
+    weak: &[String],
     budget_tokens: u32,
     compact: bool,
 ) -> Context {
@@ -241,7 +243,7 @@ pub(super) fn build_pages(
     };
 
     let titles: Vec<Vec<String>> = sources.iter().map(|s| terms(&s.title)).collect();
-    let scores = bm25_scores(question, &titles, &passages);
+    let scores = bm25_scores(question, weak, &titles, &passages);
     if scores.iter().flatten().any(|&s| s > 0.0) {
         let keys = rank_keys(&scores);
         let mut ranked: Vec<(usize, usize)> = keys

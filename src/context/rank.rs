@@ -9,6 +9,15 @@
 //! and with a plural `s` dropped (a rough stem, enough to match "tardigrades" with
 //! "tardigrade" without a language-specific stemmer); each CJK character is a term of
 //! its own, as those scripts do not space words.
+//!
+//! Real news questions mostly share no word with the passage that answers them (the
+//! answer sits deep in a long page, in the reporter's words, not the quiz's). Two weak
+//! signals help there, each measured on rtqa-dev before it was kept:
+//! - terms that recur in two or more search results' titles and snippets
+//!   ([`recurring_terms`]) join the query at [`WEAK_WEIGHT`]: what the results agree
+//!   the story is about;
+//! - a question that asks for a number or date ("how many", "when") or a name ("who",
+//!   "which country") raises, by [`CUE_BOOST`], the passages holding one.
 
 use super::passages::Passage;
 use super::tokens::{STOP_WORDS, is_cjk};
@@ -64,7 +73,9 @@ pub fn stem(mut word: String) -> String {
     }
     word
 }
-/// Okapi BM25 score of every passage for `question`. Each passage is counted together
+/// Okapi BM25 score of every passage for `question`, with `weak` terms (see
+/// [`recurring_terms`]) counted at [`WEAK_WEIGHT`] and the question's answer type
+/// raising the passages that hold one (see [`CUE_BOOST`]). Each passage is counted together
 /// with its source's title (`titles`: the title's terms, per source): the title's terms
 /// add to the passage's term frequencies and length, so a passage that repeats the
 /// title's words gains little over its neighbours, and one with the question's other
@@ -75,12 +86,22 @@ pub fn stem(mut word: String) -> String {
 /// around it only for being short.
 pub(super) fn bm25_scores(
     question: &str,
+    weak: &[String],
     titles: &[Vec<String>],
     passages: &[Vec<Passage>],
 ) -> Vec<Vec<f64>> {
     let mut query = terms(question);
     query.sort();
     query.dedup();
+    let strong = query.len();
+    let extra: Vec<String> = weak
+        .iter()
+        .filter(|w| !query.contains(w))
+        .cloned()
+        .collect();
+    query.extend(extra);
+    let weight = |q: usize| if q < strong { 1.0 } else { WEAK_WEIGHT };
+    let cue = answer_cue(question);
     let count = |words: &[String], q: &String| words.iter().filter(|w| *w == q).count() as u32;
     // Per passage: its length in terms with its title, how often each query term occurs
     // in its text, and how often in its title.
@@ -105,29 +126,146 @@ pub(super) fn bm25_scores(
     let idf: Vec<f64> = (0..query.len())
         .map(|q| {
             let df = all().filter(|(_, tf)| tf[q] > 0).count() as f64;
-            (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+            weight(q) * (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
         })
         .collect();
+    // Weak terms count only on a page that holds a word of the question somewhere (in
+    // its title or any passage): they tell apart the passages of a page about the
+    // question, and never bring in a page that is not.
+    let about_question = |source: &Vec<(f64, Vec<u32>)>, title_tf: &Vec<u32>| {
+        (0..strong).any(|q| title_tf[q] > 0 || source.iter().any(|(_, tf)| tf[q] > 0))
+    };
     stats
         .iter()
         .zip(&title_tf)
-        .map(|(source, title_tf)| {
+        .zip(passages)
+        .map(|((source, title_tf), texts)| {
+            let terms_counted = if about_question(source, title_tf) {
+                query.len()
+            } else {
+                strong
+            };
             source
                 .iter()
-                .map(|(len, tf)| {
+                .zip(texts)
+                .map(|((len, tf), passage)| {
                     let norm = BM25_K1 * (1.0 - BM25_B + BM25_B * len.max(average) / average);
-                    tf.iter()
+                    let score: f64 = tf[..terms_counted]
+                        .iter()
                         .zip(title_tf)
                         .zip(&idf)
                         .map(|((&tf, &title), idf)| {
                             let tf = f64::from(tf + title);
                             idf * tf * (BM25_K1 + 1.0) / (tf + norm)
                         })
-                        .sum()
+                        .sum();
+                    match cue {
+                        Some(cue) if cue.fits(&passage.text) => score * (1.0 + CUE_BOOST),
+                        _ => score,
+                    }
                 })
                 .collect()
         })
         .collect()
+}
+
+/// Weight of a term that recurs in the search results' titles and snippets (a weak
+/// query term) against a term of the question's own.
+pub(super) const WEAK_WEIGHT: f64 = 0.3;
+/// Share by which a passage holding what the question asks for (a number, a name)
+/// ranks above its BM25 score.
+pub(super) const CUE_BOOST: f64 = 0.25;
+/// Weak terms taken at most.
+pub(super) const MAX_WEAK_TERMS: usize = 12;
+
+/// What kind of answer a question asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Cue {
+    /// A number or a date: "how many", "when", "what year".
+    Number,
+    /// A name: "who", "which country", "where".
+    Name,
+}
+
+impl Cue {
+    /// Whether `text` holds what the cue asks for.
+    fn fits(self, text: &str) -> bool {
+        match self {
+            Cue::Number => text.chars().any(|c| c.is_ascii_digit()),
+            Cue::Name => text
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .windows(2)
+                .any(|w| {
+                    w[0].chars()
+                        .last()
+                        .is_some_and(|c| c.is_alphanumeric() || c == ',')
+                        && w[1].chars().next().is_some_and(char::is_uppercase)
+                }),
+        }
+    }
+}
+
+/// The answer type a question asks for, if it says.
+fn answer_cue(question: &str) -> Option<Cue> {
+    let q = question.to_lowercase();
+    let words: Vec<&str> = q
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    let pair = |a: &str, b: &[&str]| words.windows(2).any(|w| w[0] == a && b.contains(&w[1]));
+    if pair("how", &["many", "much", "long", "old", "far", "big"])
+        || words.contains(&"when")
+        || pair(
+            "what",
+            &["year", "date", "day", "month", "percentage", "number"],
+        )
+        || pair("which", &["year", "date", "day", "month"])
+    {
+        Some(Cue::Number)
+    } else if words.contains(&"who")
+        || words.contains(&"whom")
+        || words.contains(&"where")
+        || pair(
+            "which",
+            &[
+                "country", "city", "state", "company", "team", "nation", "person",
+            ],
+        )
+        || pair(
+            "what",
+            &["country", "city", "state", "company", "team", "nation"],
+        )
+    {
+        Some(Cue::Name)
+    } else {
+        None
+    }
+}
+
+/// Terms that recur in the search results (`results`: each result's title and
+/// snippet), in two or more of them and not in `question`: what the results agree the
+/// question is about, which its own words may not say ("the Alaska Airlines
+/// incident" for a question about "a flight whose door blew off"). Most recurring
+/// first, at most [`MAX_WEAK_TERMS`].
+pub(super) fn recurring_terms(results: &[String], question: &str) -> Vec<String> {
+    let asked = terms(question);
+    let mut counts: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for result in results {
+        let mut seen = terms(result);
+        seen.sort();
+        seen.dedup();
+        for t in seen {
+            *counts.entry(t).or_default() += 1;
+        }
+    }
+    let mut recurring: Vec<(String, usize)> = counts
+        .into_iter()
+        .filter(|(t, n)| *n >= 2 && !asked.contains(t) && !t.chars().all(|c| c.is_ascii_digit()))
+        .collect();
+    recurring.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    recurring.truncate(MAX_WEAK_TERMS);
+    recurring.into_iter().map(|(t, _)| t).collect()
 }
 
 /// A snippet says more than a text when at least this many of its terms are not in
@@ -198,6 +336,16 @@ pub(super) fn rank_keys(scores: &[Vec<f64>]) -> Vec<Vec<f64>> {
 mod tests {
     use super::*;
 
+    impl Passage {
+        fn plain(text: &str) -> Passage {
+            Passage {
+                text: text.to_string(),
+                tokens: 0,
+                span: 0..text.len(),
+            }
+        }
+    }
+
     #[test]
     fn a_snippet_says_more_only_with_words_the_text_lacks() {
         let page = "Tardigrades survived ten days in open space on the FOTON-M3 mission.";
@@ -217,6 +365,51 @@ mod tests {
             asked
         ));
         assert!(!says_more("", page, asked));
+    }
+
+    #[test]
+    fn terms_recurring_in_results_are_weak_query_terms() {
+        let results = [
+            "Alaska Airlines grounds Boeing 737 Max 9 jets".to_string(),
+            "FAA grounds 171 Boeing jets after Alaska Airlines blowout".to_string(),
+            "Door plug blowout: what we know".to_string(),
+        ];
+        let weak = recurring_terms(&results, "How many jets were grounded?");
+        assert_eq!(weak, ["airline", "alaska", "blowout", "boeing", "ground"]);
+        // A passage with the recurring words but none of the question's now ranks.
+        let passages = [vec![
+            Passage::plain("The blowout on the Alaska Airlines Boeing flight."),
+            Passage::plain("Weather was fine."),
+        ]];
+        let titles = [terms("Jets grounded")];
+        let scores = bm25_scores("How many jets?", &weak, &titles, &passages);
+        let without = bm25_scores("How many jets?", &[], &titles, &passages);
+        assert!(scores[0][0] > scores[0][1], "{scores:?}");
+        assert!(without[0][0] < without[0][1], "{without:?}");
+        // A page with no word of the question gains nothing from them.
+        let unrelated = bm25_scores("How many jets?", &weak, &[Vec::new()], &passages);
+        assert!(unrelated[0].iter().all(|&s| s == 0.0), "{unrelated:?}");
+    }
+
+    #[test]
+    fn an_answer_type_raises_passages_holding_one() {
+        assert_eq!(
+            answer_cue("How many jets were grounded?"),
+            Some(Cue::Number)
+        );
+        assert_eq!(answer_cue("When did the strike end?"), Some(Cue::Number));
+        assert_eq!(answer_cue("Which country won the cup?"), Some(Cue::Name));
+        assert_eq!(answer_cue("Who resigned this week?"), Some(Cue::Name));
+        assert_eq!(answer_cue("Why did prices rise?"), None);
+        let passages = [vec![
+            Passage::plain("The jets were grounded after the blowout."),
+            Passage::plain("The jets, 171 of them, were grounded after the blowout."),
+        ]];
+        let titles = [Vec::new()];
+        let count = bm25_scores("how many jets grounded", &[], &titles, &passages);
+        let plain = bm25_scores("jets grounded", &[], &titles, &passages);
+        assert!(count[0][1] > count[0][0], "{count:?}");
+        assert!(plain[0][1] <= plain[0][0], "{plain:?}");
     }
 
     #[test]

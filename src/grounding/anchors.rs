@@ -43,6 +43,11 @@
 //! - or a word negated on both sides is negated more times on one (a negation dropped
 //!   inside another's scope: "no one mentioned that it isn't X" -> "... that it is X").
 //!
+//! A page's *subject* may stand in a sentence as "it" or "the lighthouse" where a
+//! statement names it ("The Quillfeather Lighthouse was first lit..." from "It was
+//! first lit..."): [`refers_back`] reads whether a sentence opens by referring back so,
+//! before naming anything else; the matcher decides what a page's subject is.
+//!
 //! Content words are lowercase words that are not stop words, with the context stage's
 //! plural stem ([`crate::context::stem`]) and verb endings (`-ed`, `-ing`, a final
 //! `-e`) folded, so "survived", "survives" and "survive" meet.
@@ -126,6 +131,106 @@ impl Features {
     pub fn of_source(text: &str) -> Features {
         features(text, false)
     }
+}
+
+impl Features {
+    /// The same features without the names `dropped` (a page's subject, which the
+    /// window refers to rather than names): the other anchors are still asked for.
+    pub fn without_names(&self, dropped: &[&Vec<String>]) -> Features {
+        let mut f = self.clone();
+        f.names.retain(|n| !dropped.contains(&n));
+        f
+    }
+}
+
+/// Pronouns that refer back to a page's subject.
+const PRONOUNS: [&str; 8] = ["it", "its", "he", "she", "his", "her", "they", "their"];
+/// Nouns that, after "the", refer back to a page's subject whatever its name ("the
+/// company" on a page about Acme Corp).
+const KIND_NOUNS: [&str; 24] = [
+    "agency",
+    "album",
+    "band",
+    "book",
+    "bridge",
+    "building",
+    "city",
+    "club",
+    "company",
+    "country",
+    "film",
+    "firm",
+    "game",
+    "group",
+    "island",
+    "museum",
+    "organisation",
+    "organization",
+    "park",
+    "party",
+    "school",
+    "show",
+    "team",
+    "town",
+];
+/// Common words that open a sentence before its subject, besides stop words.
+const OPENERS: [&str; 14] = [
+    "after",
+    "before",
+    "during",
+    "earlier",
+    "however",
+    "last",
+    "later",
+    "meanwhile",
+    "now",
+    "since",
+    "soon",
+    "then",
+    "today",
+    "yesterday",
+];
+/// A reference back must come within this many words of the sentence's start.
+pub const REFERENCE_WITHIN: usize = 8;
+
+/// Whether the sentence `text` opens by referring back to a subject: a pronoun, or
+/// "the" with a word of the subject's name (`subject`, folded) or a kind noun ("the
+/// lighthouse", "the company"), within its first [`REFERENCE_WITHIN`] words and before
+/// any name (in "Lindqvist said it was lit in 1911" the sentence is about Lindqvist,
+/// and "it" may be anything; a sentence's first word is taken for a name unless it is
+/// a stop word or a common opener such as "since"). Dates and numbers before it are no names ("On 14
+/// October 1911 it was first lit").
+pub fn refers_back(text: &str, subject: &HashSet<String>) -> bool {
+    let tokens = tokens(text);
+    let mut used = vec![false; tokens.len()];
+    read_numbers_and_dates(&tokens, &mut used);
+    let mut words = 0;
+    let mut after_the = false;
+    for (k, t) in tokens.iter().enumerate() {
+        match t.kind {
+            Kind::Stop => break,
+            Kind::Word if !used[k] => {}
+            _ => continue,
+        }
+        words += 1;
+        if words > REFERENCE_WITHIN {
+            return false;
+        }
+        let word = t.lower.as_str();
+        if after_the && (subject.contains(&fold(word)) || KIND_NOUNS.contains(&word)) {
+            return true;
+        }
+        if PRONOUNS.contains(&word) {
+            return true;
+        }
+        // A capitalised word is a name, unless it opens the sentence as a common word
+        // would ("The", "Since"): an opening "Lindqvist" is a name too.
+        if t.capital && (!t.opens || !(is_stop_word(word) || OPENERS.contains(&word))) {
+            return false;
+        }
+        after_the = word == "the";
+    }
+    false
 }
 
 /// An anchor of `statement` that none of `window` holds, described for a person
@@ -667,6 +772,29 @@ mod tests {
             "This is not the first WeWork has been scrutinized by the NYAG.",
             "This is not the first time WeWork has been scrutinized by the NYAG."
         ));
+    }
+
+    #[test]
+    fn a_sentence_refers_back_before_naming_anything_else() {
+        let subject: HashSet<String> = ["quillfeather", "lighthouse"].map(fold).into();
+        for text in [
+            "It was designed by the engineer Ottilie Brannock.",
+            "Its lens came from Paris.",
+            "The lighthouse was first lit on 14 October 1911.",
+            "On 14 October 1911 it was first lit.",
+            "Since then, the company has grown.",
+        ] {
+            assert!(refers_back(text, &subject), "{text}");
+        }
+        for text in [
+            "Lindqvist said it was lit in 1911.",
+            "The Varnholm Lighthouse was first lit in 1911.",
+            "The keepers did not live in the tower.",
+            "Ottilie Brannock designed it.",
+            "Five years after the harbour wall and the two piers were finished, it was lit.",
+        ] {
+            assert!(!refers_back(text, &subject), "{text}");
+        }
     }
 
     #[test]

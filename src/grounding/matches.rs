@@ -19,6 +19,16 @@
 //!   [`MIN_WINDOW_COVERAGE`] of them in the window itself, and
 //! - negation agrees (`anchors::negation_conflict`).
 //!
+//! A page's *subject* (its title, its first line when that is a heading, its most
+//! named name) may stand in a window as "it" or "the lighthouse" where the statement
+//! names it: "The Quillfeather Lighthouse was first lit on 14 October 1911" is
+//! supported by "It was first lit on 14 October 1911" on a page titled "Quillfeather
+//! Lighthouse". Then the statement's other words must pass the rules above on their
+//! own, the window must open by referring back before it names anything else
+//! (`anchors::refers_back`), and it must not name another thing of the subject's kind
+//! ("the Varnholm Lighthouse"). Only the window's own page's subject counts: another
+//! page's never does.
+//!
 //! A window of two sentences is tried only when no single sentence passes, and each
 //! of its sentences must bring a content word of the statement that the other lacks
 //! and that is not a name: a neighbour that only lends a missing number or name is how
@@ -34,7 +44,7 @@
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 
-use super::anchors::{Features, missing_anchor, negation_conflict};
+use super::anchors::{Features, fold, missing_anchor, negation_conflict, refers_back};
 use crate::context::sentence_spans;
 
 /// Share of a statement's content words a window must hold.
@@ -101,6 +111,51 @@ pub struct Shown {
     blocks: Vec<(usize, String)>,
     /// Each source's title's content words: what the page is about.
     titles: Vec<HashSet<String>>,
+    /// Each source's subject, as runs of lowercase words a statement's name may be
+    /// part of: its title, its first line when that is a heading, its most named name.
+    subjects: Vec<Vec<Vec<String>>>,
+}
+
+/// Words before a statement's opening name that leave it in the subject's place.
+const DETERMINERS: [&str; 3] = ["the", "a", "an"];
+/// A first line of at most this many words, without a sentence's end, is a heading.
+const HEADING_MAX_WORDS: usize = 12;
+
+/// What a page is about, as runs of words (see [`Shown::subjects`]): its title, its
+/// first shown line when that reads as a heading, and the name its shown sentences
+/// name most (at least twice).
+fn subject_of(title: &str, first_line: Option<&str>, sentences: &[Sentence]) -> Vec<Vec<String>> {
+    let mut runs = Vec::new();
+    let title = Features::of_source(title).sequence;
+    if !title.is_empty() {
+        runs.push(title);
+    }
+    if let Some(line) = first_line.map(str::trim) {
+        let words = line.split_whitespace().count();
+        if (1..=HEADING_MAX_WORDS).contains(&words) && !line.ends_with(['.', '!', '?']) {
+            runs.push(Features::of_source(line).sequence);
+        }
+    }
+    let mut counts: Vec<(&Vec<String>, usize)> = Vec::new();
+    for name in sentences.iter().flat_map(|s| &s.features.names) {
+        match counts.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, c)) => *c += 1,
+            None => counts.push((name, 1)),
+        }
+    }
+    let most = counts
+        .iter()
+        .filter(|(_, c)| *c >= 2)
+        .max_by(|a, b| a.1.cmp(&b.1).then(b.0.len().cmp(&a.0.len()).reverse()));
+    if let Some((name, _)) = most {
+        runs.push((*name).clone());
+    }
+    runs
+}
+
+/// Whether the run of words `name` occurs in `run`.
+fn holds_run(run: &[String], name: &[String]) -> bool {
+    !name.is_empty() && run.windows(name.len()).any(|w| w == name)
 }
 
 impl Shown {
@@ -112,8 +167,10 @@ impl Shown {
         let mut sentences = Vec::new();
         let mut blocks = Vec::new();
         let mut titles = Vec::new();
+        let mut subjects = Vec::new();
         for (source, (text, title, ranges)) in shown.into_iter().enumerate() {
             titles.push(Features::of_source(title).term_set);
+            let first = sentences.len();
             for range in ranges {
                 let Some(part) = text.get(range.clone()) else {
                     continue;
@@ -133,6 +190,11 @@ impl Shown {
                     });
                 }
             }
+            let first_line = ranges
+                .first()
+                .and_then(|r| text.get(r.clone()))
+                .and_then(|t| t.trim_start().lines().next());
+            subjects.push(subject_of(title, first_line, &sentences[first..]));
         }
         let mut index: HashMap<String, Vec<u32>> = HashMap::new();
         for (i, sentence) in sentences.iter().enumerate() {
@@ -145,6 +207,7 @@ impl Shown {
             index,
             blocks,
             titles,
+            subjects,
         }
     }
 
@@ -210,8 +273,89 @@ impl Shown {
             && self.sentences[a].block == self.sentences[b].block
     }
 
+    /// The names of `statement` that are the subject of the page of sentence `first`
+    /// and that the window `ids` refers to without naming them (see the module's
+    /// documentation); empty when there are none, or the window does not refer back.
+    fn referred<'s>(&self, statement: &'s Features, ids: &[usize]) -> Vec<&'s Vec<String>> {
+        let first = &self.sentences[ids[0]];
+        let window: Vec<&Features> = ids.iter().map(|&i| &self.sentences[i].features).collect();
+        let named_in_window =
+            |name: &Vec<String>| window.iter().any(|w| holds_run(&w.sequence, name));
+        let subject = &self.subjects[first.source];
+        // Only the statement's first name, standing where its subject stands (its
+        // first word, or its second after "the" or a first word of the same name:
+        // "Kate Henshaw", whose "Kate" opens the sentence and is no name on its own),
+        // is what "it" or "the company" can stand for, and as written it must be the
+        // page's subject ("Kate Nollywood" is not, on a page about Nollywood).
+        let Some(name) = statement.names.first() else {
+            return Vec::new();
+        };
+        let seq = &statement.sequence;
+        let as_written: Vec<String> = if seq.starts_with(name) {
+            name.clone()
+        } else if seq.len() > name.len() && seq[1..].starts_with(name) {
+            if DETERMINERS.contains(&seq[0].as_str()) {
+                name.clone()
+            } else {
+                std::iter::once(seq[0].clone())
+                    .chain(name.iter().cloned())
+                    .collect()
+            }
+        } else {
+            return Vec::new();
+        };
+        let referred: Vec<&Vec<String>> = std::iter::once(name)
+            .filter(|_| subject.iter().any(|run| holds_run(run, &as_written)))
+            .filter(|name| !named_in_window(name))
+            .collect();
+        if referred.is_empty() {
+            return referred;
+        }
+        let words: HashSet<String> = referred
+            .iter()
+            .flat_map(|n| n.iter())
+            .map(|w| fold(w))
+            .collect();
+        // Another thing of the subject's kind named in the window: the last word of a
+        // subject's name ("lighthouse") in another name ("Varnholm Lighthouse").
+        let kinds: HashSet<&String> = referred.iter().filter_map(|n| n.last()).collect();
+        let other_of_kind = window.iter().flat_map(|w| &w.names).any(|name| {
+            name.iter().any(|w| kinds.contains(w)) && !referred.iter().any(|r| holds_run(r, name))
+        });
+        let (offset, text) = &self.blocks[first.block as usize];
+        let opening = &text[first.span.start - offset..first.span.end - offset];
+        if other_of_kind || !refers_back(opening, &words) {
+            return Vec::new();
+        }
+        referred
+    }
+
     /// The share of `terms` the sentences `ids` hold, if they support `statement`.
     fn supports(&self, statement: &Features, terms: &[String], ids: &[usize]) -> Option<f64> {
+        // The page's subject, referred to rather than named: its words need not be in
+        // the window, and the rest of the statement must pass on its own.
+        let referred = self.referred(statement, ids);
+        let stripped;
+        let (statement, terms): (&Features, Vec<String>) = if referred.is_empty() {
+            (statement, terms.to_vec())
+        } else {
+            let words: HashSet<String> = referred
+                .iter()
+                .flat_map(|n| n.iter())
+                .map(|w| fold(w))
+                .collect();
+            stripped = statement.without_names(&referred);
+            let rest = terms
+                .iter()
+                .filter(|t| !words.contains(*t))
+                .cloned()
+                .collect();
+            (&stripped, rest)
+        };
+        if terms.is_empty() {
+            return None;
+        }
+        let terms = &terms[..];
         let window: Vec<&Features> = ids.iter().map(|&i| &self.sentences[i].features).collect();
         let holds = |f: &Features, t: &String| f.term_set.contains(t);
         // The page's title counts towards the words (the model saw it, and "1,300
@@ -413,6 +557,80 @@ mod tests {
         let statement =
             Features::of_statement("The Quillfeather Lighthouse was first lit on 14 October 1911.");
         assert!(lead_only.find(&statement, |i| i + 1).is_empty());
+    }
+
+    /// A page that names its subject only in its title.
+    const TITLED: &str = "It was designed by the engineer Ottilie Brannock and first lit on 14 October 1911.\n\
+        The Varnholm Lighthouse, on the next cape, was first lit on 2 May 1913.\n\
+        Brannock said it would stand for a century.";
+
+    fn found_in(pages: &[(&str, &str)], statement: &str) -> Vec<usize> {
+        let all: Vec<Vec<Range<usize>>> = pages
+            .iter()
+            .map(|(_, t)| std::iter::once(0..t.len()).collect())
+            .collect();
+        let shown = Shown::new(
+            pages
+                .iter()
+                .zip(&all)
+                .map(|((title, text), r)| (*text, *title, &r[..])),
+        );
+        shown
+            .find(&Features::of_statement(statement), |i| i + 1)
+            .iter()
+            .map(|w| w.source)
+            .collect()
+    }
+
+    #[test]
+    fn a_page_subject_referred_to_as_it_stands_for_its_name() {
+        let page = [("Quillfeather Lighthouse", TITLED)];
+        assert_eq!(
+            found_in(
+                &page,
+                "The Quillfeather Lighthouse was first lit on 14 October 1911."
+            ),
+            [1]
+        );
+        assert_eq!(
+            found_in(
+                &page,
+                "Quillfeather Lighthouse was designed by the engineer Ottilie Brannock."
+            ),
+            [1]
+        );
+        // Everything else is still asked for: the date, the negation, the other names.
+        for wrong in [
+            "The Quillfeather Lighthouse was first lit on 15 October 1911.",
+            "The Quillfeather Lighthouse was not first lit on 14 October 1911.",
+            "The Quillfeather Lighthouse was designed by the engineer Ottilie Varnholm.",
+            // Another lighthouse is named in the window; one named first is its subject.
+            "The Quillfeather Lighthouse was first lit on 2 May 1913.",
+            "The Quillfeather Lighthouse said it would stand for a century.",
+        ] {
+            assert_eq!(found_in(&page, wrong), Vec::<usize>::new(), "{wrong}");
+        }
+        // Another page's subject never counts: the same sentence on a page about
+        // something else supports nothing about the Quillfeather Lighthouse.
+        let other = [("Harbour works of Varnholm", TITLED)];
+        assert_eq!(
+            found_in(
+                &other,
+                "The Quillfeather Lighthouse was first lit on 14 October 1911."
+            ),
+            Vec::<usize>::new()
+        );
+        let both = [
+            ("Harbour works of Varnholm", TITLED),
+            ("Quillfeather Lighthouse", "Lamps."),
+        ];
+        assert_eq!(
+            found_in(
+                &both,
+                "The Quillfeather Lighthouse was first lit on 14 October 1911."
+            ),
+            Vec::<usize>::new()
+        );
     }
 
     #[test]

@@ -373,7 +373,7 @@ impl Checker {
         let p = &*self.inner;
         let mut checked = Statement::bare(statement.text.clone(), at.start, at.end);
         // The windows of the verified quotes, for the comparison with the statement.
-        let mut windows: Vec<Features> = Vec::new();
+        let mut windows: Vec<Quoted> = Vec::new();
         for citation in &statement.citations {
             let resolved = resolve_source(&citation.source, &p.sources).and_then(|n| {
                 if p.in_prompt.get(n - 1).copied().unwrap_or(false) {
@@ -406,9 +406,16 @@ impl Checker {
                 quotes::quote_window(&citation.quote, &p.normalised[i])
             } else {
                 (matched, confidence) = check_quote(&citation.quote, &source.title, &p.titles[i]);
-                (matched != MatchKind::None).then_some(p.titles[i].as_str())
+                (matched != MatchKind::None).then_some(quotes::QuoteWindow {
+                    sentences: p.titles[i].as_str(),
+                    span: p.titles[i].as_str(),
+                })
             };
-            windows.extend(window.map(Features::of_source));
+            windows.extend(window.map(|w| Quoted {
+                quote: normalise(&citation.quote),
+                sentences: Features::of_source(w.sentences),
+                span: Features::of_source(w.span),
+            }));
             checked.citations.push(CheckedCitation {
                 source: number,
                 quote: citation.quote.clone(),
@@ -449,20 +456,74 @@ impl Checker {
     }
 }
 
+/// A verified quote as the check of its statement reads it: the quote (normalised),
+/// the sentences it lies in and the span it covers.
+struct Quoted {
+    quote: String,
+    sentences: Features,
+    span: Features,
+}
+
 /// Why the windows of a statement's verified quotes do not support it, if they do
-/// not: a number or date of the statement in none of them, or negation that
-/// disagrees. Names are not asked for: a statement may name what its quote leaves
+/// not: a number or date of the statement in none of their sentences, or negation
+/// that disagrees. Names are not asked for: a statement may name what its quote leaves
 /// implicit ("It was first lit..." quoted for "The lighthouse was first lit...").
-fn disagreement(statement: &Features, windows: &[Features]) -> Option<String> {
+///
+/// Negation is read in what the quote covers, not in the rest of its sentences,
+/// unless the statement says more than the quote does in a clause that a cue outside
+/// the quote negates: "it's impossible to tell the story without acknowledging that
+/// it's a microcosm" quoted from "acknowledging" on supports the statement "it's a
+/// microcosm" (the "without" is the sentence's rhetoric, not the quote's claim), while
+/// "the tower" quoted from "The keepers did not live in the tower" supports no "The
+/// keepers lived in the tower". A statement that is its verified quote, word for
+/// word, is supported by it.
+fn disagreement(statement: &Features, windows: &[Quoted]) -> Option<String> {
     if windows.is_empty() {
         return None;
     }
-    let windows: Vec<&Features> = windows.iter().collect();
-    if let Some(anchor) = missing_anchor(statement, &windows, false) {
+    let said = trim_sentence_end(&statement.normalised);
+    if windows
+        .iter()
+        .any(|w| !said.is_empty() && trim_sentence_end(&w.quote) == said)
+    {
+        return None;
+    }
+    let sentences: Vec<&Features> = windows.iter().map(|w| &w.sentences).collect();
+    if let Some(anchor) = missing_anchor(statement, &sentences, false) {
         return Some(format!("{anchor} is not in the quoted text"));
     }
-    negation_conflict(statement, &windows)
+    let read: Vec<&Features> = windows
+        .iter()
+        .map(|w| {
+            if says_more_than_quote(statement, w) {
+                &w.sentences
+            } else {
+                &w.span
+            }
+        })
+        .collect();
+    negation_conflict(statement, &read)
         .then(|| "the statement and the quoted text disagree on a negation".to_string())
+}
+
+/// Whether the statement holds a word of a negated clause of the quote's sentences
+/// that the quote itself does not hold: then the negation outside the quote bears on
+/// what the statement says.
+fn says_more_than_quote(statement: &Features, quoted: &Quoted) -> bool {
+    quoted.sentences.cues.iter().any(|cue| {
+        cue.clause
+            .iter()
+            .chain(&cue.scope)
+            .any(|t| statement.term_set.contains(t) && !quoted.span.term_set.contains(t))
+    })
+}
+
+/// `text` without the sentence end and quote marks around it: a statement ends with a
+/// full stop its quote usually lacks.
+fn trim_sentence_end(text: &str) -> &str {
+    text.trim()
+        .trim_end_matches(['.', '!', '?', '"', '\'', ' '])
+        .trim_start_matches(['"', '\'', ' '])
 }
 
 fn resolve_source(source: &SourceRef, sources: &[SourceText]) -> Result<usize, String> {
@@ -478,7 +539,7 @@ fn resolve_source(source: &SourceRef, sources: &[SourceText]) -> Result<usize, S
             }),
         SourceRef::Url(url) => sources
             .iter()
-            .find(|s| same_url(&s.url, url))
+            .find(|s| same_url(&s.url, url) || same_url(&crate::context::short_url(&s.url), url))
             .map(|s| s.number)
             .ok_or_else(|| "that URL is not one of the fetched sources".to_string()),
         SourceRef::Other(_) => Err("not a source number".to_string()),

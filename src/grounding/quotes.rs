@@ -70,8 +70,9 @@ pub fn check_quote(quote: &str, raw: &str, normalised: &str) -> (MatchKind, f64)
 /// The quote's window in a source's `normalised` text (see [`normalise`]): from the
 /// start of the sentence where the quote (or its first fragment) begins to the end of
 /// the sentence where it (or its last fragment) ends, reaching at most
-/// [`MAX_WINDOW_REACH`] bytes either way. `None` when the quote is not there.
-pub fn quote_window<'a>(quote: &str, normalised: &'a str) -> Option<&'a str> {
+/// [`MAX_WINDOW_REACH`] bytes either way, with the span the quote itself covers
+/// (first fragment to last). `None` when the quote is not there.
+pub fn quote_window<'a>(quote: &str, normalised: &'a str) -> Option<QuoteWindow<'a>> {
     let wanted = normalise(quote);
     let (from, to) = match normalised.find(&wanted) {
         Some(at) => (at, at + wanted.len()),
@@ -96,7 +97,19 @@ pub fn quote_window<'a>(quote: &str, normalised: &'a str) -> Option<&'a str> {
     } else {
         first_sentence_end(&normalised[to..limit]).map_or(limit, |e| to + e)
     };
-    Some(normalised[start..end].trim())
+    Some(QuoteWindow {
+        sentences: normalised[start..end].trim(),
+        span: &normalised[from..to],
+    })
+}
+
+/// Where a verified quote lies in its source's normal form.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QuoteWindow<'a> {
+    /// The sentence or sentences the quote lies in.
+    pub sentences: &'a str,
+    /// What the quote covers: from its first fragment's start to its last's end.
+    pub span: &'a str,
 }
 
 /// Byte offset just past the last sentence end (`. `, `! `, `? `) in `text`.
@@ -204,20 +217,23 @@ mod tests {
              It bends light into a beam! Most lights now use LEDs.",
         );
         assert_eq!(
-            quote_window("Fresnel presented a lens", &page),
+            quote_window("Fresnel presented a lens", &page).map(|w| w.sentences),
             Some("in 1822 fresnel presented a lens made of rings.")
         );
         assert_eq!(
-            quote_window("a lens made of rings. It bends light", &page),
+            quote_window("a lens made of rings. It bends light", &page).map(|w| w.sentences),
             Some("in 1822 fresnel presented a lens made of rings. it bends light into a beam!")
         );
         assert_eq!(
             quote_window("Fresnel presented ... into a beam", &page),
-            Some("in 1822 fresnel presented a lens made of rings. it bends light into a beam!")
+            Some(QuoteWindow {
+                sentences: "in 1822 fresnel presented a lens made of rings. it bends light into a beam!",
+                span: "fresnel presented a lens made of rings. it bends light into a beam",
+            })
         );
         assert_eq!(
-            quote_window("Most lights", &page),
-            Some("most lights now use leds.")
+            quote_window("Most lights", &page).map(|w| w.span),
+            Some("most lights")
         );
         assert_eq!(quote_window("candles", &page), None);
     }

@@ -188,6 +188,58 @@ fn a_verified_quote_the_statement_contradicts_is_a_mismatch() {
 }
 
 #[test]
+fn negation_outside_a_verbatim_quote_does_not_make_it_a_mismatch() {
+    // The sentence negates before the quoted span ("without"); the statement is the
+    // quote itself, or the quote's claim in fewer words.
+    let page = "Protesters marched again on Friday. It's impossible to tell the story of \
+        the uprising without acknowledging that it's a microcosm of what happened in \
+        Ferguson, in Baltimore and now Minneapolis. The marches went on for weeks.";
+    let quote = "acknowledging that it's a microcosm of what happened in Ferguson, in Baltimore and now Minneapolis.";
+    let check = |text: &str| {
+        let answer = ModelAnswer {
+            answerable: true,
+            statements: vec![statement(text, &[(SourceRef::Number(1), quote)])],
+            unknowns: vec![],
+            over_bounds: 0,
+        };
+        verify(&answer, &[source(1, page)]).statements.remove(0)
+    };
+    for text in [
+        quote,
+        "It's a microcosm of what happened in Ferguson, in Baltimore and now Minneapolis.",
+    ] {
+        let s = check(text);
+        assert!(s.citations[0].verified, "{text}");
+        assert_eq!(
+            (s.support, s.mismatch.as_deref()),
+            (Support::Quote, None),
+            "{text}"
+        );
+    }
+    // A negation the statement adds is still caught by the quote check (the match,
+    // reading the sentence's own "without", may then decide), and so is a number of its
+    // own.
+    let s = check(
+        "It's not a microcosm of what happened in Ferguson, in Baltimore and now Minneapolis.",
+    );
+    assert_eq!(
+        s.mismatch.as_deref(),
+        Some("the statement and the quoted text disagree on a negation")
+    );
+    let s = check("It's a microcosm of what happened in Ferguson in 2014.");
+    assert_eq!(s.support, Support::Mismatch);
+}
+
+#[test]
+fn a_quote_cut_from_a_negated_clause_still_disagrees() {
+    // The quote leaves the "not" out; the statement restates the clause the "not"
+    // negates, with a word from outside the quote: not supported.
+    let s = one("Its keepers lived in the tower.", "live in the tower");
+    assert!(s.citations[0].verified);
+    assert_eq!(s.support, Support::Mismatch, "{:?}", s.mismatch);
+}
+
+#[test]
 fn a_mismatched_quote_is_rescued_by_a_match_elsewhere() {
     // The quote is real but about the cape; the statement is said in the next sentence.
     let s = one(
