@@ -15,8 +15,11 @@
 //! number or date that the quote's sentence does not, or negates what it says (or
 //! the other way round), the statement is a **mismatch** (a real quote cited for
 //! something it does not say), which supports nothing, unless the match finds it
-//! said elsewhere in what the model was shown. `anchors.rs` reads numbers, dates,
-//! names, quoted strings and negation for both checks.
+//! said elsewhere in what the model was shown. Negation is read in what the quote
+//! covers (a "without" earlier in its sentence is the sentence's, not the quote's),
+//! and a statement that is its verified quote word for word is supported by it (see
+//! `disagreement`). `anchors.rs` reads numbers, dates, names, quoted strings and
+//! negation for both checks.
 //!
 //! The answer text is assembled here from the statements, so segment offsets are
 //! exact UTF-8 byte offsets by construction. The checker owns what it needs (behind
