@@ -191,29 +191,7 @@ fn parse(body: &Value) -> Result<GenerateRequest, ApiError> {
             "put the question in the last user content",
         ));
     }
-    let mut turns = Vec::new();
-    let mut pending: Option<String> = None;
-    for (user, text) in said {
-        if user {
-            if let Some(q) = pending.replace(text) {
-                turns.push(Turn {
-                    question: q,
-                    answer: String::new(),
-                });
-            }
-        } else if let Some(q) = pending.take() {
-            turns.push(Turn {
-                question: q,
-                answer: text,
-            });
-        }
-    }
-    if let Some(q) = pending {
-        turns.push(Turn {
-            question: q,
-            answer: String::new(),
-        });
-    }
+    let turns = super::http::turns_of(said);
     Ok(GenerateRequest {
         question,
         turns,

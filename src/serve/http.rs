@@ -22,6 +22,38 @@ use crate::service::Failure;
 /// question and answer, plus system messages, with room.
 pub const MAX_MESSAGES: usize = 256;
 
+/// The earlier turns of a conversation from its messages in order (`true` for the
+/// user's, `false` for the assistant's or model's; the question itself already
+/// taken off the end): each user message with the answer after it, a user message
+/// with none paired with an empty answer, an answer with no question dropped.
+pub fn turns_of(said: Vec<(bool, String)>) -> Vec<crate::service::Turn> {
+    use crate::service::Turn;
+    let mut turns = Vec::new();
+    let mut pending: Option<String> = None;
+    for (user, text) in said {
+        if user {
+            if let Some(question) = pending.replace(text) {
+                turns.push(Turn {
+                    question,
+                    answer: String::new(),
+                });
+            }
+        } else if let Some(question) = pending.take() {
+            turns.push(Turn {
+                question,
+                answer: text,
+            });
+        }
+    }
+    if let Some(question) = pending {
+        turns.push(Turn {
+            question,
+            answer: String::new(),
+        });
+    }
+    turns
+}
+
 /// Which API a request speaks, for the shape of its errors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Face {

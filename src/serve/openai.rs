@@ -303,32 +303,7 @@ fn parse(body: &Value) -> Result<ChatRequest, ApiError> {
             "put the question in the last user message",
         ));
     }
-    let mut turns = Vec::new();
-    let mut pending: Option<String> = None;
-    for (user, text) in said {
-        match (user, pending.take()) {
-            (true, earlier) => {
-                if let Some(q) = earlier {
-                    turns.push(Turn {
-                        question: q,
-                        answer: String::new(),
-                    });
-                }
-                pending = Some(text);
-            }
-            (false, Some(q)) => turns.push(Turn {
-                question: q,
-                answer: text,
-            }),
-            (false, None) => {}
-        }
-    }
-    if let Some(q) = pending {
-        turns.push(Turn {
-            question: q,
-            answer: String::new(),
-        });
-    }
+    let turns = super::http::turns_of(said);
     Ok(ChatRequest {
         question,
         turns,

@@ -730,18 +730,9 @@ pub struct ServeArgs {
     #[arg(short, long)]
     pub verbose: bool,
 
+    /// The options every run takes (config, search, fetch, model).
     #[command(flatten)]
-    #[allow(missing_docs)]
-    pub config: ConfigOpts,
-    #[command(flatten)]
-    #[allow(missing_docs)]
-    pub search: SearchOpts,
-    #[command(flatten)]
-    #[allow(missing_docs)]
-    pub fetch: FetchOpts,
-    #[command(flatten)]
-    #[allow(missing_docs)]
-    pub model: ModelOpts,
+    pub run: RunArgs,
 }
 
 /// `ground cache`.

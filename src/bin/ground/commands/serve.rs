@@ -2,20 +2,13 @@
 
 use std::process::ExitCode;
 
-use crate::cli::{self, ServeArgs};
+use crate::cli::ServeArgs;
 use crate::output::code;
 use crate::runtime::settings;
 
 /// Runs `ground serve` until Ctrl-C, finishing the requests under way.
 pub fn run(args: ServeArgs) -> ExitCode {
-    let mut overrides = cli::overrides(
-        &args.config,
-        Some(&args.search),
-        Some(&args.fetch),
-        Some(&args.model),
-        args.pages,
-    );
-    overrides.timeout_secs = args.timeout;
+    let mut overrides = args.run.overrides(args.pages, args.timeout);
     overrides.serve_listen = args.listen;
     overrides.serve_api_key = args.api_key;
     overrides.serve_queue = args.queue;
