@@ -11,9 +11,12 @@
 //! exchange), the endpoint every SearXNG (and searx) serves as JSON whatever its
 //! `formats`. It answers when that is a JSON object listing `engines` and
 //! `categories` (or a 429 from its limiter, so its search then says how to let
-//! ground through). A port that accepts and never replies, another web server's 404
-//! or page, a refused connection (well under a millisecond on this machine): no
-//! SearXNG, and `auto` falls back. The keyring is asked only when SearXNG does not
+//! ground through); a server that replies to `/config` otherwise is asked once for
+//! a JSON search with no query, which SearXNG refuses at once with `400 {"error"}`
+//! and a SearXNG-shaped stand-in or proxy answers with `{"results"}`. A port that
+//! accepts and never replies, another web server's 404 or page, a refused
+//! connection (well under a millisecond on this machine): no SearXNG, and `auto`
+//! falls back. The keyring is asked only when SearXNG does not
 //! answer and no key is set elsewhere, so a run whose SearXNG answers never touches
 //! it.
 //!
@@ -221,37 +224,58 @@ async fn decide(
 }
 
 /// Whether SearXNG answers at `url` (see the module doc): its `/config` within
-/// [`PROBE_TIMEOUT`] is SearXNG's configuration, or its limiter's 429. Without a
-/// client (it could not be built) nothing answers.
+/// [`PROBE_TIMEOUT`] is SearXNG's configuration, or its limiter's 429. A server that
+/// replies to `/config` with something else is asked once more, for its JSON search
+/// with no query (`/search?q=&format=json`: SearXNG refuses it at once with `400
+/// {"error": ...}` and runs no engine; a SearXNG-shaped stand-in or proxy without
+/// `/config` answers `{"results": [...]}`). Without a client nothing answers.
 async fn is_searxng(client: Option<&reqwest::Client>, url: &Url) -> bool {
     let Some(client) = client else {
         return false;
     };
-    let mut config = url.clone();
-    let path = format!("{}/config", url.path().trim_end_matches('/'));
-    config.set_path(&path);
-    config.set_query(None);
-    let probe = async {
+    let endpoint = |name: &str, query: Option<&str>| {
+        let mut endpoint = url.clone();
+        endpoint.set_path(&format!("{}/{name}", url.path().trim_end_matches('/')));
+        endpoint.set_query(query);
+        endpoint
+    };
+    // The reply's status and body (bounded), or None when nothing came in time.
+    let ask = |target: Url| async move {
         let response = client
-            .get(config)
+            .get(target)
             .header(reqwest::header::ACCEPT, "application/json")
             .send()
             .await
             .ok()?;
-        match response.status().as_u16() {
-            429 => return Some(true),
-            200 => {}
-            _ => return Some(false),
-        }
+        let status = response.status().as_u16();
         let body = crate::http::read_bounded(response, MAX_PROBE_BYTES)
             .await
             .ok()?;
-        Some(!body.truncated && is_searxng_config(&body.bytes))
+        Some((status, (!body.truncated).then_some(body.bytes)))
+    };
+    let probe = async {
+        match ask(endpoint("config", None)).await? {
+            (429, _) => return Some(true),
+            (200, Some(body)) if is_searxng_config(&body) => return Some(true),
+            _ => {}
+        }
+        let (status, body) = ask(endpoint("search", Some("q=&format=json"))).await?;
+        Some(is_searxng_search_reply(status, body.as_deref()?))
     };
     matches!(
         tokio::time::timeout(PROBE_TIMEOUT, probe).await,
         Ok(Some(true))
     )
+}
+
+/// Whether `body` (with `status`) is SearXNG's JSON search reply: a results list, or
+/// its refusal of an empty query (`400 {"error": "No query"}`).
+fn is_searxng_search_reply(status: u16, body: &[u8]) -> bool {
+    serde_json::from_slice::<serde_json::Value>(body).is_ok_and(|reply| match status {
+        200 => reply["results"].is_array(),
+        400 => reply["error"].is_string(),
+        _ => false,
+    })
 }
 
 /// Whether `body` is SearXNG's `/config`: a JSON object with an `engines` list and a
@@ -483,5 +507,17 @@ mod tests {
         assert_eq!(chosen.settings.backend, SearchBackend::Searxng);
         assert!(chosen.note.is_none());
         assert!(memo.lock().await.is_none(), "nothing probed");
+    }
+
+    #[test]
+    fn a_searxng_shaped_search_reply_is_told_from_other_replies() {
+        assert!(is_searxng_search_reply(400, br#"{"error": "No query"}"#));
+        assert!(is_searxng_search_reply(
+            200,
+            br#"{"query": "", "results": []}"#
+        ));
+        assert!(!is_searxng_search_reply(404, br#"{"error": "not found"}"#));
+        assert!(!is_searxng_search_reply(200, b"<html>results</html>"));
+        assert!(!is_searxng_search_reply(200, br#"{"data": []}"#));
     }
 }

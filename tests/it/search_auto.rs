@@ -347,15 +347,52 @@ async fn a_server_that_is_not_searxng_is_no_searxng() {
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
         assert_eq!(json_stdout(&out)["backend"], "brave", "{}", server.uri());
         assert_eq!(told(&out).len(), 1, "{}", stderr(&out));
-        // Asked once, for its configuration; never searched.
+        // Asked for its configuration, then for SearXNG's reply to an empty search
+        // (the probe: no question was ever sent to it).
         let asked: Vec<String> = server
             .received_requests()
             .await
             .unwrap()
             .iter()
-            .map(|r| r.url.path().to_string())
+            .map(|r| match r.url.query() {
+                Some(query) => format!("{}?{query}", r.url.path()),
+                None => r.url.path().to_string(),
+            })
             .collect();
-        assert_eq!(asked, ["/config"], "{}", server.uri());
+        assert_eq!(
+            asked,
+            ["/config", "/search?q=&format=json"],
+            "{}",
+            server.uri()
+        );
     }
     assert_eq!(fallbacks.asked().await, [2, 0, 0, 0]);
+}
+
+/// A SearXNG-shaped service without `/config` (a stand-in, or a proxy that passes
+/// only `/search`) is still told from another server by its JSON search reply, and
+/// used: the development harness of real news questions serves exactly that.
+#[tokio::test]
+async fn a_searxng_shaped_service_without_config_is_used() {
+    let world = World::new().await;
+    let fallbacks = Fallbacks::start(&world).await;
+    let shaped = MockServer::start().await;
+    let body = fixture("searxng/searxng/normal.body.json");
+    Mock::given(method("GET"))
+        .and(wiremock::matchers::path("/search"))
+        .and(wiremock::matchers::query_param("format", "json"))
+        .respond_with(ResponseTemplate::new(200).set_body_raw(body, "application/json"))
+        .mount(&shaped)
+        .await;
+    let mut cmd = fallbacks.ground(
+        &world,
+        &shaped.uri(),
+        "brave_api_key = \"BSAkeyINconfig0123\"\n",
+    );
+    cmd.args(["search", "--json", "tardigrades"]);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(json_stdout(&out)["backend"], "searxng", "{}", stderr(&out));
+    assert!(told(&out).is_empty(), "{}", stderr(&out));
+    assert_eq!(fallbacks.asked().await, [0, 0, 0, 0]);
 }
