@@ -217,6 +217,44 @@ fn download_progress(
     }
 }
 
+/// Sends the embedded model's prompt reading as MCP progress notifications when the
+/// call carried a `progressToken` (a long first prefill on a CPU shows nothing
+/// otherwise); other backends say nothing.
+struct PrefillProgress {
+    token: rmcp::model::ProgressToken,
+    /// To the one task that sends them, in order (it ends with the call).
+    send: tokio::sync::mpsc::UnboundedSender<ProgressNotificationParam>,
+}
+
+impl crate::pipeline::Watch for PrefillProgress {
+    fn reading(&self, sources: usize, prefill: crate::llm::Prefill) {
+        let message = format!(
+            "the model is reading {sources} sources: {}/{} prompt tokens",
+            prefill.done, prefill.total
+        );
+        let param = ProgressNotificationParam::new(self.token.clone(), f64::from(prefill.done))
+            .with_total(f64::from(prefill.total))
+            .with_message(message);
+        let _ = self.send.send(param);
+    }
+}
+
+/// What watches a `grounded_answer` call: its prompt reading as progress
+/// notifications when the client sent a `progressToken`, else nobody.
+fn watch_for(context: &RequestContext<RoleServer>) -> Arc<dyn crate::pipeline::Watch> {
+    let Some(token) = context.meta.get_progress_token() else {
+        return crate::service::unwatched();
+    };
+    let (send, mut sending) = tokio::sync::mpsc::unbounded_channel();
+    let peer = context.peer.clone();
+    tokio::spawn(async move {
+        while let Some(param) = sending.recv().await {
+            let _ = peer.notify_progress(param).await;
+        }
+    });
+    Arc::new(PrefillProgress { token, send })
+}
+
 #[tool_router]
 impl GroundServer {
     /// A server answering with `settings`: one client session on its own service.
@@ -342,7 +380,7 @@ impl GroundServer {
             question: &question,
             conversation: &conversation,
             events: crate::events::Events::silent(),
-            watch: crate::service::unwatched(),
+            watch: watch_for(&context),
             download: &mut download,
             note: &note,
             shown_answer: &shown_answer,

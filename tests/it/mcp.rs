@@ -1481,3 +1481,67 @@ async fn web_search_and_grounded_answer_take_sites_and_say_what_they_dropped() {
     let (code, stderr) = mcp.close().await;
     assert_eq!(code, Some(0), "{stderr}");
 }
+
+/// P2: with the embedded model, a `grounded_answer` whose call carries a
+/// `progressToken` gets the prompt reading as `notifications/progress`, in order and
+/// bounded, before its result.
+#[cfg(feature = "embedded")]
+#[tokio::test]
+async fn the_embedded_models_prompt_reading_is_sent_as_mcp_progress() {
+    let world = World::new().await;
+    world
+        .search_replies_with_capture("searxng/normal.body.json")
+        .await;
+    world.serve_fixture_pages().await;
+    let model = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/models/tiny-chatml.gguf")
+        .display()
+        .to_string();
+    let (mut mcp, _) = Session::start(
+        world.ground(),
+        &["--llm", "embedded", "--model-file", &model],
+    )
+    .await;
+    mcp.send(
+        json!({"jsonrpc": "2.0", "id": 200, "method": "tools/call", "params": {
+        "name": "grounded_answer",
+        "arguments": {"question": "Can tardigrades survive in space?"},
+        "_meta": {"progressToken": "reading-1"}}}),
+    )
+    .await;
+    let mut progress = Vec::new();
+    let result = loop {
+        let message = mcp.read().await;
+        if message["id"] == json!(200) {
+            break message;
+        }
+        if message["method"] == "notifications/progress" {
+            progress.push(message["params"].clone());
+        }
+    };
+    assert!(result.get("result").is_some(), "{result}");
+    // A notification may still be on its way as the result arrives.
+    while let Ok(message) = tokio::time::timeout(Duration::from_millis(500), mcp.read()).await {
+        if message["method"] == "notifications/progress" {
+            progress.push(message["params"].clone());
+        }
+    }
+    assert!(!progress.is_empty(), "no progress notification");
+    assert!(progress.len() <= 40, "{} notifications", progress.len());
+    let mut last = -1.0;
+    for p in &progress {
+        assert_eq!(p["progressToken"], "reading-1", "{p}");
+        let (done, total) = (
+            p["progress"].as_f64().unwrap(),
+            p["total"].as_f64().unwrap(),
+        );
+        assert!(done >= last && done <= total, "{progress:?}");
+        last = done;
+        assert!(
+            p["message"].as_str().unwrap().contains("prompt tokens"),
+            "{p}"
+        );
+    }
+    let (code, stderr) = mcp.close().await;
+    assert_eq!(code, Some(0), "{stderr}");
+}
