@@ -42,25 +42,20 @@
 //! Everything here blocks: callers run it on a thread of its own ([`super::Embedded`]
 //! does), never on the async runtime.
 
-use std::collections::{HashMap, VecDeque};
-use std::ffi::{CStr, c_char, c_void};
-use std::io::Write as _;
+use std::collections::HashMap;
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::context::params::LlamaContextParams;
-use llama_cpp_2::llama_backend::LlamaBackend;
 use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
 use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
-use llama_cpp_2::token::data::LlamaTokenData;
-use llama_cpp_2::token::data_array::LlamaTokenDataArray;
 
 use super::gguf;
 use crate::error::Error;
@@ -255,123 +250,6 @@ impl Model {
     pub fn count_prompt_tokens(&self, system: &str, user: &str) -> Result<u32, Error> {
         Ok(u32::try_from(self.prompt_tokens(system, user)?.len()).unwrap_or(u32::MAX))
     }
-}
-
-/// The llama.cpp backend, initialised once per process (llama.cpp allows only one).
-fn backend() -> Result<&'static LlamaBackend, Error> {
-    static BACKEND: OnceLock<LlamaBackend> = OnceLock::new();
-    static INIT: Mutex<()> = Mutex::new(());
-    if let Some(b) = BACKEND.get() {
-        return Ok(b);
-    }
-    let _guard = INIT.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(b) = BACKEND.get() {
-        return Ok(b);
-    }
-    install_log();
-    install_abort();
-    let b = LlamaBackend::init().map_err(|e| Error::ModelEngine {
-        message: format!("cannot start llama.cpp: {e}"),
-    })?;
-    Ok(BACKEND.get_or_init(|| b))
-}
-
-/// Whether llama.cpp's log goes to stderr (`verbose`).
-static LOG_TO_STDERR: AtomicBool = AtomicBool::new(false);
-
-/// llama.cpp's last error lines, for the message when it refuses a file.
-static LAST_ERRORS: Mutex<VecDeque<String>> = Mutex::new(VecDeque::new());
-
-/// Routes llama.cpp's and ggml's log through [`on_log`].
-fn install_log() {
-    // SAFETY: `on_log` is a plain function that lives for the whole program and
-    // ignores its user data.
-    unsafe { llama_cpp_sys_2::llama_log_set(Some(on_log), std::ptr::null_mut()) };
-}
-
-unsafe extern "C" fn on_log(
-    level: llama_cpp_sys_2::ggml_log_level,
-    text: *const c_char,
-    _data: *mut c_void,
-) {
-    if text.is_null() {
-        return;
-    }
-    // SAFETY: llama.cpp passes a NUL-terminated string valid for this call.
-    let text = unsafe { CStr::from_ptr(text) }.to_string_lossy();
-    if LOG_TO_STDERR.load(Ordering::Relaxed) {
-        let _ = std::io::stderr().write_all(text.as_bytes());
-    }
-    if level == llama_cpp_sys_2::GGML_LOG_LEVEL_ERROR {
-        let line = crate::text::sanitize_line(&crate::text::shorten(text.trim(), 300));
-        let mut errors = LAST_ERRORS.lock().unwrap_or_else(|e| e.into_inner());
-        if errors.len() >= 4 {
-            errors.pop_front();
-        }
-        errors.push_back(line);
-    }
-}
-
-/// The model file llama.cpp is working on, for the last words of an abort.
-static CURRENT_FILE: Mutex<Option<PathBuf>> = Mutex::new(None);
-
-/// Remembers `path` as the file llama.cpp works on until the guard is dropped.
-struct WorkingOn;
-
-impl WorkingOn {
-    fn file(path: &Path) -> Self {
-        *CURRENT_FILE.lock().unwrap_or_else(|e| e.into_inner()) = Some(path.to_path_buf());
-        WorkingOn
-    }
-}
-
-impl Drop for WorkingOn {
-    fn drop(&mut self) {
-        *CURRENT_FILE.lock().unwrap_or_else(|e| e.into_inner()) = None;
-    }
-}
-
-/// Makes an abort inside ggml (a `GGML_ASSERT` the header checks did not foresee)
-/// end the process the way a model failure does: one `error:` line naming the file,
-/// a `hint:`, and the model's exit code, instead of a core dump after ggml has run
-/// `gdb` against the process. (ggml aborts right after this callback returns, so the
-/// process cannot go on; [`gguf::check_runnable`] is what keeps it alive.)
-fn install_abort() {
-    // SAFETY: `on_abort` is a plain function that lives for the whole program.
-    unsafe { llama_cpp_sys_2::ggml_set_abort_callback(Some(on_abort)) };
-}
-
-unsafe extern "C" fn on_abort(message: *const c_char) {
-    let message = if message.is_null() {
-        String::new()
-    } else {
-        // SAFETY: ggml passes a NUL-terminated string valid for this call.
-        unsafe { CStr::from_ptr(message) }
-            .to_string_lossy()
-            .into_owned()
-    };
-    let message = crate::text::shorten(&crate::text::sanitize_line(&message), 300);
-    // try_lock: never wait in an abort (the lock is only ever held for an instant).
-    let file = CURRENT_FILE
-        .try_lock()
-        .ok()
-        .and_then(|f| f.as_ref().map(|p| p.display().to_string()))
-        .unwrap_or_else(|| "the model file".into());
-    let error = Error::ModelFileInvalid {
-        path: PathBuf::from(&file),
-        reason: format!("llama.cpp stopped on it ({message})"),
-    };
-    let _ = std::io::stderr().write_all(format!("{}\n", error.report()).as_bytes());
-    let _ = std::io::stderr().flush();
-    // SAFETY: _exit ends the process at once, without unwinding into C.
-    unsafe { libc::_exit(crate::error::exit::MODEL) };
-}
-
-/// llama.cpp's error lines since the last call, joined.
-fn take_errors() -> Option<String> {
-    let mut errors = LAST_ERRORS.lock().unwrap_or_else(|e| e.into_inner());
-    let joined = errors.drain(..).collect::<Vec<_>>().join("; ");
-    (!joined.is_empty()).then_some(joined)
 }
 
 /// The machine's physical cores (llama.cpp runs best with one thread per core).
@@ -829,100 +707,11 @@ fn write_reply(
     })
 }
 
-/// The grammar sampler for `schema`.
-fn grammar_sampler(model: &Model, schema: &serde_json::Value) -> Result<LlamaSampler, Error> {
-    let grammar = llama_cpp_2::json_schema_to_grammar(&schema.to_string()).map_err(|e| {
-        Error::ModelEngine {
-            message: format!("cannot turn the answer schema into a grammar: {e}"),
-        }
-    })?;
-    LlamaSampler::grammar(model.llama, &grammar, "root").map_err(|e| Error::ModelEngine {
-        message: format!(
-            "llama.cpp refused the answer grammar: {e}{}",
-            take_errors().map(|l| format!(" ({l})")).unwrap_or_default()
-        ),
-    })
-}
+mod native;
+mod sampling;
 
-/// The index of the highest score, as a token.
-fn argmax(logits: &[f32]) -> Option<LlamaToken> {
-    let mut best: Option<(usize, f32)> = None;
-    for (i, &l) in logits.iter().enumerate() {
-        if l.is_finite() && best.is_none_or(|(_, b)| l > b) {
-            best = Some((i, l));
-        }
-    }
-    best.and_then(|(i, _)| i32::try_from(i).ok())
-        .map(LlamaToken::new)
-}
-
-/// The greedy token the grammar allows: the most likely one when the grammar accepts
-/// it (one check), else the most likely of those the grammar leaves.
-fn pick_with_grammar(logits: &[f32], grammar: &mut LlamaSampler) -> Option<LlamaToken> {
-    let best = argmax(logits)?;
-    let index = usize::try_from(best.0).ok()?;
-    let mut one =
-        LlamaTokenDataArray::new(vec![LlamaTokenData::new(best, logits[index], 0.0)], false);
-    one.apply_sampler(grammar);
-    if one.data.first().is_some_and(|d| d.logit().is_finite()) {
-        return Some(best);
-    }
-    let mut all = LlamaTokenDataArray::from_iter(
-        (0i32..)
-            .zip(logits)
-            .map(|(i, &l)| LlamaTokenData::new(LlamaToken::new(i), l, 0.0)),
-        false,
-    );
-    all.apply_sampler(grammar);
-    all.data
-        .iter()
-        .filter(|d| d.logit().is_finite())
-        .max_by(|a, b| a.logit().total_cmp(&b.logit()))
-        .map(|d| d.id())
-}
-
-/// Token pieces to text: a character split across two tokens waits for its second
-/// half; bytes that can never be UTF-8 become U+FFFD.
-#[derive(Debug, Default)]
-struct Utf8Pieces {
-    pending: Vec<u8>,
-}
-
-impl Utf8Pieces {
-    fn push(&mut self, bytes: &[u8]) -> String {
-        self.pending.extend_from_slice(bytes);
-        let mut out = String::new();
-        loop {
-            match std::str::from_utf8(&self.pending) {
-                Ok(s) => {
-                    out.push_str(s);
-                    self.pending.clear();
-                    return out;
-                }
-                Err(e) => {
-                    let valid = e.valid_up_to();
-                    out.push_str(&String::from_utf8_lossy(&self.pending[..valid]));
-                    match e.error_len() {
-                        Some(bad) => {
-                            out.push(char::REPLACEMENT_CHARACTER);
-                            self.pending.drain(..valid + bad);
-                        }
-                        None => {
-                            self.pending.drain(..valid);
-                            return out;
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    fn finish(&mut self) -> String {
-        let rest = String::from_utf8_lossy(&self.pending).into_owned();
-        self.pending.clear();
-        rest
-    }
-}
+use native::{LOG_TO_STDERR, WorkingOn, backend, take_errors};
+use sampling::{Utf8Pieces, argmax, grammar_sampler, pick_with_grammar};
 
 #[cfg(test)]
 mod tests {

@@ -1,0 +1,132 @@
+//! What llama.cpp is given once per process: its backend, its log (kept quiet, its
+//! last errors remembered for messages) and ggml's abort callback (one `error:` line
+//! naming the model file instead of a core dump). Kept apart from the engine, which
+//! only loads models and writes replies, because these are process-wide hooks into C.
+
+use std::collections::VecDeque;
+use std::ffi::{CStr, c_char, c_void};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, OnceLock};
+
+use llama_cpp_2::llama_backend::LlamaBackend;
+
+use crate::error::Error;
+
+/// The llama.cpp backend, initialised once per process (llama.cpp allows only one).
+pub(super) fn backend() -> Result<&'static LlamaBackend, Error> {
+    static BACKEND: OnceLock<LlamaBackend> = OnceLock::new();
+    static INIT: Mutex<()> = Mutex::new(());
+    if let Some(b) = BACKEND.get() {
+        return Ok(b);
+    }
+    let _guard = INIT.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(b) = BACKEND.get() {
+        return Ok(b);
+    }
+    install_log();
+    install_abort();
+    let b = LlamaBackend::init().map_err(|e| Error::ModelEngine {
+        message: format!("cannot start llama.cpp: {e}"),
+    })?;
+    Ok(BACKEND.get_or_init(|| b))
+}
+
+/// Whether llama.cpp's log goes to stderr (`verbose`).
+pub(super) static LOG_TO_STDERR: AtomicBool = AtomicBool::new(false);
+
+/// llama.cpp's last error lines, for the message when it refuses a file.
+static LAST_ERRORS: Mutex<VecDeque<String>> = Mutex::new(VecDeque::new());
+
+/// Routes llama.cpp's and ggml's log through [`on_log`].
+pub(super) fn install_log() {
+    // SAFETY: `on_log` is a plain function that lives for the whole program and
+    // ignores its user data.
+    unsafe { llama_cpp_sys_2::llama_log_set(Some(on_log), std::ptr::null_mut()) };
+}
+
+unsafe extern "C" fn on_log(
+    level: llama_cpp_sys_2::ggml_log_level,
+    text: *const c_char,
+    _data: *mut c_void,
+) {
+    if text.is_null() {
+        return;
+    }
+    // SAFETY: llama.cpp passes a NUL-terminated string valid for this call.
+    let text = unsafe { CStr::from_ptr(text) }.to_string_lossy();
+    if LOG_TO_STDERR.load(Ordering::Relaxed) {
+        let _ = std::io::stderr().write_all(text.as_bytes());
+    }
+    if level == llama_cpp_sys_2::GGML_LOG_LEVEL_ERROR {
+        let line = crate::text::sanitize_line(&crate::text::shorten(text.trim(), 300));
+        let mut errors = LAST_ERRORS.lock().unwrap_or_else(|e| e.into_inner());
+        if errors.len() >= 4 {
+            errors.pop_front();
+        }
+        errors.push_back(line);
+    }
+}
+
+/// The model file llama.cpp is working on, for the last words of an abort.
+static CURRENT_FILE: Mutex<Option<PathBuf>> = Mutex::new(None);
+
+/// Remembers `path` as the file llama.cpp works on until the guard is dropped.
+pub(super) struct WorkingOn;
+
+impl WorkingOn {
+    pub(super) fn file(path: &Path) -> Self {
+        *CURRENT_FILE.lock().unwrap_or_else(|e| e.into_inner()) = Some(path.to_path_buf());
+        WorkingOn
+    }
+}
+
+impl Drop for WorkingOn {
+    fn drop(&mut self) {
+        *CURRENT_FILE.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+}
+
+/// Makes an abort inside ggml (a `GGML_ASSERT` the header checks did not foresee)
+/// end the process the way a model failure does: one `error:` line naming the file,
+/// a `hint:`, and the model's exit code, instead of a core dump after ggml has run
+/// `gdb` against the process. (ggml aborts right after this callback returns, so the
+/// process cannot go on; [`gguf::check_runnable`] is what keeps it alive.)
+pub(super) fn install_abort() {
+    // SAFETY: `on_abort` is a plain function that lives for the whole program.
+    unsafe { llama_cpp_sys_2::ggml_set_abort_callback(Some(on_abort)) };
+}
+
+unsafe extern "C" fn on_abort(message: *const c_char) {
+    let message = if message.is_null() {
+        String::new()
+    } else {
+        // SAFETY: ggml passes a NUL-terminated string valid for this call.
+        unsafe { CStr::from_ptr(message) }
+            .to_string_lossy()
+            .into_owned()
+    };
+    let message = crate::text::shorten(&crate::text::sanitize_line(&message), 300);
+    // try_lock: never wait in an abort (the lock is only ever held for an instant).
+    let file = CURRENT_FILE
+        .try_lock()
+        .ok()
+        .and_then(|f| f.as_ref().map(|p| p.display().to_string()))
+        .unwrap_or_else(|| "the model file".into());
+    let error = Error::ModelFileInvalid {
+        path: PathBuf::from(&file),
+        reason: format!("llama.cpp stopped on it ({message})"),
+    };
+    let _ = std::io::stderr().write_all(format!("{}\n", error.report()).as_bytes());
+    let _ = std::io::stderr().flush();
+    // SAFETY: _exit ends the process at once, without unwinding into C.
+    unsafe { libc::_exit(crate::error::exit::MODEL) };
+}
+
+/// llama.cpp's error lines since the last call, joined.
+pub(super) fn take_errors() -> Option<String> {
+    let mut errors = LAST_ERRORS.lock().unwrap_or_else(|e| e.into_inner());
+    let joined = errors.drain(..).collect::<Vec<_>>().join("; ");
+    (!joined.is_empty()).then_some(joined)
+}
