@@ -27,7 +27,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
 use super::App;
-use super::http::{ApiError, Face, log_question, read_json, reply_id};
+use super::http::{ApiError, Face, admitted, note, reply_id};
 use crate::report::Report;
 use crate::service::{AnswerRequest, Turn};
 
@@ -253,20 +253,16 @@ pub(crate) async fn generate(
         _ => return super::http::not_found_gemini(&call).into_response(),
     };
     let model = crate::text::shorten(&crate::text::sanitize_line(model), 100);
-    let value = match read_json(Face::Gemini, body).await {
-        Ok(value) => value,
-        Err(e) => return e.into_response(),
-    };
-    let request = match parse(&value) {
-        Ok(request) => request,
-        Err(e) => return e.into_response(),
-    };
-    log_question(&app, &request.question);
-    let Some(admission) = app.service.admit().await else {
-        return ApiError::busy(Face::Gemini).into_response();
-    };
+    let (request, admission) =
+        match admitted(&app, Face::Gemini, body, parse, |r: &GenerateRequest| {
+            &r.question
+        })
+        .await
+        {
+            Ok(admitted) => admitted,
+            Err(e) => return e.into_response(),
+        };
     let id = reply_id("");
-    let note = |why: &str| eprintln!("ground serve: {}", crate::text::sanitize_line(why));
     let reply = if request.search {
         let mut no_download = |_| {};
         let answered = app

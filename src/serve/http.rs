@@ -344,6 +344,27 @@ pub async fn guard(State(app): State<Arc<App>>, request: Request, next: Next) ->
     response
 }
 
+/// A request of `face` read, checked by `parse`, logged and given a place to run:
+/// what both faces do before their own work (each step's failure in the face's
+/// shape: 413, 400, 429 with `Retry-After`).
+pub async fn admitted<R>(
+    app: &App,
+    face: Face,
+    body: Body,
+    parse: impl FnOnce(&Value) -> Result<R, ApiError>,
+    question: impl FnOnce(&R) -> &str,
+) -> Result<(R, crate::service::Admission), ApiError> {
+    let request = parse(&read_json(face, body).await?)?;
+    log_question(app, question(&request));
+    let admission = app.service.admit().await.ok_or(ApiError::busy(face))?;
+    Ok((request, admission))
+}
+
+/// Says on stderr which model the first answer chose, and why.
+pub fn note(why: &str) {
+    eprintln!("ground serve: {}", crate::text::sanitize_line(why));
+}
+
 /// Logs a request's question when `--verbose` asked for it.
 pub fn log_question(app: &App, question: &str) {
     if app.verbose {

@@ -27,7 +27,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use super::App;
-use super::http::{ApiError, Face, MAX_MESSAGES, log_question, now_secs, read_json, reply_id};
+use super::http::{ApiError, Face, MAX_MESSAGES, admitted, note, now_secs, reply_id};
 use crate::grounding::Statement;
 use crate::pipeline::Watch;
 use crate::render::Style;
@@ -478,24 +478,19 @@ fn adjust(request: &ChatRequest) -> impl Fn(&mut Settings) + Sync + use<> {
 
 /// `POST /v1/chat/completions`.
 pub(crate) async fn chat_completions(State(app): State<Arc<App>>, body: Body) -> Response {
-    let value = match read_json(Face::OpenAi, body).await {
-        Ok(value) => value,
+    let (request, admission) = match admitted(&app, Face::OpenAi, body, parse, |r: &ChatRequest| {
+        &r.question
+    })
+    .await
+    {
+        Ok(admitted) => admitted,
         Err(e) => return e.into_response(),
-    };
-    let request = match parse(&value) {
-        Ok(request) => request,
-        Err(e) => return e.into_response(),
-    };
-    log_question(&app, &request.question);
-    let Some(admission) = app.service.admit().await else {
-        return ApiError::busy(Face::OpenAi).into_response();
     };
     if request.stream {
         return stream(app, request, admission).into_response();
     }
     let adjust = adjust(&request);
     let mut no_download = |_| {};
-    let note = |why: &str| eprintln!("ground serve: {}", crate::text::sanitize_line(why));
     let answered = app
         .service
         .answer(
@@ -620,7 +615,6 @@ fn stream(
         }
         let adjust = adjust(&request);
         let mut no_download = |_| {};
-        let note = |why: &str| eprintln!("ground serve: {}", crate::text::sanitize_line(why));
         let run = app.service.answer(
             &app.client,
             AnswerRequest {
