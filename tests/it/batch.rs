@@ -96,10 +96,7 @@ fn ids(records: &[Value]) -> BTreeSet<String> {
 /// `model` for its model.
 async fn world_with(model: &Arc<PacedModel>) -> (World, impl Fn() -> std::process::Command) {
     let world = World::new().await;
-    world
-        .search_replies_with_capture("searxng/normal.body.json")
-        .await;
-    world.serve_fixture_pages().await;
+    world.search_and_pages().await;
     let (url, base) = (model.url.clone(), world.ground());
     let ground = move || {
         let mut cmd = std::process::Command::new(base.get_program());

@@ -152,11 +152,16 @@ impl World {
             .await;
     }
 
-    /// The usual happy setup: normal search capture, pages, and a model answer.
-    pub async fn healthy(&self, model_content: &str) {
+    /// The usual search: the normal capture for any query, and its fixture pages.
+    pub async fn search_and_pages(&self) {
         self.search_replies_with_capture("searxng/normal.body.json")
             .await;
         self.serve_fixture_pages().await;
+    }
+
+    /// The usual happy setup: normal search capture, pages, and a model answer.
+    pub async fn healthy(&self, model_content: &str) {
+        self.search_and_pages().await;
         self.model_replies(model_content).await;
     }
 

@@ -32,10 +32,7 @@ async fn the_whole_run_deadline_names_the_stage_and_its_exit_code() {
     );
 
     let world = World::new().await;
-    world
-        .search_replies_with_capture("searxng/normal.body.json")
-        .await;
-    world.serve_fixture_pages().await;
+    world.search_and_pages().await;
     Mock::given(method("POST"))
         .respond_with(ResponseTemplate::new(200).set_delay(std::time::Duration::from_secs(30)))
         .mount(&world.ollama)

@@ -498,10 +498,7 @@ async fn failures_are_tool_errors_and_the_session_goes_on() {
 #[tokio::test]
 async fn a_model_that_is_down_is_a_tool_error() {
     let world = World::new().await;
-    world
-        .search_replies_with_capture("searxng/normal.body.json")
-        .await;
-    world.serve_fixture_pages().await;
+    world.search_and_pages().await;
     let mut cmd = world.ground();
     cmd.env("GROUND_LLM_URL", closed_port_url());
     let (mut mcp, _) = Session::start(cmd, &[]).await;
@@ -656,10 +653,7 @@ async fn no_mcp_client_on_stdin_is_a_usage_error_with_a_hint() {
 #[tokio::test]
 async fn grounded_answer_keeps_the_run_timeout() {
     let world = World::new().await;
-    world
-        .search_replies_with_capture("searxng/normal.body.json")
-        .await;
-    world.serve_fixture_pages().await;
+    world.search_and_pages().await;
     // A model that takes 60 s; the configured run timeout is 2 s.
     wiremock::Mock::given(wiremock::matchers::method("POST"))
         .and(wiremock::matchers::path("/api/chat"))
@@ -1218,10 +1212,7 @@ async fn a_session_budget_smaller_than_the_queries_runs_the_searches_it_may() {
 #[tokio::test]
 async fn a_follow_up_with_its_conversation_is_answered_from_the_pages_read() {
     let world = World::new().await;
-    world
-        .search_replies_with_capture("searxng/normal.body.json")
-        .await;
-    world.serve_fixture_pages().await;
+    world.search_and_pages().await;
     let standalone = "how long were dried tardigrades exposed to open space";
     let rewrite =
         json!({"question": standalone, "must_have_evidence": ["ten days", "FOTON-M3 mission"]});
@@ -1307,10 +1298,7 @@ fn ascii_json(value: &serde_json::Value) -> String {
 #[tokio::test]
 async fn with_no_model_to_be_had_the_server_still_serves_search_and_fetch() {
     let world = World::new().await;
-    world
-        .search_replies_with_capture("searxng/normal.body.json")
-        .await;
-    world.serve_fixture_pages().await;
+    world.search_and_pages().await;
     let hub = wiremock::MockServer::start().await;
     Mock::given(method("GET"))
         .respond_with(ResponseTemplate::new(404))
@@ -1385,10 +1373,7 @@ async fn the_start_up_line_names_the_model_file_in_use() {
 #[tokio::test]
 async fn a_cancelled_grounded_answer_stops_its_run() {
     let world = World::new().await;
-    world
-        .search_replies_with_capture("searxng/normal.body.json")
-        .await;
-    world.serve_fixture_pages().await;
+    world.search_and_pages().await;
     Mock::given(method("POST"))
         .and(path("/api/chat"))
         .respond_with(ResponseTemplate::new(200).set_delay(Duration::from_secs(60)))
@@ -1489,10 +1474,7 @@ async fn web_search_and_grounded_answer_take_sites_and_say_what_they_dropped() {
 #[tokio::test]
 async fn the_embedded_models_prompt_reading_is_sent_as_mcp_progress() {
     let world = World::new().await;
-    world
-        .search_replies_with_capture("searxng/normal.body.json")
-        .await;
-    world.serve_fixture_pages().await;
+    world.search_and_pages().await;
     let model = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("fixtures/models/tiny-chatml.gguf")
         .display()

@@ -474,10 +474,7 @@ async fn doctor_quotes_a_file_s_metadata_safely_and_does_not_call_it_ok() {
 #[tokio::test]
 async fn a_long_key_makes_a_short_error_line() {
     let world = World::new().await;
-    world
-        .search_replies_with_capture("searxng/normal.body.json")
-        .await;
-    world.serve_fixture_pages().await;
+    world.search_and_pages().await;
     let key = "k".repeat(60_000);
     let mut bytes = crafted_gguf(&[(key.as_str(), Value::U32(1))], 1, &[]);
     // The key's value type (4, u32) becomes one no GGUF has.
@@ -533,10 +530,7 @@ fn model_without_tokenizer(dir: &Path) -> PathBuf {
 #[tokio::test]
 async fn a_model_llama_cpp_would_abort_on_is_an_error_naming_the_file() {
     let world = World::new().await;
-    world
-        .search_replies_with_capture("searxng/normal.body.json")
-        .await;
-    world.serve_fixture_pages().await;
+    world.search_and_pages().await;
     let path = model_without_tokenizer(world.home.path());
     let mut cmd = world.ground();
     cmd.args(["answer", "--llm", "embedded", "--model-file"])
@@ -562,10 +556,7 @@ async fn a_model_llama_cpp_would_abort_on_is_an_error_naming_the_file() {
 #[tokio::test]
 async fn mcp_survives_a_model_llama_cpp_would_abort_on() {
     let world = World::new().await;
-    world
-        .search_replies_with_capture("searxng/normal.body.json")
-        .await;
-    world.serve_fixture_pages().await;
+    world.search_and_pages().await;
     let path = model_without_tokenizer(world.home.path());
     let mut cmd = world.ground();
     cmd.args(["mcp", "--llm", "embedded", "--model-file"])

@@ -32,10 +32,7 @@ async fn model_answers(world: &World, reply: Value, times: Option<u64>, expect: 
 /// A world whose search and pages work, so that a run reaches the model.
 async fn world_reaching_the_model() -> World {
     let world = World::new().await;
-    world
-        .search_replies_with_capture("searxng/normal.body.json")
-        .await;
-    world.serve_fixture_pages().await;
+    world.search_and_pages().await;
     world
 }
 
@@ -321,10 +318,7 @@ async fn a_reply_with_thousands_of_statements_is_cut_to_the_schema_bounds() {
     let reply = serde_json::json!({"answerable": true, "statements": statements, "unknowns": []})
         .to_string();
     assert!(reply.len() > 250_000);
-    world
-        .search_replies_with_capture("searxng/normal.body.json")
-        .await;
-    world.serve_fixture_pages().await;
+    world.search_and_pages().await;
     // Streamed in large pieces: this test is about the reply, not its framing.
     Mock::given(method("POST"))
         .and(path("/api/chat"))

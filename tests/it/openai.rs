@@ -25,10 +25,7 @@ fn completion(content: &str, finish_reason: &str) -> serde_json::Value {
 
 async fn openai_world() -> World {
     let world = World::new().await;
-    world
-        .search_replies_with_capture("searxng/normal.body.json")
-        .await;
-    world.serve_fixture_pages().await;
+    world.search_and_pages().await;
     world
 }
 

@@ -17,10 +17,7 @@ const ESA: &str = "as part of the TARDIS experiment run by the European Space Ag
 #[tokio::test]
 async fn pack_buckets_keep_verified_items_and_move_the_rest() {
     let world = World::new().await;
-    world
-        .search_replies_with_capture("searxng/normal.body.json")
-        .await;
-    world.serve_fixture_pages().await;
+    world.search_and_pages().await;
     let reply = json!({
         "answerable": true,
         "statements": [{"text": "Dried tardigrades survived open space on FOTON-M3.",
@@ -128,10 +125,7 @@ async fn empty_buckets_when_the_model_gives_none() {
 #[tokio::test]
 async fn a_grounding_pack_moves_unverifiable_points_to_uncertain() {
     let world = World::new().await;
-    world
-        .search_replies_with_capture("searxng/normal.body.json")
-        .await;
-    world.serve_fixture_pages().await;
+    world.search_and_pages().await;
     let reply = json!({
         "answerable": true,
         "statements": [
@@ -188,10 +182,7 @@ async fn a_grounding_pack_moves_unverifiable_points_to_uncertain() {
 #[tokio::test]
 async fn pack_key_points_use_the_same_support_rule_as_answers() {
     let world = World::new().await;
-    world
-        .search_replies_with_capture("searxng/normal.body.json")
-        .await;
-    world.serve_fixture_pages().await;
+    world.search_and_pages().await;
     let reply = json!({
         "answerable": true,
         "statements": [

@@ -104,10 +104,7 @@ async fn auto_skips_search_for_general_knowledge_and_says_so() {
 #[tokio::test]
 async fn auto_searches_when_the_gate_says_so() {
     let world = World::new().await;
-    world
-        .search_replies_with_capture("searxng/normal.body.json")
-        .await;
-    world.serve_fixture_pages().await;
+    world.search_and_pages().await;
     model_call(
         &world,
         GATE,

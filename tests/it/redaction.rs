@@ -15,10 +15,7 @@ const BRAVE_KEY: &str = "BSA-brave-FAKEKEY-99887766554433";
 #[tokio::test]
 async fn a_key_quoted_in_a_200_reply_is_never_shown() {
     let world = World::new().await;
-    world
-        .search_replies_with_capture("searxng/normal.body.json")
-        .await;
-    world.serve_fixture_pages().await;
+    world.search_and_pages().await;
     let content = format!("Error: the API key {LLM_KEY} is not valid for this model.");
     Mock::given(method("POST"))
         .and(path("/v1/chat/completions"))
@@ -92,10 +89,7 @@ async fn credentials_in_configured_urls_are_never_printed() {
     assert!(!all.contains("s3cretpw"), "{all}");
     assert!(all.contains("me:redacted@"), "{all}");
     // Model down: the same.
-    world
-        .search_replies_with_capture("searxng/normal.body.json")
-        .await;
-    world.serve_fixture_pages().await;
+    world.search_and_pages().await;
     let mut cmd = world.ground();
     cmd.env("GROUND_LLM_URL", &closed).args([
         "answer",

@@ -316,10 +316,7 @@ async fn server_error_messages_with_escapes_are_sanitised() {
     assert!(stderr(&out).contains("Invalid value"), "{}", stderr(&out));
 
     let world = World::new().await;
-    world
-        .search_replies_with_capture("searxng/normal.body.json")
-        .await;
-    world.serve_fixture_pages().await;
+    world.search_and_pages().await;
     Mock::given(method("POST"))
         .and(path("/api/chat"))
         .respond_with(ResponseTemplate::new(500).set_body_json(
@@ -335,10 +332,7 @@ async fn server_error_messages_with_escapes_are_sanitised() {
     assert!(stderr(&out).contains("out of memory"), "{}", stderr(&out));
 
     let world = World::new().await;
-    world
-        .search_replies_with_capture("searxng/normal.body.json")
-        .await;
-    world.serve_fixture_pages().await;
+    world.search_and_pages().await;
     world
         .model_replies("not json \u{1b}]0;pwned\u{7}\u{1b}[2J\u{202E} at all")
         .await;

@@ -364,10 +364,7 @@ async fn json_off_and_html_blocked_keeps_the_json_error() {
 
 /// A healthy instance: the normal capture for format=json.
 async fn healthy_instance(world: &World) {
-    world
-        .search_replies_with_capture("searxng/normal.body.json")
-        .await;
-    world.serve_fixture_pages().await;
+    world.search_and_pages().await;
     world.model_replies(&good_answer()).await;
 }
 

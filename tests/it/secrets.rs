@@ -276,10 +276,7 @@ async fn keys_echoed_by_failing_servers_are_not_shown() {
 
     // A server error (500) that dumps the request headers, on the model side.
     let world = World::new().await;
-    world
-        .search_replies_with_capture("searxng/normal.body.json")
-        .await;
-    world.serve_fixture_pages().await;
+    world.search_and_pages().await;
     Mock::given(method("POST"))
         .and(path("/v1/chat/completions"))
         .respond_with(ResponseTemplate::new(500).set_body_string(format!(

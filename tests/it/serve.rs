@@ -447,10 +447,7 @@ async fn the_api_key_is_required_when_set_and_off_loopback() {
 #[tokio::test]
 async fn a_full_queue_answers_429_with_retry_after_and_nothing_hangs() {
     let world = World::new().await;
-    world
-        .search_replies_with_capture("searxng/normal.body.json")
-        .await;
-    world.serve_fixture_pages().await;
+    world.search_and_pages().await;
     // A slow model: each answer takes 2 s.
     Mock::given(method("POST"))
         .and(path("/api/chat"))
@@ -495,10 +492,7 @@ async fn a_full_queue_answers_429_with_retry_after_and_nothing_hangs() {
 #[tokio::test]
 async fn a_follow_up_in_messages_is_answered_from_the_pages_already_read() {
     let world = World::new().await;
-    world
-        .search_replies_with_capture("searxng/normal.body.json")
-        .await;
-    world.serve_fixture_pages().await;
+    world.search_and_pages().await;
     // The rewrite call of the follow-up, then the answers.
     Mock::given(method("POST"))
         .and(path("/api/chat"))
@@ -561,10 +555,7 @@ async fn a_follow_up_in_messages_is_answered_from_the_pages_already_read() {
 #[tokio::test]
 async fn a_client_that_leaves_cancels_its_run() {
     let world = World::new().await;
-    world
-        .search_replies_with_capture("searxng/normal.body.json")
-        .await;
-    world.serve_fixture_pages().await;
+    world.search_and_pages().await;
     // The model never answers in time: the run waits on it.
     Mock::given(method("POST"))
         .and(path("/api/chat"))

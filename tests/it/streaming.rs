@@ -16,10 +16,7 @@ use wiremock::{Mock, ResponseTemplate};
 /// The person output of a run whose model answered `good_answer()` in one piece.
 async fn expected_output() -> String {
     let world = World::new().await;
-    world
-        .search_replies_with_capture("searxng/normal.body.json")
-        .await;
-    world.serve_fixture_pages().await;
+    world.search_and_pages().await;
     Mock::given(method("POST"))
         .and(path("/api/chat"))
         .respond_with(
@@ -36,10 +33,7 @@ async fn expected_output() -> String {
 
 async fn world_with_pages() -> World {
     let world = World::new().await;
-    world
-        .search_replies_with_capture("searxng/normal.body.json")
-        .await;
-    world.serve_fixture_pages().await;
+    world.search_and_pages().await;
     world
 }
 
