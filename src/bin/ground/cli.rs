@@ -625,18 +625,9 @@ pub struct McpArgs {
     #[arg(long, value_name = "SECS")]
     pub reuse_secs: Option<u64>,
 
+    /// The options every run takes (config, search, fetch, model).
     #[command(flatten)]
-    #[allow(missing_docs)]
-    pub config: ConfigOpts,
-    #[command(flatten)]
-    #[allow(missing_docs)]
-    pub search: SearchOpts,
-    #[command(flatten)]
-    #[allow(missing_docs)]
-    pub fetch: FetchOpts,
-    #[command(flatten)]
-    #[allow(missing_docs)]
-    pub model: ModelOpts,
+    pub run: RunArgs,
 }
 
 /// `ground batch`.

@@ -2,19 +2,13 @@
 
 use std::process::ExitCode;
 
-use crate::cli::{self, McpArgs};
+use crate::cli::McpArgs;
 use crate::output::code;
 use crate::runtime::{block_on, settings};
 
 /// Runs `ground mcp` until the client closes the session.
 pub fn run(args: McpArgs) -> ExitCode {
-    let mut overrides = cli::overrides(
-        &args.config,
-        Some(&args.search),
-        Some(&args.fetch),
-        Some(&args.model),
-        None,
-    );
+    let mut overrides = args.run.overrides(None, None);
     overrides.session_searches = args.session_searches;
     overrides.max_searches = args.max_searches;
     overrides.queries = args.queries;
