@@ -24,6 +24,19 @@ pub fn sanitize_line(text: &str) -> String {
         .join(" ")
 }
 
+/// `text` cut to at most `max` bytes, at a character boundary (for byte bounds:
+/// protocol fields, conversation turns).
+pub fn cut_bytes(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
 /// Shortens a one-line message to at most `max` characters (on a char boundary), for
 /// error messages that quote untrusted or long text.
 pub fn shorten(text: &str, max: usize) -> String {

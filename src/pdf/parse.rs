@@ -37,7 +37,7 @@ pub fn extract(bytes: &[u8]) -> Result<PdfText, Reason> {
         .join("\n\n");
     Ok(PdfText {
         title,
-        text: protocol::cut(&text, protocol::MAX_TEXT_BYTES).to_string(),
+        text: crate::text::cut_bytes(&text, protocol::MAX_TEXT_BYTES).to_string(),
         pages,
         pages_read,
     })

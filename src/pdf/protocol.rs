@@ -147,21 +147,9 @@ pub fn encode_reply(reply: &Reply) -> Vec<u8> {
 }
 
 fn put_str(out: &mut Vec<u8>, s: &str, max: usize) {
-    let s = cut(s, max);
+    let s = crate::text::cut_bytes(s, max);
     out.extend_from_slice(&(s.len() as u32).to_le_bytes());
     out.extend_from_slice(s.as_bytes());
-}
-
-/// `s` cut to at most `max` bytes, at a character boundary.
-pub fn cut(s: &str, max: usize) -> &str {
-    if s.len() <= max {
-        return s;
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    &s[..end]
 }
 
 /// Decodes a reply (the worker's whole stdout). Any input is an `Ok` reply or a

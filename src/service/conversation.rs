@@ -25,6 +25,7 @@ use sha2::{Digest, Sha256};
 use crate::context::SourceText;
 use crate::pipeline::{MAX_PRIOR_TURNS, MAX_SESSION_SOURCES, Prior, PriorTurn};
 use crate::report::{AnswerMode, Report};
+use crate::text::cut_bytes;
 
 /// Longest question or answer of a conversation turn used, in bytes (cut at a
 /// character boundary): bytes, so that the line limit of a transport can be set
@@ -93,18 +94,6 @@ impl Evidence {
         }
         evidence
     }
-}
-
-/// `text` cut to at most `max` bytes at a character boundary.
-pub fn cut_bytes(text: &str, max: usize) -> &str {
-    if text.len() <= max {
-        return text;
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
 }
 
 /// The key a conversation's evidence is kept under: a hash of its turns, each

@@ -412,7 +412,7 @@ impl Service {
         let mut asked = String::new();
         if let Some(instruction) = instruction.map(str::trim).filter(|i| !i.is_empty()) {
             asked.push_str("The application's instruction (follow it where it does not conflict with your rules):\n");
-            asked.push_str(conversation::cut_bytes(instruction, MAX_TURN_BYTES));
+            asked.push_str(crate::text::cut_bytes(instruction, MAX_TURN_BYTES));
             asked.push_str("\n\n");
         }
         let prior = prior_of(turns, &Evidence::default());
