@@ -591,6 +591,7 @@ mod engine {
             context_tokens: 4096,
             max_tokens: 12,
             threads: 1,
+            stop_at_end_of_text: true,
         };
         let mut pieces = 0;
         let out = engine::generate(&model, &request, &AtomicBool::new(false), &mut |_| {
@@ -620,6 +621,7 @@ mod engine {
             context_tokens: 256,
             max_tokens: 10,
             threads: 1,
+            stop_at_end_of_text: true,
         };
         let err =
             engine::generate(&model, &request, &AtomicBool::new(false), &mut |_| {}).unwrap_err();
@@ -674,6 +676,7 @@ mod engine {
             context_tokens: 4096,
             max_tokens: 3000,
             threads: 1,
+            stop_at_end_of_text: true,
         };
         let took = stop_time(request, |pieces, _| pieces >= 3);
         // One token takes milliseconds; the bound is loose because the machine may be
@@ -695,6 +698,7 @@ mod engine {
             context_tokens: 8192,
             max_tokens: 1,
             threads: 1,
+            stop_at_end_of_text: true,
         };
         // Stopped while the prompt is still being read: the result is Interrupted,
         // not the one token the request would have written.
@@ -722,6 +726,7 @@ mod engine {
             context_tokens: 1024,
             max_tokens: 40,
             threads: 1,
+            stop_at_end_of_text: true,
         }
     }
 
@@ -830,6 +835,7 @@ mod engine {
             context_tokens: 8192,
             max_tokens: 4,
             threads: 1,
+            stop_at_end_of_text: true,
         };
         let steps = |request: &GenerateRequest| {
             let mut seen = Vec::new();
@@ -890,6 +896,7 @@ mod engine {
             context_tokens: 8192,
             max_tokens: 1,
             threads: 1,
+            stop_at_end_of_text: true,
         };
         let cancel = AtomicBool::new(false);
         let mut raised = None;
@@ -942,6 +949,7 @@ mod engine {
             context_tokens: 512,
             max_tokens: 1,
             threads: 1,
+            stop_at_end_of_text: true,
         };
         tokio::task::spawn_blocking(move || {
             engine::generate(&model, &quick, &AtomicBool::new(false), &mut |_| {})
@@ -1469,6 +1477,7 @@ mod real_model {
                 context_tokens: 4096,
                 max_tokens: 256,
                 threads: 1,
+                stop_at_end_of_text: true,
             }
         };
         let second = request("How long did tardigrades survive in open space?");

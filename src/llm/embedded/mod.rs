@@ -267,6 +267,7 @@ mod backend {
                 context_tokens: request.context_tokens,
                 max_tokens: request.max_answer_tokens,
                 threads: self.embedded.threads,
+                stop_at_end_of_text: true,
             };
             let cancel = Arc::new(AtomicBool::new(false));
             let _stop = StopOnDrop(cancel.clone());

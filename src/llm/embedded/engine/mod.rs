@@ -371,6 +371,10 @@ pub struct GenerateRequest {
     pub max_tokens: u32,
     /// Threads; 0 = the physical cores.
     pub threads: usize,
+    /// Whether the model's end-of-text token ends the reply. Always true for answers;
+    /// false only to time decoding on a random-weight file (`examples/bench_embedded.rs`),
+    /// whose every token is equally likely, the end token included.
+    pub stop_at_end_of_text: bool,
 }
 
 /// A written reply with its counts and timings.
@@ -659,7 +663,7 @@ fn write_reply(
                 message: "the model gave no scores".into(),
             })?,
         };
-        if vocab.is_eog(token) {
+        if request.stop_at_end_of_text && vocab.is_eog(token) {
             done_reason = "stop";
             break;
         }
