@@ -1,7 +1,9 @@
 //! Token calibration: how many tokens the model's own tokenizer makes of what
 //! [`crate::context::estimate_tokens`] estimates, learned from the server's count and
 //! kept per model beside the cache, so that the sources fill the window the model
-//! really has.
+//! really has; and, for the embedded model, how fast it reads and writes on this
+//! machine ([`Speed`]), so that `ground doctor` and the first-run line can say how
+//! long an answer takes.
 //!
 //! - **What is learned**: after each answer call, the server's prompt token count
 //!   (Ollama's `prompt_eval_count`, `usage.prompt_tokens` on OpenAI-compatible
@@ -31,6 +33,12 @@
 //! - **Never a reason to fail**: every error is swallowed (or becomes a warning);
 //!   without a stored ratio the budget is today's estimate ([`source_budget`] with
 //!   `None`).
+//! - **Speed** (the embedded model only: the servers do not say how long reading took):
+//!   after each answer call, prompt tokens read per second and reply tokens written per
+//!   second, and the reply's length, each a moving average half way to the new sample;
+//!   a call that read fewer than [`MIN_SPEED_PROMPT_TOKENS`] (a follow-up whose pages
+//!   the model held) or wrote fewer than [`MIN_SPEED_REPLY_TOKENS`] says too little and
+//!   is not kept. Same file, same key, same bounds as the ratio.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -38,7 +46,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::files::StateFileError;
-use crate::settings::{CacheMode, CacheSettings, LlmSettings};
+use crate::settings::{CacheMode, CacheSettings, LlmBackend, LlmSettings};
 
 /// Version of the file format; a file of another version is ignored.
 pub const FORMAT: u32 = 1;
@@ -72,6 +80,12 @@ const DOWN: f64 = 0.25;
 const SPREAD_STEP: f64 = 0.25;
 /// Tokens the budget's margin is computed as when uncalibrated: today's 3 %.
 const UNCALIBRATED_KEEP: u32 = 97;
+/// Prompt tokens a call must have read for its reading speed to be kept.
+pub const MIN_SPEED_PROMPT_TOKENS: u32 = 64;
+/// Reply tokens a call must have written for its writing speed to be kept.
+pub const MIN_SPEED_REPLY_TOKENS: u32 = 8;
+/// Share of the way a speed moves to a new sample.
+const SPEED_STEP: f64 = 0.5;
 
 /// What is known about one model's tokenizer.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -132,6 +146,53 @@ impl TokenRatio {
     }
 }
 
+/// How fast one embedded model reads and writes on this machine, measured on its
+/// answers (see the module documentation).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Speed {
+    /// Prompt tokens read per second (a moving average).
+    pub read_per_sec: f64,
+    /// Reply tokens written per second (a moving average).
+    pub write_per_sec: f64,
+    /// Reply tokens an answer has (a moving average).
+    pub reply_tokens: f64,
+    /// Calls it was measured on.
+    pub samples: u32,
+    /// When it was last updated (seconds since the Unix epoch).
+    #[serde(default)]
+    pub updated_at: u64,
+}
+
+impl Speed {
+    /// Seconds an answer takes that reads `prompt_tokens` afresh and writes a reply of
+    /// the usual length.
+    pub fn answer_seconds(&self, prompt_tokens: u32) -> f64 {
+        f64::from(prompt_tokens) / self.read_per_sec + self.reply_tokens / self.write_per_sec
+    }
+
+    /// Whether every figure is a positive number (a hand-edited entry may not be).
+    fn plausible(&self) -> bool {
+        [self.read_per_sec, self.write_per_sec, self.reply_tokens]
+            .iter()
+            .all(|v| v.is_finite() && *v > 0.0)
+    }
+
+    /// `previous` moved half way to `sample`, or `sample` alone.
+    fn with_sample(previous: Option<Speed>, sample: Speed) -> Speed {
+        let Some(old) = previous.filter(Speed::plausible) else {
+            return sample;
+        };
+        let toward = |old: f64, new: f64| old + SPEED_STEP * (new - old);
+        Speed {
+            read_per_sec: toward(old.read_per_sec, sample.read_per_sec),
+            write_per_sec: toward(old.write_per_sec, sample.write_per_sec),
+            reply_tokens: toward(old.reply_tokens, sample.reply_tokens),
+            samples: old.samples.saturating_add(1),
+            updated_at: sample.updated_at,
+        }
+    }
+}
+
 /// The source budget, in estimated tokens, for a window of `context_tokens` with
 /// `max_answer_tokens` reserved and `overhead` estimated tokens of instructions and
 /// question.
@@ -178,6 +239,9 @@ pub struct Calibration {
 struct File {
     format: u32,
     models: BTreeMap<String, TokenRatio>,
+    /// The embedded models' speeds (absent from files written before them).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    speeds: BTreeMap<String, Speed>,
 }
 
 impl File {
@@ -205,13 +269,17 @@ impl Calibration {
         let mut url = llm.url.clone();
         let _ = url.set_username("");
         let _ = url.set_password(None);
+        // A `--model-file` is its own model, whatever the model name says.
+        let model = match (llm.backend, &llm.embedded.model_file) {
+            (LlmBackend::Embedded, Some(file)) => file.to_string_lossy().into_owned(),
+            _ => llm.model.clone(),
+        };
         let key = format!(
-            "{} {url} {}",
+            "{} {url} {model}",
             serde_json::to_value(llm.backend)
                 .ok()
                 .and_then(|v| v.as_str().map(str::to_string))
                 .unwrap_or_default(),
-            llm.model
         );
         let path = match cache.mode {
             CacheMode::Off => None,
@@ -245,23 +313,67 @@ impl Calibration {
         if !at_edge && !(MIN_RATIO..=MAX_RATIO).contains(&sample) {
             return None;
         }
+        // What is not a state file is left alone (`?`); no file is no ratio yet.
+        let previous = self.read_file().ok()?.and_then(|file| file.get(&self.key));
+        let updated = TokenRatio::with_sample(previous, sample, at_edge);
+        self.update(path, |file| {
+            file.models.insert(self.key.clone(), updated);
+            keep_newest(&mut file.models, |r| r.updated_at);
+        })?;
+        Some(updated)
+    }
+
+    /// The stored speed of this model, if any (and the cache is on).
+    pub fn load_speed(&self) -> Option<Speed> {
+        let file = self.read_file().ok()??;
+        file.speeds.get(&self.key).copied().filter(Speed::plausible)
+    }
+
+    /// Folds in one call of the embedded model: `read` prompt tokens in `reading`,
+    /// `written` reply tokens in `writing`. Returns what was stored, or `None` when
+    /// the call said too little or the cache is off.
+    pub fn record_speed(
+        &self,
+        read: u32,
+        reading: std::time::Duration,
+        written: u32,
+        writing: std::time::Duration,
+    ) -> Option<Speed> {
+        let path = self.path.as_ref()?;
+        if read < MIN_SPEED_PROMPT_TOKENS
+            || written < MIN_SPEED_REPLY_TOKENS
+            || reading.is_zero()
+            || writing.is_zero()
+        {
+            return None;
+        }
+        let sample = Speed {
+            read_per_sec: f64::from(read) / reading.as_secs_f64(),
+            write_per_sec: f64::from(written) / writing.as_secs_f64(),
+            reply_tokens: f64::from(written),
+            samples: 1,
+            updated_at: crate::files::unix_secs(),
+        };
+        let previous = self.load_speed();
+        let updated = Speed::with_sample(previous, sample);
+        self.update(path, |file| {
+            file.speeds.insert(self.key.clone(), updated);
+            keep_newest(&mut file.speeds, |s| s.updated_at);
+        })?;
+        Some(updated)
+    }
+
+    /// Reads the file (a new one when there is none or it is unreadable JSON),
+    /// applies `change` and writes it back atomically; `None` when what is at the
+    /// file's name is not a state file (left alone) or the write failed.
+    fn update(&self, path: &std::path::Path, change: impl FnOnce(&mut File)) -> Option<()> {
         // What is not a state file is left alone.
         let mut file = self.read_file().ok()?.unwrap_or(File {
             format: FORMAT,
-            models: BTreeMap::new(),
+            ..File::default()
         });
-        let updated = TokenRatio::with_sample(file.get(&self.key), sample, at_edge);
-        file.models.insert(self.key.clone(), updated);
-        while file.models.len() > MAX_MODELS {
-            let oldest = file
-                .models
-                .iter()
-                .min_by_key(|(_, r)| r.updated_at)
-                .map(|(k, _)| k.clone())?;
-            file.models.remove(&oldest);
-        }
-        crate::files::write_atomically(path, &serde_json::to_vec_pretty(&file).ok()?).ok()?;
-        Some(updated)
+        change(&mut file);
+        crate::files::write_atomically(path, &serde_json::to_vec_pretty(&file).ok()?).ok()
     }
 
     /// The file: `Ok(None)` when there is none (or the cache is off) or it is corrupt
@@ -277,6 +389,20 @@ impl Calibration {
                     .filter(|f| f.format == FORMAT)
             }),
         )
+    }
+}
+
+/// Drops the least recently updated entries of `map` beyond [`MAX_MODELS`].
+fn keep_newest<T>(map: &mut BTreeMap<String, T>, updated_at: impl Fn(&T) -> u64) {
+    while map.len() > MAX_MODELS {
+        let Some(oldest) = map
+            .iter()
+            .min_by_key(|(_, v)| updated_at(v))
+            .map(|(k, _)| k.clone())
+        else {
+            return;
+        };
+        map.remove(&oldest);
     }
 }
 
@@ -453,5 +579,36 @@ mod tests {
         let file: File =
             serde_json::from_slice(&fs::read(dir.path().join(FILE_NAME)).unwrap()).unwrap();
         assert_eq!(file.models.len(), MAX_MODELS);
+    }
+
+    #[test]
+    fn speeds_are_kept_per_model_file_and_move_half_way() {
+        let dir = tempfile::tempdir().unwrap();
+        let (cache, mut llm) = settings(dir.path(), CacheMode::Use);
+        llm.backend = LlmBackend::Embedded;
+        llm.embedded.model_file = Some("/models/a.gguf".into());
+        let a = Calibration::open(&cache, &llm);
+        let secs = Duration::from_secs;
+        // Too little read (a follow-up on held pages) or written says nothing.
+        assert_eq!(a.record_speed(10, secs(1), 100, secs(5)), None);
+        assert_eq!(a.record_speed(1000, secs(10), 2, secs(1)), None);
+        assert_eq!(a.load_speed(), None);
+        let first = a.record_speed(1000, secs(10), 200, secs(10)).unwrap();
+        assert_eq!((first.read_per_sec, first.write_per_sec), (100.0, 20.0));
+        let second = a.record_speed(2000, secs(10), 100, secs(10)).unwrap();
+        assert_eq!((second.read_per_sec, second.write_per_sec), (150.0, 15.0));
+        assert_eq!((second.reply_tokens, second.samples), (150.0, 2));
+        assert_eq!(a.load_speed(), Some(second));
+        // Another file under the same model name is another model; the token ratio
+        // of the file beside it is untouched.
+        llm.embedded.model_file = Some("/models/b.gguf".into());
+        assert_eq!(Calibration::open(&cache, &llm).load_speed(), None);
+        assert_eq!(a.load(), None);
+        // With the cache off nothing is kept.
+        let (off, _) = settings(dir.path(), CacheMode::Off);
+        assert_eq!(
+            Calibration::open(&off, &llm).record_speed(1000, secs(10), 200, secs(10)),
+            None
+        );
     }
 }

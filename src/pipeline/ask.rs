@@ -112,6 +112,19 @@ impl Run<'_> {
         if let Some(counted) = asked.reply.prompt_tokens {
             self.check_prompt_count(fitted, counted);
         }
+        // The embedded model times its reading and writing: kept for `ground doctor`'s
+        // and the first-run line's "about N s an answer".
+        let reply = &asked.reply;
+        if let (Some(reading), Some(writing)) = (reply.prefill, reply.generation) {
+            let read = reply
+                .prompt_tokens
+                .unwrap_or(0)
+                .saturating_sub(reply.cached_prompt_tokens.unwrap_or(0));
+            let written = reply.completion_tokens.unwrap_or(0);
+            fitted
+                .calibration
+                .record_speed(read, reading, written, writing);
+        }
         Ok(Answered {
             asked,
             ask_user,

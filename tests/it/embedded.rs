@@ -1321,6 +1321,60 @@ mod cli {
 
     #[cfg(feature = "embedded")]
     #[tokio::test]
+    async fn doctor_says_how_long_an_answer_takes_rough_first_then_measured() {
+        let world = World::new().await;
+        world.search_and_pages().await;
+        // One cache folder for every run: the measured speed is kept there.
+        let cache = world.home.path().join("shared-cache");
+        let speed = |world: &World| {
+            let mut cmd = world.ground();
+            cmd.env("XDG_CACHE_HOME", &cache).args([
+                "doctor",
+                "--json",
+                "--llm",
+                "embedded",
+                "--model-file",
+                &gguf(),
+            ]);
+            let out = cmd.output().unwrap();
+            let checks = json_stdout(&out);
+            checks["checks"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|c| c["name"] == "model.speed")
+                .unwrap_or_else(|| panic!("no model.speed: {checks}"))["detail"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        };
+        // Before any answer: a rough figure that says it is one.
+        let before = speed(&world);
+        assert!(
+            before.starts_with("roughly ") && before.contains("measured from the first answer on"),
+            "{before}"
+        );
+        let mut cmd = world.ground();
+        cmd.env("XDG_CACHE_HOME", &cache).args([
+            "answer",
+            "--llm",
+            "embedded",
+            "--model-file",
+            &gguf(),
+            "do tardigrades survive in space",
+        ]);
+        let out = run_within(cmd, Duration::from_secs(300)).await;
+        assert!(matches!(out.status.code(), Some(0 | 6)), "{}", stderr(&out));
+        // After it: the measured speeds of this machine.
+        let after = speed(&world);
+        assert!(
+            after.starts_with("about ") && after.contains("s an answer here (measured: reads "),
+            "{after}"
+        );
+    }
+
+    #[cfg(feature = "embedded")]
+    #[tokio::test]
     async fn doctor_checks_the_embedded_model_file_and_memory() {
         let world = World::new().await;
         world.healthy(&good_answer()).await;

@@ -32,6 +32,15 @@ pub fn block_on<T>(work: impl Future<Output = Result<T, Error>>) -> Result<T, Er
     outcome
 }
 
+/// Whether `llm` names a catalogue model whose file is not downloaded yet.
+fn catalogue_model_missing(llm: &ground::settings::LlmSettings) -> bool {
+    let model = ground::llm::embedded::models::find(&llm.model);
+    match (&llm.embedded.model_file, &llm.embedded.models_dir, model) {
+        (None, Some(dir), Some(model)) => !dir.join(model.file).exists(),
+        _ => false,
+    }
+}
+
 /// Resolves `--llm auto` (saying on stderr which model answers and why, unless
 /// `quiet`) and, for the embedded model, makes sure its file is on disk, downloading
 /// it with a progress display. Runs inside [`block_on`], so Ctrl-C leaves a
@@ -42,10 +51,19 @@ pub async fn ready_model(
     deadline: Option<Duration>,
 ) -> Result<Settings, Error> {
     let chosen = ground::llm::choose(&settings.llm).await;
-    if let Some(note) = &chosen.note
-        && !quiet
-    {
-        eprintln!("ground: {note}");
+    // How long an answer takes, with the line naming the embedded model: when auto
+    // chose it, and on a first run (the catalogue model still to be downloaded).
+    let time =
+        ground::service::answer_time(&chosen.settings, &settings.cache).map(|t| t.describe());
+    if !quiet {
+        match (&chosen.note, time) {
+            (Some(note), Some(time)) => eprintln!("ground: {note}; {time}"),
+            (Some(note), None) => eprintln!("ground: {note}"),
+            (None, Some(time)) if catalogue_model_missing(&chosen.settings) => {
+                eprintln!("ground: the embedded {}: {time}", chosen.settings.model)
+            }
+            (None, _) => {}
+        }
     }
     settings.llm = chosen.settings;
     let mut progress = DownloadProgress::new(&settings.llm.model, quiet);
