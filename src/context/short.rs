@@ -58,9 +58,13 @@ pub const WEAK_TERMS_UP_TO_PAGES: usize = 5;
 /// order given (their `number`), and each goes the same one way whatever its kind
 /// (`kind`, said in its tag): its text cut at a word to at most its kind's share
 /// ([`SourceKind::max_tokens`]: [`SNIPPET_MAX_TOKENS`] for a snippet), while their cost stays within [`SNIPPET_BUDGET_PERCENT`]
-/// of the budget. Once a short source no longer fits that share, each one after it
-/// gets a title-only block (`kind="title"`: its URL and title, the title as its text)
-/// while that fits the share. The pages get the rest of the budget.
+/// of the budget. A short source's own block is sent only if the title-only blocks
+/// of the sources after it still fit the share beside it (of those the share could
+/// hold as titles alone, counted from the first); once one is not, it
+/// and each one after it get a title-only block (`kind="title"`: its URL and title,
+/// the title as its text) while that fits the share, so the share reaches every
+/// result it can hold a title of before it buys snippets. The pages get the rest of
+/// the budget.
 ///
 /// Returns the context and the short sources it holds, in order, as sent: a title-only
 /// one has its title as its text (what a quote of it is checked against).
@@ -75,13 +79,29 @@ pub fn build_with_snippets(
     let mut blocks: Vec<(String, SourceCut, SourceText, SourceKind)> = Vec::new();
     let mut spent = 0u32;
     let mut titles_only = false;
-    for (source, kind) in short {
+    // Every short source the share could hold as a title keeps at least that: a
+    // snippet is sent only when the title-only blocks of those after it still fit
+    // beside it (results 8-10 used to get no block once the first
+    // snippets had spent the share).
+    let title_costs: Vec<u32> = short
+        .iter()
+        .map(|(source, _)| estimate_tokens(&title_block(source, compact)))
+        .collect();
+    // The results the share could hold a title of, were it all titles.
+    let mut covered = 0;
+    let mut titles_cost = 0u32;
+    while covered < short.len() && titles_cost + title_costs[covered] <= cap {
+        titles_cost += title_costs[covered];
+        covered += 1;
+    }
+    for (k, (source, kind)) in short.iter().enumerate() {
+        let later_titles: u32 = title_costs.get(k + 1..covered).unwrap_or(&[]).iter().sum();
         if !titles_only {
             let text = cut_at_word(&neutralise(source.text.trim()), kind.max_tokens()).to_string();
             if !text.is_empty() {
                 let block = format!("{}{text}{CLOSE}", header(source, *kind, compact));
                 let cost = estimate_tokens(&block);
-                if spent + cost <= cap {
+                if spent + cost + later_titles <= cap {
                     spent += cost;
                     // The text as sent, as a range of the source's own: neutralising
                     // keeps every character (only a bracket becomes `‹`), so characters
@@ -115,15 +135,7 @@ pub fn build_with_snippets(
             text: title.clone(),
             ..source.clone()
         };
-        let bare = SourceText {
-            title: String::new(),
-            ..source.clone()
-        };
-        let block = format!(
-            "{}{}{CLOSE}",
-            header(&bare, SourceKind::Title, compact),
-            neutralise(&title)
-        );
+        let block = title_block(source, compact);
         let cost = estimate_tokens(&block);
         if spent + cost > cap {
             break;
@@ -185,6 +197,20 @@ pub fn build_with_snippets(
     (context, sent)
 }
 
+/// The title-only block of a short source (`kind="title"`): its URL in the header,
+/// its title, cut to [`TITLE_MAX_CHARS`], as its text.
+fn title_block(source: &SourceText, compact: bool) -> String {
+    let bare = SourceText {
+        title: String::new(),
+        ..source.clone()
+    };
+    format!(
+        "{}{}{CLOSE}",
+        header(&bare, SourceKind::Title, compact),
+        neutralise(&one_line(&source.title, TITLE_MAX_CHARS))
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -216,8 +242,9 @@ mod tests {
             "Tardigrades survive in space. They enter a tun state.",
         )];
         let snippets = results();
-        let (ctx, sent) = build_with_snippets(&pages, &snippets, "tardigrades space", 1600);
-        assert!(ctx.estimated_tokens <= 1600, "{}", ctx.estimated_tokens);
+        // A share that holds every result's title and a few snippets besides.
+        let (ctx, sent) = build_with_snippets(&pages, &snippets, "tardigrades space", 3200);
+        assert!(ctx.estimated_tokens <= 3200, "{}", ctx.estimated_tokens);
         assert_eq!(ctx.sources.len(), 1 + sent.len());
         let kinds: Vec<SourceKind> = sent.iter().map(|(_, k)| *k).collect();
         let snippets_sent = kinds.iter().filter(|k| **k == SourceKind::Snippet).count();
@@ -277,7 +304,7 @@ mod tests {
         // Everything short stays within its share.
         let first_short = ctx.text.find("<source id=\"2\"").unwrap();
         assert!(
-            estimate_tokens(&ctx.text[first_short..]) <= 1600 * SNIPPET_BUDGET_PERCENT / 100 + 10,
+            estimate_tokens(&ctx.text[first_short..]) <= 3200 * SNIPPET_BUDGET_PERCENT / 100 + 10,
             "{}",
             &ctx.text[first_short..]
         );
@@ -287,6 +314,34 @@ mod tests {
             none.text,
             build_for_question(&pages, "tardigrades space", 600).text
         );
+    }
+
+    #[test]
+    fn every_result_keeps_its_title_before_snippets_take_the_share() {
+        // Twelve results with long snippets: the share holds five snippets, or two
+        // and every other result's title. The titles of the last results (which may
+        // hold the answer) come before more snippets of the first ones.
+        let pages = [src(
+            1,
+            "Tardigrades survive in space. They enter a tun state.",
+        )];
+        let mut shorts = results();
+        shorts.extend((12..14).map(|n| {
+            let (mut source, kind) = results()[0].clone();
+            source.number = n;
+            source.title = format!("Result {n} about tardigrades");
+            (source, kind)
+        }));
+        let (ctx, sent) = build_with_snippets(&pages, &shorts, "tardigrades space", 3200);
+        let numbers: Vec<usize> = sent.iter().map(|(s, _)| s.number).collect();
+        assert_eq!(numbers, (2..14).collect::<Vec<_>>(), "{}", ctx.text);
+        let snippets = sent
+            .iter()
+            .filter(|(_, k)| *k == SourceKind::Snippet)
+            .count();
+        assert!(snippets >= 1, "{}", ctx.text);
+        assert!(ctx.text.contains("Result 13 about tardigrades"));
+        assert!(ctx.estimated_tokens <= 3200);
     }
 
     #[test]
