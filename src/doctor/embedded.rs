@@ -286,9 +286,12 @@ async fn device_check(llm: &LlmSettings) -> Check {
             format!(
                 "built with {backend}, but llama.cpp found no {backend} device: runs on the CPU ({cpu})"
             ),
-            format!(
-                "check the {backend} driver (e.g. `vulkaninfo --summary`, `nvidia-smi`), or build without the GPU feature"
-            ),
+            match backend {
+                // ggml-vulkan takes a device of type CPU (Mesa's lavapipe) only when named.
+                "Vulkan" => "check the Vulkan driver (`vulkaninfo --summary`), or build without the `vulkan` feature; a software device (Mesa's lavapipe) is used only when GGML_VK_VISIBLE_DEVICES names its index (0 for vulkaninfo's GPU0)".into(),
+                "CUDA" => "check the CUDA driver (`nvidia-smi`), or build without the `cuda` feature".into(),
+                _ => format!("check the {backend} driver"),
+            },
         ),
     }
 }

@@ -496,6 +496,55 @@ mod engine {
         assert!(model.render_prompt("a\0b", "c").is_ok());
     }
 
+    /// A build with a GPU backend puts every layer on the GPU llama.cpp finds (CI runs
+    /// these tests once on Mesa's software Vulkan device, .ci/vulkan), and
+    /// `gpu_layers: 0` none; without a GPU device the weights stay on the CPU.
+    #[test]
+    fn every_layer_goes_to_the_gpu_when_there_is_one() {
+        let model = load();
+        let placement = model.placement();
+        let (_dir, kept_off) = {
+            let dir = tempfile::tempdir().unwrap();
+            let copy = copy_of(&test_gguf(), dir.path());
+            let options = LoadOptions {
+                gpu_layers: Some(0),
+                ..options()
+            };
+            let model = engine::load(&copy, &options, &Arc::new(AtomicBool::new(false))).unwrap();
+            (dir, model)
+        };
+        let gpu = engine::devices().unwrap().into_iter().find(|d| d.gpu);
+        match (engine::GPU_BACKEND, gpu) {
+            (Some(_), Some(gpu)) => {
+                let (on, of) = placement
+                    .offloaded
+                    .expect("llama.cpp says what it offloaded");
+                assert!(of >= 2, "{placement:?}");
+                assert_eq!(on, of, "every layer: {placement:?}");
+                assert!(
+                    placement.buffers.contains(&gpu.name),
+                    "weights on {}: {placement:?}",
+                    gpu.name
+                );
+                assert_eq!(kept_off.placement().offloaded, Some((0, of)));
+                assert!(
+                    !kept_off.placement().buffers.contains(&gpu.name),
+                    "{:?}",
+                    kept_off.placement()
+                );
+            }
+            _ => {
+                for p in [placement, kept_off.placement()] {
+                    assert_eq!(p.offloaded, None, "{p:?}");
+                    assert!(
+                        !p.buffers.is_empty() && p.buffers.iter().all(|b| b.starts_with("CPU")),
+                        "{p:?}"
+                    );
+                }
+            }
+        }
+    }
+
     #[tokio::test]
     async fn a_grammar_constrained_answer_streams_its_statements_and_parses() {
         let backend = backend();

@@ -35,7 +35,9 @@
 //!   a request for another window or thread count, or a cache that cannot be cut,
 //!   starts the context afresh and says why ([`Generated::fresh`]).
 //! - **On the GPU when built with one** ([`GPU_BACKEND`]): every layer offloaded
-//!   unless `gpu_layers` says fewer; [`devices`] lists what llama.cpp found.
+//!   unless `gpu_layers` says fewer; [`devices`] lists what llama.cpp found, and
+//!   [`Model::placement`] where the load put the weights (from llama.cpp's log, its
+//!   only account of it), so a test can tell that offloading happened.
 //! - **Quiet**: llama.cpp's log goes nowhere (its last errors are kept for the error
 //!   message) unless `verbose` lets it through to stderr.
 //!
@@ -161,6 +163,7 @@ pub struct Model {
     thinks: bool,
     trained_context: u32,
     file_bytes: u64,
+    placement: Placement,
     /// The context kept between replies; its lock is also "one reply at a time per
     /// model": contexts are not built concurrently (llama.cpp mutates the model while
     /// building one) and two replies would halve each other's speed on a CPU anyway.
@@ -202,6 +205,12 @@ impl Model {
     /// The file's size.
     pub fn file_bytes(&self) -> u64 {
         self.file_bytes
+    }
+
+    /// Where the load put the weights, as llama.cpp's log said: the layers offloaded
+    /// to a GPU (`None` without a GPU device) and the buffers holding weights.
+    pub fn placement(&self) -> &Placement {
+        &self.placement
     }
 
     /// Whether the file carries a chat template llama.cpp can apply (otherwise the
@@ -310,7 +319,10 @@ pub fn load(
     if let Some(layers) = options.gpu_layers {
         params = params.with_n_gpu_layers(layers);
     }
-    let llama = LlamaModel::load_from_file(backend, &key, &params).map_err(|e| {
+    native::watch_placement();
+    let loaded = LlamaModel::load_from_file(backend, &key, &params);
+    let placement = native::take_placement();
+    let llama = loaded.map_err(|e| {
         if cancel.load(Ordering::Relaxed) {
             return Error::Interrupted;
         }
@@ -331,6 +343,7 @@ pub fn load(
         thinks,
         trained_context: trained,
         file_bytes: info.file_bytes,
+        placement,
         session: Mutex::new(None),
     };
     // A template llama.cpp cannot apply falls back to ChatML, as llama.cpp's server does.
@@ -714,6 +727,7 @@ fn write_reply(
 mod native;
 mod sampling;
 
+pub use native::Placement;
 use native::{LOG_TO_STDERR, WorkingOn, backend, take_errors};
 use sampling::{Utf8Pieces, argmax, grammar_sampler, pick_with_grammar};
 

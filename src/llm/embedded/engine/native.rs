@@ -59,6 +59,9 @@ unsafe extern "C" fn on_log(
     if LOG_TO_STDERR.load(Ordering::Relaxed) {
         let _ = std::io::stderr().write_all(text.as_bytes());
     }
+    if let Some(placement) = PLACEMENT.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+        placement.note(&text);
+    }
     if level == llama_cpp_sys_2::GGML_LOG_LEVEL_ERROR {
         let line = crate::text::sanitize_line(&crate::text::shorten(text.trim(), 300));
         let mut errors = LAST_ERRORS.lock().unwrap_or_else(|e| e.into_inner());
@@ -67,6 +70,57 @@ unsafe extern "C" fn on_log(
         }
         errors.push_back(line);
     }
+}
+
+/// Where a load put the model, gathered from llama.cpp's log while it runs (llama.cpp
+/// has no call that says it): `Some` between [`watch_placement`] and
+/// [`take_placement`]. Loads are serialised, so one is enough.
+static PLACEMENT: Mutex<Option<Placement>> = Mutex::new(None);
+
+/// What llama.cpp's log said about where a model's weights went.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Placement {
+    /// "offloaded X/Y layers to GPU": X and Y (said only when a GPU device exists).
+    pub offloaded: Option<(u32, u32)>,
+    /// The buffers holding weights, by name ("Vulkan0", "CPU_Mapped"), from its
+    /// "NAME model buffer size = ..." lines.
+    pub buffers: Vec<String>,
+}
+
+impl Placement {
+    /// Notes what one of llama.cpp's log lines says about placement, if anything.
+    fn note(&mut self, line: &str) {
+        let Some(said) = line.trim().strip_prefix("load_tensors:") else {
+            return;
+        };
+        let said = said.trim();
+        if let Some(counts) = said
+            .strip_prefix("offloaded ")
+            .and_then(|s| s.strip_suffix(" layers to GPU"))
+            && let Some((on, of)) = counts.split_once('/')
+            && let (Ok(on), Ok(of)) = (on.parse(), of.parse())
+        {
+            self.offloaded = Some((on, of));
+        } else if let Some((name, _)) = said.split_once(" model buffer size")
+            && !name.is_empty()
+        {
+            self.buffers.push(name.trim().to_string());
+        }
+    }
+}
+
+/// Starts gathering what llama.cpp's log says about where a model goes.
+pub(super) fn watch_placement() {
+    *PLACEMENT.lock().unwrap_or_else(|e| e.into_inner()) = Some(Placement::default());
+}
+
+/// What llama.cpp's log said since [`watch_placement`]; stops gathering.
+pub(super) fn take_placement() -> Placement {
+    PLACEMENT
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .take()
+        .unwrap_or_default()
 }
 
 /// The model file llama.cpp is working on, for the last words of an abort.
@@ -129,4 +183,30 @@ pub(super) fn take_errors() -> Option<String> {
     let mut errors = LAST_ERRORS.lock().unwrap_or_else(|e| e.into_inner());
     let joined = errors.drain(..).collect::<Vec<_>>().join("; ");
     (!joined.is_empty()).then_some(joined)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placement_is_read_from_llama_cpp_s_load_lines() {
+        let mut p = Placement::default();
+        for line in [
+            "load_tensors: loading model tensors, this can take a while... (mmap = true)\n",
+            "load_tensors: offloading output layer to GPU\n",
+            "load_tensors: offloading 30 repeating layers to GPU\n",
+            "load_tensors: offloaded 31/31 layers to GPU\n",
+            "load_tensors:   CPU_Mapped model buffer size =    23.44 MiB\n",
+            "load_tensors:      Vulkan0 model buffer size =    63.93 MiB\n",
+            "llama_context: Vulkan0 compute buffer size = 1.0 MiB\n",
+        ] {
+            p.note(line);
+        }
+        assert_eq!(p.offloaded, Some((31, 31)));
+        assert_eq!(p.buffers, ["CPU_Mapped", "Vulkan0"]);
+        let mut none = Placement::default();
+        none.note("load_tensors: offloaded x/31 layers to GPU");
+        assert_eq!(none, Placement::default());
+    }
 }
