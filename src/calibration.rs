@@ -179,7 +179,7 @@ impl Speed {
 
     /// `previous` moved half way to `sample`, or `sample` alone.
     fn with_sample(previous: Option<Speed>, sample: Speed) -> Speed {
-        let Some(old) = previous.filter(Speed::plausible) else {
+        let Some(old) = previous else {
             return sample;
         };
         let toward = |old: f64, new: f64| old + SPEED_STEP * (new - old);
@@ -245,6 +245,11 @@ struct File {
 }
 
 impl File {
+    /// The speed kept for `key` when it is plausible (a hand-edited one may not be).
+    fn speed(&self, key: &str) -> Option<Speed> {
+        self.speeds.get(key).copied().filter(Speed::plausible)
+    }
+
     /// The entry for `key` when it is plausible (a hand-edited or damaged entry is not).
     fn get(&self, key: &str) -> Option<TokenRatio> {
         self.models
@@ -313,20 +318,17 @@ impl Calibration {
         if !at_edge && !(MIN_RATIO..=MAX_RATIO).contains(&sample) {
             return None;
         }
-        // What is not a state file is left alone (`?`); no file is no ratio yet.
-        let previous = self.read_file().ok()?.and_then(|file| file.get(&self.key));
-        let updated = TokenRatio::with_sample(previous, sample, at_edge);
         self.update(path, |file| {
+            let updated = TokenRatio::with_sample(file.get(&self.key), sample, at_edge);
             file.models.insert(self.key.clone(), updated);
             keep_newest(&mut file.models, |r| r.updated_at);
-        })?;
-        Some(updated)
+            updated
+        })
     }
 
     /// The stored speed of this model, if any (and the cache is on).
     pub fn load_speed(&self) -> Option<Speed> {
-        let file = self.read_file().ok()??;
-        file.speeds.get(&self.key).copied().filter(Speed::plausible)
+        self.read_file().ok()??.speed(&self.key)
     }
 
     /// Folds in one call of the embedded model: `read` prompt tokens in `reading`,
@@ -354,26 +356,27 @@ impl Calibration {
             samples: 1,
             updated_at: crate::files::unix_secs(),
         };
-        let previous = self.load_speed();
-        let updated = Speed::with_sample(previous, sample);
         self.update(path, |file| {
+            let updated = Speed::with_sample(file.speed(&self.key), sample);
             file.speeds.insert(self.key.clone(), updated);
             keep_newest(&mut file.speeds, |s| s.updated_at);
-        })?;
-        Some(updated)
+            updated
+        })
     }
 
-    /// Reads the file (a new one when there is none or it is unreadable JSON),
-    /// applies `change` and writes it back atomically; `None` when what is at the
-    /// file's name is not a state file (left alone) or the write failed.
-    fn update(&self, path: &std::path::Path, change: impl FnOnce(&mut File)) -> Option<()> {
+    /// Reads the file once (a new one when there is none or it is unreadable JSON),
+    /// applies `change` and writes it back atomically; what `change` returned, or
+    /// `None` when what is at the file's name is not a state file (left alone) or the
+    /// write failed.
+    fn update<T>(&self, path: &std::path::Path, change: impl FnOnce(&mut File) -> T) -> Option<T> {
         // What is not a state file is left alone.
         let mut file = self.read_file().ok()?.unwrap_or(File {
             format: FORMAT,
             ..File::default()
         });
-        change(&mut file);
-        crate::files::write_atomically(path, &serde_json::to_vec_pretty(&file).ok()?).ok()
+        let changed = change(&mut file);
+        crate::files::write_atomically(path, &serde_json::to_vec_pretty(&file).ok()?).ok()?;
+        Some(changed)
     }
 
     /// The file: `Ok(None)` when there is none (or the cache is off) or it is corrupt

@@ -94,20 +94,11 @@ fn rough_speed(bytes: u64, threads: usize) -> Speed {
 
 /// The model file's size: the file on disk, else the catalogue's figure.
 fn model_bytes(llm: &LlmSettings) -> Option<u64> {
-    let catalogue = crate::llm::embedded::models::find(&llm.model);
-    let path = match (
-        &llm.embedded.model_file,
-        &llm.embedded.models_dir,
-        catalogue,
-    ) {
-        (Some(file), _, _) => Some(file.clone()),
-        (None, Some(dir), Some(model)) => Some(dir.join(model.file)),
-        _ => None,
-    };
-    path.and_then(|p| std::fs::metadata(p).ok())
+    crate::llm::embedded::model_path(llm)
+        .and_then(|p| std::fs::metadata(p).ok())
         .filter(|m| m.is_file())
         .map(|m| m.len())
-        .or(catalogue.map(|m| m.approx_bytes))
+        .or_else(|| crate::llm::embedded::models::find(&llm.model).map(|m| m.approx_bytes))
 }
 
 /// The threads the engine will use: the setting, or the physical cores.

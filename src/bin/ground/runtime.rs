@@ -34,11 +34,8 @@ pub fn block_on<T>(work: impl Future<Output = Result<T, Error>>) -> Result<T, Er
 
 /// Whether `llm` names a catalogue model whose file is not downloaded yet.
 fn catalogue_model_missing(llm: &ground::settings::LlmSettings) -> bool {
-    let model = ground::llm::embedded::models::find(&llm.model);
-    match (&llm.embedded.model_file, &llm.embedded.models_dir, model) {
-        (None, Some(dir), Some(model)) => !dir.join(model.file).exists(),
-        _ => false,
-    }
+    llm.embedded.model_file.is_none()
+        && ground::llm::embedded::model_path(llm).is_some_and(|path| !path.exists())
 }
 
 /// Resolves `--llm auto` (saying on stderr which model answers and why, unless

@@ -30,6 +30,19 @@ use std::path::PathBuf;
 use crate::error::Error;
 use crate::settings::{LlmBackend, LlmSettings};
 
+/// The model file `settings` name, present or not: the `--model-file`, else the
+/// catalogue model's file in the models folder; `None` when the name is not in the
+/// catalogue or there is no models folder.
+pub fn model_path(settings: &LlmSettings) -> Option<PathBuf> {
+    match &settings.embedded.model_file {
+        Some(file) => Some(file.clone()),
+        None => {
+            let model = models::find(&settings.model)?;
+            Some(settings.embedded.models_dir.as_ref()?.join(model.file))
+        }
+    }
+}
+
 /// Makes sure the embedded model's file is on disk before a run, downloading a
 /// missing catalogue model (when downloads are allowed) with `progress` told how it
 /// goes; the file's path, or `None` when `settings` is not the embedded backend.
