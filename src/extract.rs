@@ -188,6 +188,7 @@ pub fn extract_plain_text(text: &str) -> Extracted {
 mod bound;
 
 pub use bound::{MAX_NESTING, Truncation, TruncationReason};
+mod filler;
 mod hints;
 mod main_text;
 
