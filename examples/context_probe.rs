@@ -5,6 +5,7 @@
 //!     context_probe select BUDGET   # stdin JSON lines {id, title, text, question}:
 //!                                   # one JSON line {id, bm25, lead} each: what is sent
 //!                                   # with passage selection and with the first N tokens
+//!     context_probe estimate        # stdin: its estimated tokens
 //!     context_probe prompt          # the model's instructions: {name, text, estimated_tokens} lines
 //!     context_probe window WINDOW ANSWER_TOKENS
 //!                                   # stdin JSON lines {id, question, sources: [{url, title, text}]}:
@@ -12,7 +13,11 @@
 //!                                   # markers, bodies, text} each: the context `ground answer` would
 //!                                   # build for a WINDOW-token model that may answer in
 //!                                   # ANSWER_TOKENS, with each source's sent text in `bodies`
-//!                                   # (by source number; empty for a source with no block)
+//!                                   # (by source number; empty for a source with no block).
+//!                                   # Optional per line: `budget` (the sources' budget a
+//!                                   # run reported, instead of the window's) and `shorts`
+//!                                   # ([{url, title, text}]: results not read, sent as
+//!                                   # snippets after the pages, as the pipeline does)
 //!
 //! It uses only the context stage's public functions, so `scripts/measure-passages.py
 //! --baseline REV` can build this same file against an older revision to compare.
@@ -104,8 +109,34 @@ fn main() {
                         text: s["text"].as_str().unwrap_or("").into(),
                     })
                     .collect();
-                let budget = source_budget(window, answer_tokens, question);
-                let ctx = context::build_for_question(&sources, question, budget);
+                // A budget given with the sources (as a run reported it) stands.
+                let budget = v["budget"]
+                    .as_u64()
+                    .and_then(|b| u32::try_from(b).ok())
+                    .unwrap_or_else(|| source_budget(window, answer_tokens, question));
+                // Results not read, as the pipeline sends them: snippet sources after
+                // the pages (`shorts`: [{url, title, text}]).
+                let shorts: Vec<(SourceText, context::SourceKind)> = v["shorts"]
+                    .as_array()
+                    .map(|a| a.as_slice())
+                    .unwrap_or_default()
+                    .iter()
+                    .enumerate()
+                    .map(|(k, s)| {
+                        let source = SourceText {
+                            number: sources.len() + 1 + k,
+                            url: s["url"].as_str().unwrap_or("").into(),
+                            title: s["title"].as_str().unwrap_or("").into(),
+                            text: s["text"].as_str().unwrap_or("").into(),
+                        };
+                        (source, context::SourceKind::Snippet)
+                    })
+                    .collect();
+                let ctx = if shorts.is_empty() {
+                    context::build_for_question(&sources, question, budget)
+                } else {
+                    context::build_with_snippets(&sources, &shorts, question, budget).0
+                };
                 // Each source's sent text, by its number: a source may have no block
                 // at all (one that contributed nothing).
                 let mut bodies = vec![String::new(); sources.len()];
@@ -130,6 +161,11 @@ fn main() {
                 });
                 writeln!(out, "{result}").unwrap();
             }
+        }
+        Some("estimate") => {
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut text).expect("stdin");
+            writeln!(out, "{}", context::estimate_tokens(&text)).unwrap();
         }
         Some("prompt") => {
             let text = ground::llm::SYSTEM_PROMPT;

@@ -30,6 +30,13 @@ pub(super) const PASSAGE_MAX_TOKENS: u32 = 80;
 /// Korean sentence stays whole.)
 pub(super) const SENTENCE_MAX_TOKENS: u32 = 4 * PASSAGE_MAX_TOKENS;
 
+/// A line this short (in estimated tokens) that ends no sentence leads into the text
+/// after it, and travels with it into one passage however long that text's first
+/// sentence is: a dateline ("Washington CNN —"), a byline, a speaker label ("Trevor
+/// Hughes:"). Alone, such a line was a passage of its own, and as a page's first it
+/// took the lead's boost (rtqa-dev: 28 % of news pages begin with one).
+pub(super) const LEAD_IN_MAX_TOKENS: u32 = 10;
+
 /// One passage of a source: whole sentences, one block per line.
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct Passage {
@@ -78,14 +85,26 @@ pub(super) fn split_passages(text: &str) -> Vec<Passage> {
         });
         group.clear();
     };
+    // Whether the group so far is only short lines that lead into what follows.
+    let mut lead_in = false;
     for (start, end, line, tokens) in sentences {
-        if !group.is_empty()
-            && (group_tokens >= PASSAGE_TARGET_TOKENS
-                || group_tokens + 1 + tokens > PASSAGE_MAX_TOKENS)
-        {
+        let overflows = group_tokens + 1 + tokens > PASSAGE_MAX_TOKENS && !lead_in;
+        if !group.is_empty() && (group_tokens >= PASSAGE_TARGET_TOKENS || overflows) {
             flush(&mut group, &mut out);
             group_tokens = 0;
         }
+        let whole_line = text[..start]
+            .rsplit('\n')
+            .next()
+            .is_some_and(|before| before.trim().is_empty())
+            && text[end..]
+                .split('\n')
+                .next()
+                .is_some_and(|after| after.trim().is_empty());
+        lead_in = (group.is_empty() || lead_in)
+            && whole_line
+            && group_tokens + tokens <= LEAD_IN_MAX_TOKENS
+            && !text[start..end].ends_with(['.', '!', '?']);
         // A sentence joined to the one before costs a space or a line break more.
         group_tokens += tokens + u32::from(!group.is_empty());
         group.push((start, end, line));
@@ -355,6 +374,28 @@ mod tests {
         let passages = split_passages(text);
         assert_eq!(passages.len(), 1, "{passages:?}");
         assert_eq!(passages[0].text, text);
+    }
+
+    #[test]
+    fn a_dateline_leads_into_a_long_first_sentence() {
+        // The first sentence alone fills a passage: the dateline still goes with it,
+        // not into a passage of its own (which took the page lead's boost).
+        let first = format!(
+            "Kevin McCarthy on Tuesday demanded the resignation of the secretary and warned of {} as he scrambles for votes.",
+            "impeachment proceedings and more words ".repeat(7)
+        );
+        assert!(estimate_tokens(&first) + 4 > PASSAGE_MAX_TOKENS);
+        let text = format!("Washington CNN —\n{first}\nA second paragraph follows here.");
+        let passages = split_passages(&text);
+        assert_eq!(passages[0].text, format!("Washington CNN —\n{first}"));
+        assert_eq!(passages[0].span, 0..passages[0].text.len());
+        // A short line that ends a sentence says something itself: the rules as ever.
+        let text = format!("It rained.\n{first}");
+        assert_eq!(split_passages(&text)[0].text, "It rained.");
+        // Short lines lead in only up to a few words, so a list of them is no lead-in.
+        let menu = format!("Home\nNews\nSport\nWeather\nTravel\nCulture\n{first}");
+        let passages = split_passages(&menu);
+        assert!(!passages[0].text.contains("McCarthy"), "{passages:?}");
     }
 
     #[test]
