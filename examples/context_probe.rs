@@ -17,7 +17,12 @@
 //!                                   # Optional per line: `budget` (the sources' budget a
 //!                                   # run reported, instead of the window's) and `shorts`
 //!                                   # ([{url, title, text}]: results not read, sent as
-//!                                   # snippets after the pages, as the pipeline does)
+//!                                   # snippets after the pages, as the pipeline does).
+//!                                   # With `--rank` after ANSWER_TOKENS, each line also
+//!                                   # has `ranking`: every page passage with its key and
+//!                                   # tokens, each page's header tokens, and the budget
+//!                                   # the pages had (to replay the selection with another
+//!                                   # ranker, see scripts/measure-rerank.py)
 //!
 //! It uses only the context stage's public functions, so `scripts/measure-passages.py
 //! --baseline REV` can build this same file against an older revision to compare.
@@ -150,7 +155,7 @@ fn main() {
                         *slot = body(block.trim_end().trim_end_matches("</source>"));
                     }
                 }
-                let result = json!({
+                let mut result = json!({
                     "id": v["id"],
                     "budget": budget,
                     "estimated_tokens": ctx.estimated_tokens,
@@ -159,6 +164,19 @@ fn main() {
                     "bodies": bodies,
                     "text": ctx.text,
                 });
+                if args.get(3).is_some_and(|a| a == "--rank") {
+                    let weak = context::weak_terms(&sources, &shorts, question);
+                    let compact = budget < context::COMPACT_HEADERS_BELOW;
+                    let (passages, frames) =
+                        context::ranked_passages(&sources, question, &weak, compact);
+                    // What the pages had: the budget less the short sources' blocks.
+                    let shorts_from = ctx.text.find(" kind=\"").map_or(ctx.text.len(), |k| {
+                        ctx.text[..k].rfind("<source").unwrap_or(k)
+                    });
+                    let pages_budget =
+                        budget.saturating_sub(context::estimate_tokens(&ctx.text[shorts_from..]));
+                    result["ranking"] = json!({"pages_budget": pages_budget, "frames": frames, "passages": passages});
+                }
                 writeln!(out, "{result}").unwrap();
             }
         }
@@ -174,7 +192,7 @@ fn main() {
         }
         _ => {
             eprintln!(
-                "usage: context_probe extract DIR | select BUDGET | window WINDOW ANSWER_TOKENS | prompt"
+                "usage: context_probe extract DIR | select BUDGET | window WINDOW ANSWER_TOKENS [--rank] | estimate | prompt"
             );
             std::process::exit(2);
         }

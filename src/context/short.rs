@@ -154,22 +154,7 @@ pub fn build_with_snippets(
         };
         blocks.push((block, cut, as_sent, SourceKind::Title));
     }
-    // What the results agree on: terms in two or more results' titles and snippets;
-    // not in the wide mode, where they lost more questions than they won (rtqa-dev,
-    // --pages 10: 5 won, 9 lost), as more pages share more words by chance.
-    let results: Vec<String> = pages
-        .iter()
-        .map(|p| p.title.clone())
-        .chain(short.iter().map(|(s, kind)| match kind {
-            SourceKind::Snippet => format!("{} {}", s.title, s.text),
-            _ => s.title.clone(),
-        }))
-        .collect();
-    let weak = if pages.len() <= WEAK_TERMS_UP_TO_PAGES {
-        super::rank::recurring_terms(&results, question)
-    } else {
-        Vec::new()
-    };
+    let weak = weak_terms(pages, short, question);
     let mut context = build_pages(pages, question, &weak, budget_tokens - spent, compact);
     let pages_text = context.text.clone();
     // The estimate of the whole is checked, not only the sum of the parts; a short
@@ -195,6 +180,29 @@ pub fn build_with_snippets(
     }
     context.budget_tokens = budget_tokens;
     (context, sent)
+}
+
+/// The weak query terms of a run: what the results agree on, terms in two or more
+/// results' titles and snippets (`rank::recurring_terms`); none in the wide mode (over
+/// [`WEAK_TERMS_UP_TO_PAGES`] pages read), where they lost more questions than they
+/// won (rtqa-dev, --pages 10: 5 won, 9 lost), as more pages share more words by chance.
+pub fn weak_terms(
+    pages: &[SourceText],
+    short: &[(SourceText, SourceKind)],
+    question: &str,
+) -> Vec<String> {
+    if pages.len() > WEAK_TERMS_UP_TO_PAGES {
+        return Vec::new();
+    }
+    let results: Vec<String> = pages
+        .iter()
+        .map(|p| p.title.clone())
+        .chain(short.iter().map(|(s, kind)| match kind {
+            SourceKind::Snippet => format!("{} {}", s.title, s.text),
+            _ => s.title.clone(),
+        }))
+        .collect();
+    super::rank::recurring_terms(&results, question)
 }
 
 /// The title-only block of a short source (`kind="title"`): its URL in the header,
