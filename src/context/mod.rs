@@ -47,6 +47,8 @@
 //! - `passages.rs`: cutting text into passages of whole sentences, and
 //!   [`cut_to_tokens`];
 //! - `rank.rs`: BM25 and the terms it counts;
+//! - `ranking.rs`: the pages cut and scored, what the selection works from (and, for
+//!   measurement, [`ranked_passages`]);
 //! - `neutral.rs`: defusing our delimiters inside untrusted text ([`neutralise`]).
 //!
 //! Callers use the paths of this module (`context::estimate_tokens`,
@@ -56,18 +58,21 @@ mod blocks;
 mod neutral;
 mod passages;
 mod rank;
+mod ranking;
 mod short;
 mod tokens;
 
 use serde::Serialize;
 
-use blocks::{CLOSE, header, render};
+use blocks::{CLOSE, render};
 pub use blocks::{COMPACT_HEADERS_BELOW, short_url};
 pub use neutral::{OUR_TAGS, neutralise};
-use passages::{Passage, original_spans, split_passages};
+use passages::original_spans;
 pub use passages::{cut_at_word, cut_to_tokens, sentence_spans};
-use rank::{bm25_scores, rank_keys, terms};
+use rank::rank_keys;
 pub use rank::{says_more, stem};
+use ranking::Ranking;
+pub use ranking::{RankedPassage, ranked_passages};
 pub use short::{
     ANSWER_MAX_TOKENS, INFOBOX_MAX_TOKENS, SNIPPET_BUDGET_PERCENT, SNIPPET_MAX_TOKENS,
     build_with_snippets, search_sources, weak_terms,
@@ -334,95 +339,6 @@ pub(super) fn build_pages(
     }
 }
 
-/// The sources cut into passages and scored against the question: what the selection
-/// in [`build_pages`] works from, and what [`ranked_passages`] shows.
-struct Ranking {
-    /// Per source: its block's header.
-    headers: Vec<String>,
-    /// Per source: its text with our delimiters neutralised.
-    neutralised: Vec<String>,
-    /// Per source: its passages, in reading order.
-    passages: Vec<Vec<Passage>>,
-    /// Per source, per passage: what it costs in the block.
-    costs: Vec<Vec<Counts>>,
-    /// Per source, per passage: its BM25 score ([`rank_keys`] makes the keys).
-    scores: Vec<Vec<f64>>,
-}
-
-impl Ranking {
-    fn of(sources: &[SourceText], question: &str, weak: &[String], compact: bool) -> Ranking {
-        let headers: Vec<String> = sources
-            .iter()
-            .map(|s| header(s, SourceKind::Page, compact))
-            .collect();
-        let neutralised: Vec<String> = sources.iter().map(|s| neutralise(&s.text)).collect();
-        let passages: Vec<Vec<Passage>> = neutralised.iter().map(|t| split_passages(t)).collect();
-        let costs = passages
-            .iter()
-            .map(|ps| ps.iter().map(|p| Counts::of_line(&p.text)).collect())
-            .collect();
-        let titles: Vec<Vec<String>> = sources.iter().map(|s| terms(&s.title)).collect();
-        let scores = bm25_scores(question, weak, &titles, &passages);
-        Ranking {
-            headers,
-            neutralised,
-            passages,
-            costs,
-            scores,
-        }
-    }
-}
-
-/// A passage as the ranking sees it, for measurement: a tool that replays the selection
-/// with another ranker (`examples/context_probe.rs rank`) starts from these.
-#[derive(Debug, Clone, Serialize)]
-pub struct RankedPassage {
-    /// Index of its source among the pages given.
-    pub source: usize,
-    /// Its place among its source's passages.
-    pub index: usize,
-    /// What the selection ranks it by (BM25 with the lead and neighbour rules); zero:
-    /// never sent.
-    pub key: f64,
-    /// What it costs in the block, in estimated tokens (its line included).
-    pub tokens: u32,
-    /// Its text, as sent.
-    pub text: String,
-}
-
-/// Every passage of the pages `sources`, in source then reading order, with the key
-/// the context stage ranks it by for `question` (with the `weak` terms, see
-/// `rank::recurring_terms`), and per source what its header and closing tag cost
-/// (`compact`: the small windows' headers). Measurement only: the build itself never
-/// needs the list.
-pub fn ranked_passages(
-    sources: &[SourceText],
-    question: &str,
-    weak: &[String],
-    compact: bool,
-) -> (Vec<RankedPassage>, Vec<u32>) {
-    let ranking = Ranking::of(sources, question, weak, compact);
-    let keys = rank_keys(&ranking.scores);
-    let mut out = Vec::new();
-    for (source, passages) in ranking.passages.iter().enumerate() {
-        for (index, passage) in passages.iter().enumerate() {
-            out.push(RankedPassage {
-                source,
-                index,
-                key: keys[source][index],
-                tokens: ranking.costs[source][index].tokens(),
-                text: passage.text.clone(),
-            });
-        }
-    }
-    let frames = ranking
-        .headers
-        .iter()
-        .map(|h| Counts::of(h).plus(&Counts::of(CLOSE), 1.0).tokens())
-        .collect();
-    (out, frames)
-}
-
 /// The passages chosen so far and what the block they make costs.
 struct Selection {
     /// Per source, per passage: whether it is sent.
@@ -479,6 +395,7 @@ impl Selection {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use passages::split_passages;
 
     pub(super) fn src(number: usize, text: &str) -> SourceText {
         SourceText {
@@ -551,51 +468,6 @@ mod tests {
     fn one_relevant_of_three() -> [SourceText; 3] {
         let weak = page(30, 99, "").replace("the weather", "pine trees");
         [src(1, &page(30, 29, ANSWER)), src(2, &weak), src(3, &weak)]
-    }
-
-    #[test]
-    fn the_ranking_shown_is_the_one_the_build_uses() {
-        let sources = [
-            src(
-                1,
-                &page(
-                    12,
-                    7,
-                    "Tardigrades survived ten days in open space in 2007.",
-                ),
-            ),
-            src(2, &page(8, 2, "The water bear, or tardigrade, is tiny.")),
-        ];
-        let question = "How long did tardigrades survive in space?";
-        let (ranked, frames) = ranked_passages(&sources, question, &[], false);
-        assert_eq!(frames.len(), 2);
-        assert!(frames.iter().all(|&f| f > 5), "{frames:?}");
-        // Every passage, in source then reading order.
-        let order: Vec<(usize, usize)> = ranked.iter().map(|p| (p.source, p.index)).collect();
-        let mut sorted = order.clone();
-        sorted.sort();
-        assert_eq!(order, sorted);
-        // The best-keyed passage is the answer, and the build sends it.
-        let best = ranked
-            .iter()
-            .max_by(|a, b| a.key.total_cmp(&b.key))
-            .unwrap();
-        assert!(
-            best.text.contains("ten days in open space"),
-            "{}",
-            best.text
-        );
-        let ctx = build_for_question(&sources, question, 150);
-        assert!(ctx.text.contains(&best.text), "{}", ctx.text);
-        // A passage keyed zero is never sent: no page sends more than it has keyed.
-        for cut in &ctx.sources {
-            let keyed = ranked
-                .iter()
-                .filter(|p| p.source + 1 == cut.number && p.key > 0.0)
-                .count();
-            assert!(cut.passages_sent <= keyed, "{cut:?}");
-        }
-        assert!(ranked.iter().any(|p| p.key == 0.0));
     }
 
     #[test]
