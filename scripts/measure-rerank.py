@@ -140,6 +140,8 @@ def main():
     cache = pickle.load(open(cache_file, "rb")) if cache_file.exists() else {}
 
     def embed(texts):
+        # Line breaks are spaces to the tokenizer: keyed without them.
+        texts = [t.replace("\n", " ").replace("\t", " ") for t in texts]
         missing = [t for t in dict.fromkeys(texts) if t not in cache]
         if missing:
             cache.update(zip(missing, model.embed(missing)))
