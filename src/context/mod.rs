@@ -64,7 +64,7 @@ mod tokens;
 
 use serde::Serialize;
 
-use blocks::{CLOSE, render};
+use blocks::render;
 pub use blocks::{COMPACT_HEADERS_BELOW, short_url};
 pub use neutral::{OUR_TAGS, neutralise};
 use passages::original_spans;
@@ -225,6 +225,7 @@ pub(super) fn build_pages(
 ) -> Context {
     let Ranking {
         headers,
+        frames,
         neutralised,
         passages,
         costs,
@@ -235,10 +236,7 @@ pub(super) fn build_pages(
         open: vec![false; sources.len()],
         picked: Vec::new(),
         base: Counts::default(),
-        frames: headers
-            .iter()
-            .map(|h| Counts::of(h).plus(&Counts::of(CLOSE), 1.0))
-            .collect(),
+        frames,
         markers: 0.0,
         marker: Counts::of_line(SKIPPED),
         budget: budget_tokens,

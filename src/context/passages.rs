@@ -87,20 +87,16 @@ pub(super) fn split_passages(text: &str) -> Vec<Passage> {
     };
     // Whether the group so far is only short lines that lead into what follows.
     let mut lead_in = false;
-    for (start, end, line, tokens) in sentences {
+    for (k, &(start, end, line, tokens)) in sentences.iter().enumerate() {
         let overflows = group_tokens + 1 + tokens > PASSAGE_MAX_TOKENS && !lead_in;
         if !group.is_empty() && (group_tokens >= PASSAGE_TARGET_TOKENS || overflows) {
             flush(&mut group, &mut out);
             group_tokens = 0;
         }
-        let whole_line = text[..start]
-            .rsplit('\n')
-            .next()
-            .is_some_and(|before| before.trim().is_empty())
-            && text[end..]
-                .split('\n')
-                .next()
-                .is_some_and(|after| after.trim().is_empty());
+        // The only sentence of its line: neither neighbour shares its line number.
+        let line_of = |k: usize| sentences.get(k).map(|s| s.2);
+        let whole_line =
+            k.checked_sub(1).and_then(line_of) != Some(line) && line_of(k + 1) != Some(line);
         lead_in = (group.is_empty() || lead_in)
             && whole_line
             && group_tokens + tokens <= LEAD_IN_MAX_TOKENS

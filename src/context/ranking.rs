@@ -21,6 +21,8 @@ pub(super) struct Ranking {
     pub(super) neutralised: Vec<String>,
     /// Per source: its passages, in reading order.
     pub(super) passages: Vec<Vec<Passage>>,
+    /// Per source: what its header and closing tag cost, paid with its first passage.
+    pub(super) frames: Vec<Counts>,
     /// Per source, per passage: what it costs in the block.
     pub(super) costs: Vec<Vec<Counts>>,
     /// Per source, per passage: its BM25 score (`rank_keys` makes the keys).
@@ -38,6 +40,10 @@ impl Ranking {
             .iter()
             .map(|s| header(s, SourceKind::Page, compact))
             .collect();
+        let frames = headers
+            .iter()
+            .map(|h| Counts::of(h).plus(&Counts::of(CLOSE), 1.0))
+            .collect();
         let neutralised: Vec<String> = sources.iter().map(|s| neutralise(&s.text)).collect();
         let passages: Vec<Vec<Passage>> = neutralised.iter().map(|t| split_passages(t)).collect();
         let costs = passages
@@ -48,6 +54,7 @@ impl Ranking {
         let scores = bm25_scores(question, weak, &titles, &passages);
         Ranking {
             headers,
+            frames,
             neutralised,
             passages,
             costs,
@@ -57,7 +64,7 @@ impl Ranking {
 }
 
 /// A passage as the ranking sees it, for measurement: a tool that replays the selection
-/// with another ranker (`examples/context_probe.rs rank`) starts from these.
+/// with another ranker (`examples/context_probe.rs window --rank`) starts from these.
 #[derive(Debug, Clone, Serialize)]
 pub struct RankedPassage {
     /// Index of its source among the pages given.
@@ -98,11 +105,7 @@ pub fn ranked_passages(
             });
         }
     }
-    let frames = ranking
-        .headers
-        .iter()
-        .map(|h| Counts::of(h).plus(&Counts::of(CLOSE), 1.0).tokens())
-        .collect();
+    let frames = ranking.frames.iter().map(Counts::tokens).collect();
     (out, frames)
 }
 
