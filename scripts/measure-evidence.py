@@ -105,41 +105,64 @@ def run_modes(data, ground, n, modes):
     return out
 
 
+# What serve.py and the pipeline send of results not read: a snippet of the page's first
+# words (serve.py's `content`), at most this many results (pipeline MAX_SNIPPET_SOURCES).
+SNIPPET_WORDS = 30
+MAX_SNIPPETS = 7
+
+
+class ReplayInput:
+    """The `context_probe window` input of a saved run's question: the pages it read,
+    extracted by ground's own code (once per question, whatever the modes), and the
+    snippets of the results it did not read."""
+
+    def __init__(self, data, questions, page_html):
+        if not PROBE.exists():
+            sys.exit(f"{PROBE} is missing: build it with `cargo build --example context_probe`")
+        self.data, self.page_html = data, page_html
+        self.by_id = {q["id"]: q for q in questions}
+        self.extracted = {}
+
+    def text(self, doc):
+        return (self.data / doc["text_or_html_path"]).read_text(encoding="utf8")
+
+    def pages(self, qid):
+        """Every result page of the question, extracted: {served index: {title, text}}."""
+        if qid not in self.extracted:
+            with tempfile.TemporaryDirectory() as tmp:
+                for k, d in enumerate(served(self.by_id[qid])):
+                    Path(tmp, f"{k:02d}.html").write_text(self.page_html(d["title"], self.text(d)), encoding="utf8")
+                got = subprocess.run([str(PROBE), "extract", tmp], capture_output=True, text=True, check=True)
+            self.extracted[qid] = {int(p["id"]): p for p in map(json.loads, got.stdout.splitlines())}
+        return self.extracted[qid]
+
+    def line(self, qid, row):
+        q, docs, pages = self.by_id[qid], served(self.by_id[qid]), self.pages(qid)
+        url = lambda k: f"http://127.0.0.1:18777/doc/{qid}/{k}"  # noqa: E731
+        unread = [k for k in range(len(docs)) if k not in row["fetched"]][:MAX_SNIPPETS]
+        return json.dumps({
+            "id": qid, "question": q["question"], "budget": row["budget"],
+            "sources": [{"url": url(k), "title": pages[k]["title"], "text": pages[k]["text"]}
+                        for k in row["fetched"] if k in pages],
+            "shorts": [{"url": url(k), "title": docs[k]["title"],
+                        "text": " ".join(self.text(docs[k]).split()[:SNIPPET_WORDS])} for k in unread],
+        })
+
+    def contexts(self, rows, *flags):
+        """The contexts `context_probe window` builds for `rows` ({id: saved row})."""
+        lines = [self.line(qid, row) for qid, row in rows.items()]
+        got = subprocess.run([str(PROBE), "window", "4096", "0", *flags], input="\n".join(lines) + "\n",
+                             capture_output=True, text=True, check=True)
+        return [json.loads(line) for line in got.stdout.splitlines()]
+
+
 def replay_modes(data, saved, questions, has, page_html):
     """The context stage again over each saved mode's pages and budgets."""
-    if not PROBE.exists():
-        sys.exit(f"{PROBE} is missing: build it with `cargo build --example context_probe`")
-    by_id = {q["id"]: q for q in questions}
-    extracted = {}
+    replay = ReplayInput(data, questions, page_html)
     out = {}
     for mode, rows in saved.items():
-        lines = []
-        for qid, row in rows.items():
-            q = by_id[qid]
-            docs = served(q)
-            if qid not in extracted:
-                with tempfile.TemporaryDirectory() as tmp:
-                    for k, d in enumerate(docs):
-                        text = (data / d["text_or_html_path"]).read_text(encoding="utf8")
-                        Path(tmp, f"{k:02d}.html").write_text(page_html(d["title"], text), encoding="utf8")
-                    got = subprocess.run([str(PROBE), "extract", tmp], capture_output=True, text=True, check=True)
-                extracted[qid] = {int(p["id"]): p for p in map(json.loads, got.stdout.splitlines())}
-            pages = extracted[qid]
-            url = lambda k: f"http://127.0.0.1:18777/doc/{qid}/{k}"  # noqa: E731
-            unread = [k for k in range(len(docs)) if k not in row["fetched"]][:7]
-            lines.append(json.dumps({
-                "id": qid, "question": q["question"], "budget": row["budget"],
-                "sources": [{"url": url(k), "title": pages[k]["title"], "text": pages[k]["text"]}
-                            for k in row["fetched"] if k in pages],
-                "shorts": [{"url": url(k), "title": docs[k]["title"],
-                            "text": " ".join((data / docs[k]["text_or_html_path"]).read_text(encoding="utf8").split()[:30])}
-                           for k in unread],
-            }))
-        got = subprocess.run([str(PROBE), "window", "4096", "0"], input="\n".join(lines) + "\n",
-                             capture_output=True, text=True, check=True)
-        contexts = [json.loads(line) for line in got.stdout.splitlines()]
-        out[mode] = {c["id"]: dict(rows[c["id"]], recall=has(c["text"], by_id[c["id"]]["answers"]))
-                     for c in contexts}
+        out[mode] = {c["id"]: dict(rows[c["id"]], recall=has(c["text"], replay.by_id[c["id"]]["answers"]))
+                     for c in replay.contexts(rows)}
     return out
 
 

@@ -24,11 +24,8 @@ against BM25. Embeddings are cached in MODEL/../rerank-cache.pkl.
 import argparse
 import importlib.util
 import json
-import os
 import pickle
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -135,6 +132,7 @@ def main():
     start, end = map(int, a.slice.split(":"))
     saved = json.load(open(a.run, encoding="utf8"))
     on_time = evidence.on_time_ids(data, questions, has)
+    replay = evidence.ReplayInput(data, questions, page_html)
     model = MiniLM(a.model)
     cache_file = Path(a.model).resolve().parent / "rerank-cache.pkl"
     cache = pickle.load(open(cache_file, "rb")) if cache_file.exists() else {}
@@ -151,32 +149,9 @@ def main():
     for mode in ("default", "1400"):
         rows = saved[mode]
         ids = [q["id"] for q in questions[start:end] if q["id"] in rows and rows[q["id"]]["top3"]]
-        lines = []
-        for qid in ids:
-            q, row = by_id[qid], rows[qid]
-            docs = evidence.served(q)
-            with tempfile.TemporaryDirectory() as tmp:
-                for k in row["fetched"]:
-                    d = docs[k]
-                    text = (data / d["text_or_html_path"]).read_text(encoding="utf8")
-                    Path(tmp, f"{k:02d}.html").write_text(page_html(d["title"], text), encoding="utf8")
-                got = subprocess.run([str(evidence.PROBE), "extract", tmp], capture_output=True, text=True, check=True)
-            pages = {int(p["id"]): p for p in map(json.loads, got.stdout.splitlines())}
-            url = lambda k: f"http://127.0.0.1:18777/doc/{qid}/{k}"  # noqa: E731
-            unread = [k for k in range(len(docs)) if k not in row["fetched"]][:7]
-            lines.append(json.dumps({
-                "id": qid, "question": q["question"], "budget": row["budget"],
-                "sources": [{"url": url(k), "title": pages[k]["title"], "text": pages[k]["text"]}
-                            for k in row["fetched"] if k in pages],
-                "shorts": [{"url": url(k), "title": docs[k]["title"],
-                            "text": " ".join((data / docs[k]["text_or_html_path"]).read_text(encoding="utf8").split()[:30])}
-                           for k in unread],
-            }))
-        got = subprocess.run([str(evidence.PROBE), "window", "4096", "0", "--rank"], input="\n".join(lines) + "\n",
-                             capture_output=True, text=True, check=True)
+        contexts = replay.contexts({qid: rows[qid] for qid in ids}, "--rank")
         results = {}
-        for line in got.stdout.splitlines():
-            ctx = json.loads(line)
+        for ctx in contexts:
             qid, ranking = ctx["id"], ctx["ranking"]
             answers = by_id[qid]["answers"]
             passages = ranking["passages"]
