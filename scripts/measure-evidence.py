@@ -6,7 +6,7 @@ issue measures, with the questions won and lost against an earlier measurement.
   python3 scripts/measure-evidence.py DATA [--ground target/debug/ground] [--n 400]
           [--modes default,1400,pages10] [--save OUT.json] [--against EARLIER.json]
   # the context stage alone, replayed over a saved run (~30 s per mode and 1,000 questions)
-  python3 scripts/measure-evidence.py DATA --replay RUN.json [--save OUT.json] [--against ...]
+  python3 scripts/measure-evidence.py DATA --replay RUN.json [--budget-scale 0.72] [--save OUT.json] [--against ...]
 
 DATA is the folder `../shared/tools/rtqa-dev/prepare.py MIRROR/repo DATA --max 1000`
 wrote. End to end, each mode is one run of `../shared/tools/rtqa-dev/recall.py` (a
@@ -116,10 +116,10 @@ class ReplayInput:
     extracted by ground's own code (once per question, whatever the modes), and the
     snippets of the results it did not read."""
 
-    def __init__(self, data, questions, page_html):
+    def __init__(self, data, questions, page_html, budget_scale=1.0):
         if not PROBE.exists():
             sys.exit(f"{PROBE} is missing: build it with `cargo build --example context_probe`")
-        self.data, self.page_html = data, page_html
+        self.data, self.page_html, self.budget_scale = data, page_html, budget_scale
         self.by_id = {q["id"]: q for q in questions}
         self.extracted = {}
 
@@ -141,7 +141,7 @@ class ReplayInput:
         url = lambda k: f"http://127.0.0.1:18777/doc/{qid}/{k}"  # noqa: E731
         unread = [k for k in range(len(docs)) if k not in row["fetched"]][:MAX_SNIPPETS]
         return json.dumps({
-            "id": qid, "question": q["question"], "budget": row["budget"],
+            "id": qid, "question": q["question"], "budget": int(row["budget"] * self.budget_scale),
             "sources": [{"url": url(k), "title": pages[k]["title"], "text": pages[k]["text"]}
                         for k in row["fetched"] if k in pages],
             "shorts": [{"url": url(k), "title": docs[k]["title"],
@@ -156,9 +156,9 @@ class ReplayInput:
         return [json.loads(line) for line in got.stdout.splitlines()]
 
 
-def replay_modes(data, saved, questions, has, page_html):
-    """The context stage again over each saved mode's pages and budgets."""
-    replay = ReplayInput(data, questions, page_html)
+def replay_modes(data, saved, questions, has, page_html, budget_scale):
+    """The context stage again over each saved mode's pages and budgets (scaled)."""
+    replay = ReplayInput(data, questions, page_html, budget_scale)
     out = {}
     for mode, rows in saved.items():
         out[mode] = {c["id"]: dict(rows[c["id"]], recall=has(c["text"], replay.by_id[c["id"]]["answers"]))
@@ -178,6 +178,8 @@ def main():
     ap.add_argument("--n", type=int, default=400)
     ap.add_argument("--modes", default="default,1400,pages10")
     ap.add_argument("--replay", help="a run saved with --save: replay its context stage")
+    ap.add_argument("--budget-scale", type=float, default=1.0,
+                    help="with --replay: each question's source budget times this (tokens are seconds)")
     ap.add_argument("--save")
     ap.add_argument("--against")
     a = ap.parse_args()
@@ -190,7 +192,8 @@ def main():
     data = Path(a.data)
     questions = [json.loads(line) for line in open(data / "questions_top10.jsonl", encoding="utf8")]
     if a.replay:
-        results = replay_modes(data, json.load(open(a.replay, encoding="utf8")), questions, has, page_html)
+        results = replay_modes(data, json.load(open(a.replay, encoding="utf8")), questions, has, page_html,
+                               a.budget_scale)
     else:
         modes = [m for m in a.modes.split(",") if m]
         unknown = [m for m in modes if m not in MODES]
