@@ -14,9 +14,11 @@ use crate::settings::{LlmBackend, SearchBackend};
 use crate::text::sanitize_line;
 
 pub mod exit;
+mod log;
 mod redact;
 
 pub use exit::{EXIT_CODE_TABLE, exit_codes_help};
+pub use log::log_line;
 
 /// Why a model reply was unusable; each has its own hint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -71,11 +71,11 @@ pub(super) fn failure(
 
 /// One line on stderr per failed call, for the client's server log.
 pub(super) fn log_failure(tool: &str, input_name: &str, input: &str, message: &str) {
-    eprintln!(
+    crate::error::log_line(&format!(
         "ground mcp: {tool} failed ({input_name} {:?}): {}",
         crate::text::shorten(input, 120),
         sanitize_line(message).replace('\n', " ")
-    );
+    ));
 }
 
 #[cfg(test)]

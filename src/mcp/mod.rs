@@ -154,13 +154,13 @@ pub async fn serve(settings: Settings) -> Result<(), Error> {
         named => named.to_string(),
     };
     let server = GroundServer::new(settings);
-    eprintln!(
+    crate::error::log_line(&format!(
         "ground mcp: serving web_search, web_fetch and grounded_answer on stdio \
          (search: {} at {}, model: {})",
         search,
         crate::http::display_url(&server.service.settings().search.url),
         server.service.model().describe(),
-    );
+    ));
     let running = server
         .serve(stdio::guard(tokio::io::stdin(), tokio::io::stdout()))
         .await
@@ -169,7 +169,7 @@ pub async fn serve(settings: Settings) -> Result<(), Error> {
         .waiting()
         .await
         .map_err(|e| transport_error(&e.to_string()))?;
-    eprintln!("ground mcp: session ended ({reason:?})");
+    crate::error::log_line(&format!("ground mcp: session ended ({reason:?})"));
     Ok(())
 }
 
@@ -296,7 +296,7 @@ impl GroundServer {
             Err(problem) => return failure("web_search", "query", &query, problem),
         };
         let log_wait: &'static (dyn Fn(&str) + Send + Sync) =
-            &|waiting: &str| eprintln!("ground mcp: {waiting}");
+            &|waiting: &str| crate::error::log_line(&format!("ground mcp: {waiting}"));
         match self
             .service
             .search(&self.client, &query, limit, sites, log_wait)
@@ -375,7 +375,8 @@ impl GroundServer {
             }
         };
         let mut download = download_progress(&context);
-        let note = |why: &str| eprintln!("ground mcp: {}", sanitize_line(why));
+        let note =
+            |why: &str| crate::error::log_line(&format!("ground mcp: {}", sanitize_line(why)));
         let request = AnswerRequest {
             question: &question,
             conversation: &conversation,

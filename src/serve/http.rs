@@ -175,7 +175,7 @@ impl ApiError {
 /// Gemini's (Google's) status name for an HTTP status.
 fn gemini_status(status: StatusCode) -> &'static str {
     match status.as_u16() {
-        400 | 413 => "INVALID_ARGUMENT",
+        400 | 413 | 415 => "INVALID_ARGUMENT",
         401 => "UNAUTHENTICATED",
         403 => "PERMISSION_DENIED",
         404 => "NOT_FOUND",
@@ -284,12 +284,13 @@ fn key_of(headers: &HeaderMap, query: Option<&str>) -> Option<String> {
     bearer.or(goog).or(query_key)
 }
 
-/// In front of every route: the key check, CORS (only for the configured origin),
-/// and the access-log line.
+/// In front of every route: the browser rules of a keyless server, the key check,
+/// CORS (only for the configured origin), and the access-log line.
 pub async fn guard(State(app): State<Arc<App>>, request: Request, next: Next) -> Response {
-    let started = Instant::now();
     let method = request.method().clone();
     let path = request.uri().path().to_string();
+    // Written when the request ends, however it ends (a client that leaves is 499).
+    let mut log = AccessLog::start(&method, &path);
     let query = request.uri().query().map(str::to_string);
     let face = Face::of(&path, request.headers(), query.as_deref());
     let origin = request.headers().get(header::ORIGIN).cloned();
@@ -297,7 +298,14 @@ pub async fn guard(State(app): State<Arc<App>>, request: Request, next: Next) ->
         (Some(allowed), Some(origin)) => origin.as_bytes() == allowed.as_bytes(),
         _ => false,
     };
-    let mut response = if method == Method::OPTIONS && cors_ok {
+    let refused = if app.api_key.is_none() {
+        browser_refusal(&request, app.port, app.cors.as_deref())
+    } else {
+        None
+    };
+    let mut response = if let Some(failure) = refused {
+        failure.into_api_error(face).into_response()
+    } else if method == Method::OPTIONS && cors_ok {
         StatusCode::NO_CONTENT.into_response()
     } else if let Some(expected) = &app.api_key
         && path != "/health"
@@ -334,14 +342,155 @@ pub async fn guard(State(app): State<Arc<App>>, request: Request, next: Next) ->
         );
         headers.insert(header::VARY, HeaderValue::from_static("Origin"));
     }
-    // The path only: a query may hold the key.
-    eprintln!(
-        "ground serve: {method} {} {} {} ms",
-        crate::text::sanitize_line(&crate::text::shorten(&path, 200)),
-        response.status().as_u16(),
-        started.elapsed().as_millis()
-    );
+    log.status = Some(response.status().as_u16());
     response
+}
+
+/// One request's access-log line on stderr: method, path (never the query, which may
+/// hold a key), status and milliseconds. Written when it is dropped, so a request
+/// whose client left before the reply (its future dropped mid-run) still leaves a
+/// line, with nginx's 499 ("client closed request") as its status.
+struct AccessLog {
+    method: Method,
+    path: String,
+    started: Instant,
+    /// The reply's status, once there is one.
+    status: Option<u16>,
+}
+
+/// The status logged for a request whose client left before the reply.
+pub const CLIENT_LEFT: u16 = 499;
+
+impl AccessLog {
+    fn start(method: &Method, path: &str) -> Self {
+        AccessLog {
+            method: method.clone(),
+            path: path.to_string(),
+            started: Instant::now(),
+            status: None,
+        }
+    }
+}
+
+impl Drop for AccessLog {
+    fn drop(&mut self) {
+        crate::error::log_line(&format!(
+            "ground serve: {} {} {} {} ms",
+            self.method,
+            crate::text::sanitize_line(&crate::text::shorten(&self.path, 200)),
+            self.status.unwrap_or(CLIENT_LEFT),
+            self.started.elapsed().as_millis()
+        ));
+    }
+}
+
+/// A request refused before any route sees it: its status and failure.
+struct Refusal {
+    status: StatusCode,
+    failure: Failure,
+}
+
+impl Refusal {
+    fn new(status: StatusCode, kind: &'static str, message: String, hint: String) -> Self {
+        Refusal {
+            status,
+            failure: Failure {
+                kind,
+                message,
+                hint: Some(hint),
+                exit_code: exit::USAGE,
+                deadline: false,
+            },
+        }
+    }
+
+    fn into_api_error(self, face: Face) -> ApiError {
+        ApiError {
+            status: self.status,
+            face,
+            failure: self.failure,
+            param: None,
+            no_retry: true,
+        }
+    }
+}
+
+/// What a keyless server (loopback only: any other address needs a key) refuses
+/// because a web page in the user's browser could have sent it:
+///
+/// - a `Host` other than `localhost`, `127.0.0.1` or `[::1]` with the server's
+///   `port`: a page that rebinds its own name to 127.0.0.1 (DNS rebinding, as in
+///   Ollama's CVE-2024-28224) sends its own name, and would otherwise read replies;
+/// - an `Origin` other than `cors`: a page's request, allowed only for the origin the
+///   operator named with `--cors`;
+/// - a POST whose body is not `application/json`: a page's form or `text/plain`
+///   POST needs no CORS preflight, and would run searches and the model unasked.
+fn browser_refusal(request: &Request, port: u16, cors: Option<&str>) -> Option<Refusal> {
+    let headers = request.headers();
+    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok());
+    if !host.is_some_and(|h| local_host(h, port)) {
+        let shown = host.map_or_else(
+            || "none".to_string(),
+            |h| crate::text::sanitize_line(&crate::text::shorten(h, 100)),
+        );
+        return Some(Refusal::new(
+            StatusCode::FORBIDDEN,
+            "forbidden_host",
+            format!(
+                "the request's Host ({shown}) is not this server's name: without an API key only localhost, 127.0.0.1 and [::1] on port {port} are answered"
+            ),
+            format!(
+                "address the server as http://127.0.0.1:{port}, or set an API key ([serve] api_key, --api-key) to serve it under other names"
+            ),
+        ));
+    }
+    if let Some(origin) = headers.get(header::ORIGIN)
+        && cors.is_none_or(|allowed| origin.as_bytes() != allowed.as_bytes())
+    {
+        let shown = crate::text::sanitize_line(&crate::text::shorten(
+            &String::from_utf8_lossy(origin.as_bytes()),
+            100,
+        ));
+        return Some(Refusal::new(
+            StatusCode::FORBIDDEN,
+            "forbidden_origin",
+            format!("requests from web pages are refused (Origin: {shown})"),
+            "to let one page call the server, name its origin with --cors ORIGIN ([serve] cors), or set an API key".into(),
+        ));
+    }
+    if request.method() == Method::POST && !json_body(headers) {
+        return Some(Refusal::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported_media_type",
+            "the request body is not declared as JSON".into(),
+            "send the header `Content-Type: application/json` (curl: -H 'Content-Type: application/json')".into(),
+        ));
+    }
+    None
+}
+
+/// Whether a `Host` header names this machine's loopback on `port`: `localhost`,
+/// `127.0.0.1` or `[::1]`, with the port (without one only when `port` is 80).
+fn local_host(host: &str, port: u16) -> bool {
+    let (name, given_port) = match host.rsplit_once(':') {
+        Some((name, p)) if !p.contains(']') => (name, p.parse::<u16>().ok()),
+        _ => (host, None),
+    };
+    let name_ok = name.eq_ignore_ascii_case("localhost") || name == "127.0.0.1" || name == "[::1]";
+    let port_ok = match given_port {
+        Some(p) => p == port,
+        None => port == 80 && !host.ends_with(':'),
+    };
+    name_ok && port_ok
+}
+
+/// Whether the request declares a JSON body (`application/json`, parameters aside).
+fn json_body(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|media| media.trim().eq_ignore_ascii_case("application/json"))
 }
 
 /// A request of `face` read, checked by `parse`, logged and given a place to run:
@@ -362,16 +511,19 @@ pub async fn admitted<R>(
 
 /// Says on stderr which model the first answer chose, and why.
 pub fn note(why: &str) {
-    eprintln!("ground serve: {}", crate::text::sanitize_line(why));
+    crate::error::log_line(&format!(
+        "ground serve: {}",
+        crate::text::sanitize_line(why)
+    ));
 }
 
 /// Logs a request's question when `--verbose` asked for it.
 pub fn log_question(app: &App, question: &str) {
     if app.verbose {
-        eprintln!(
+        crate::error::log_line(&format!(
             "ground serve: question: {}",
             crate::text::sanitize_line(&crate::text::shorten(question, 300))
-        );
+        ));
     }
 }
 

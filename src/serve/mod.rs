@@ -52,6 +52,9 @@ pub(crate) struct App {
     client: Client,
     api_key: Option<String>,
     cors: Option<String>,
+    /// The port the server listens on: a keyless server answers only requests whose
+    /// `Host` names it on loopback.
+    port: u16,
     verbose: bool,
 }
 
@@ -119,7 +122,7 @@ pub async fn serve(
     let bound = listener.local_addr().unwrap_or(options.listen);
     let service = Service::new(settings, options.concurrency, options.queue);
     let client = Client::unbudgeted(service.settings());
-    eprintln!(
+    crate::error::log_line(&format!(
         "ground serve: listening on http://{bound} (OpenAI: /v1/chat/completions, Gemini: /v1beta/models/MODEL:generateContent; model: {}; {} at once, {} waiting{})",
         service.model().describe(),
         options.concurrency,
@@ -129,12 +132,13 @@ pub async fn serve(
         } else {
             ""
         }
-    );
+    ));
     let app = Arc::new(App {
         service,
         client,
         api_key: options.api_key.as_ref().map(|k| k.expose().to_string()),
         cors: options.cors.clone(),
+        port: bound.port(),
         verbose,
     });
     axum::serve(listener, routes(app))

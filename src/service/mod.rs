@@ -124,10 +124,33 @@ impl Client {
 #[derive(Debug)]
 pub struct Admission {
     _permit: OwnedSemaphorePermit,
+    _counted: Counted,
+}
+
+/// One request counted among those admitted (running or waiting for a place). It is
+/// a guard so that the count is given back however the request ends: when its run
+/// finishes, and also when the request's future is dropped while it still waits in
+/// the queue (a client that leaves must not keep its place for good).
+#[derive(Debug)]
+struct Counted {
     admitted: Arc<AtomicUsize>,
 }
 
-impl Drop for Admission {
+impl Counted {
+    /// Counts one more request in, or `None` when `most` are already counted.
+    fn take(admitted: &Arc<AtomicUsize>, most: usize) -> Option<Counted> {
+        admitted
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |now| {
+                (now < most).then_some(now + 1)
+            })
+            .ok()
+            .map(|_| Counted {
+                admitted: Arc::clone(admitted),
+            })
+    }
+}
+
+impl Drop for Counted {
     fn drop(&mut self) {
         self.admitted.fetch_sub(1, Ordering::SeqCst);
     }
@@ -205,22 +228,19 @@ impl Service {
     /// A place for one run: at once when fewer than the concurrency run, after a
     /// wait when the queue has room, else `None` (the face says "busy, retry").
     pub async fn admit(&self) -> Option<Admission> {
-        let before = self.admitted.fetch_add(1, Ordering::SeqCst);
-        if before >= self.max_admitted {
-            self.admitted.fetch_sub(1, Ordering::SeqCst);
-            return None;
-        }
-        let admitted = Arc::clone(&self.admitted);
-        match Arc::clone(&self.running).acquire_owned().await {
-            Ok(permit) => Some(Admission {
-                _permit: permit,
-                admitted,
-            }),
-            Err(_) => {
-                admitted.fetch_sub(1, Ordering::SeqCst);
-                None
-            }
-        }
+        // Counted before waiting, so the queue's bound holds; the guard gives the
+        // place back if this future is dropped while it waits.
+        let counted = Counted::take(&self.admitted, self.max_admitted)?;
+        let permit = Arc::clone(&self.running).acquire_owned().await.ok()?;
+        Some(Admission {
+            _permit: permit,
+            _counted: counted,
+        })
+    }
+
+    /// Requests admitted now: running or waiting for a place (for tests and logs).
+    pub fn admitted(&self) -> usize {
+        self.admitted.load(Ordering::SeqCst)
     }
 
     /// `ground search --json`'s search for `query`, with at least `limit` results
@@ -472,5 +492,67 @@ pub fn busy(retry_after: Duration) -> Failure {
         )),
         exit_code: exit::RATE_LIMITED,
         deadline: false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn service(concurrency: usize, queue: usize) -> Service {
+        let settings =
+            crate::config::resolve(&Default::default(), &|_| None).expect("the defaults resolve");
+        Service::new(settings, concurrency, queue)
+    }
+
+    #[tokio::test]
+    async fn a_request_that_leaves_the_queue_gives_its_place_back() {
+        let service = service(1, 2);
+        let running = service.admit().await.expect("the first request runs");
+        // Two requests wait in the queue, then their clients leave (the futures are
+        // dropped while still waiting).
+        for _ in 0..2 {
+            let waited = tokio::time::timeout(Duration::from_millis(20), service.admit()).await;
+            assert!(waited.is_err(), "with one place taken, a request waits");
+        }
+        assert_eq!(service.admitted(), 1, "the two that left are counted out");
+        // The queue has room again: a new request waits (it is not refused), and
+        // runs once the running one ends.
+        let next = service.admit();
+        tokio::pin!(next);
+        assert!(
+            tokio::time::timeout(Duration::from_millis(20), &mut next)
+                .await
+                .is_err()
+        );
+        drop(running);
+        let admitted = tokio::time::timeout(Duration::from_secs(10), next)
+            .await
+            .expect("admitted once the place is free");
+        assert!(
+            admitted.is_some(),
+            "a request after two that left was refused"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_full_queue_refuses_at_once_and_a_finished_run_counts_out() {
+        let service = service(1, 1);
+        let running = service.admit().await.unwrap();
+        let queued = service.admit();
+        tokio::pin!(queued);
+        assert!(
+            tokio::time::timeout(Duration::from_millis(20), &mut queued)
+                .await
+                .is_err()
+        );
+        assert!(service.admit().await.is_none(), "beyond the queue: refused");
+        drop(running);
+        let second = tokio::time::timeout(Duration::from_secs(10), queued)
+            .await
+            .unwrap()
+            .unwrap();
+        drop(second);
+        assert_eq!(service.admitted(), 0);
     }
 }

@@ -322,11 +322,20 @@ async fn bad_requests_get_openais_error_shape_and_status() {
     }
     let reply = http()
         .post(server.url("/v1/chat/completions"))
+        .header("content-type", "application/json")
         .body("not json")
         .send()
         .await
         .unwrap();
     assert_eq!(reply.status(), 400);
+    // Not declared as JSON at all: a keyless server takes no such POST (a web page's).
+    let reply = http()
+        .post(server.url("/v1/chat/completions"))
+        .body("not json")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reply.status(), 415);
     let big = json!({"model": "ground", "messages": [{"role": "user", "content": "x".repeat(2 * 1024 * 1024)}]});
     let reply = http()
         .post(server.url("/v1/chat/completions"))
@@ -920,4 +929,266 @@ async fn search_domain_filter_keeps_the_search_to_its_sites_and_minus_excludes()
         "{error}"
     );
     server.stop().await;
+}
+
+// ---- Hostile input and faults (R5) ----
+
+/// Sends `request` (raw HTTP/1.1, `{port}` replaced by the server's port) on a fresh
+/// connection and returns the reply's status and whole text.
+async fn raw_http(server: &Server, request: &str) -> (u16, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let address = server.base.trim_start_matches("http://").to_string();
+    let port = address.rsplit(':').next().unwrap();
+    let mut socket = tokio::net::TcpStream::connect(&address).await.unwrap();
+    socket
+        .write_all(request.replace("{port}", port).as_bytes())
+        .await
+        .unwrap();
+    let mut reply = Vec::new();
+    tokio::time::timeout(Duration::from_secs(20), socket.read_to_end(&mut reply))
+        .await
+        .expect("the server closed the connection")
+        .unwrap();
+    let text = String::from_utf8_lossy(&reply).to_string();
+    let status = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no status line: {text:?}"));
+    (status, text)
+}
+
+/// A raw POST of `body` to the chat endpoint with `headers` (each ending in CRLF).
+fn raw_post(headers: &str, body: &str) -> String {
+    format!(
+        "POST /v1/chat/completions HTTP/1.1\r\n{headers}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+#[tokio::test]
+async fn a_keyless_server_refuses_what_a_web_page_could_send() {
+    let world = World::new().await;
+    world.healthy(&good_answer()).await;
+    let server = Server::start(world.ground(), &[]).await;
+    let body = ask(QUESTION).to_string();
+    // DNS rebinding: the page's own name in Host.
+    let (status, text) = raw_http(
+        &server,
+        "GET /v1/models HTTP/1.1\r\nHost: rebind.example:{port}\r\nConnection: close\r\n\r\n",
+    )
+    .await;
+    assert_eq!(status, 403, "{text}");
+    assert!(text.contains("forbidden_host"), "{text}");
+    // A loopback name on another port is no better (a proxy in front, a rebinding).
+    let (status, _) = raw_http(
+        &server,
+        "GET /v1/models HTTP/1.1\r\nHost: localhost:1\r\nConnection: close\r\n\r\n",
+    )
+    .await;
+    assert_eq!(status, 403);
+    // A cross-origin "simple" POST (text/plain: no preflight) from a page.
+    let (status, text) = raw_http(
+        &server,
+        &raw_post(
+            "Host: 127.0.0.1:{port}\r\nOrigin: http://evil.example\r\nContent-Type: text/plain\r\n",
+            &body,
+        ),
+    )
+    .await;
+    assert_eq!(status, 403, "{text}");
+    assert!(text.contains("forbidden_origin"), "{text}");
+    // The same without Origin, still not JSON: 415.
+    let (status, text) = raw_http(
+        &server,
+        &raw_post(
+            "Host: localhost:{port}\r\nContent-Type: text/plain\r\n",
+            &body,
+        ),
+    )
+    .await;
+    assert_eq!(status, 415, "{text}");
+    assert!(text.contains("Content-Type: application/json"), "{text}");
+    assert!(
+        world.searx.received_requests().await.unwrap().is_empty(),
+        "a refused request searched"
+    );
+    assert!(world.ollama.received_requests().await.unwrap().is_empty());
+    // What a program sends is answered: each loopback name with the port, JSON.
+    for host in ["127.0.0.1:{port}", "localhost:{port}", "LOCALHOST:{port}"] {
+        let (status, text) = raw_http(
+            &server,
+            &format!("GET /health HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"),
+        )
+        .await;
+        assert_eq!(status, 200, "{host}: {text}");
+    }
+    let (status, text) = raw_http(
+        &server,
+        &raw_post(
+            "Host: 127.0.0.1:{port}\r\nContent-Type: application/json; charset=utf-8\r\n",
+            &body,
+        ),
+    )
+    .await;
+    assert_eq!(status, 200, "{text}");
+    let log = server.stop().await;
+    assert!(log.contains("GET /v1/models 403"), "{log}");
+}
+
+#[tokio::test]
+async fn the_cors_origin_is_let_through_and_a_key_lifts_the_browser_rules() {
+    let world = World::new().await;
+    world.healthy(&good_answer()).await;
+    let server = Server::start(world.ground(), &["--cors", "http://app.example"]).await;
+    // The named origin's preflight and request pass; another origin's do not.
+    let preflight = "OPTIONS /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nOrigin: http://app.example\r\nAccess-Control-Request-Method: POST\r\nConnection: close\r\n\r\n";
+    let (status, text) = raw_http(&server, preflight).await;
+    assert_eq!(status, 204, "{text}");
+    assert!(
+        text.to_ascii_lowercase()
+            .contains("access-control-allow-origin: http://app.example"),
+        "{text}"
+    );
+    let (status, _) = raw_http(
+        &server,
+        &preflight.replace("http://app.example", "http://other.example"),
+    )
+    .await;
+    assert_eq!(status, 403);
+    let (status, _) = raw_http(
+        &server,
+        "GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nOrigin: http://app.example\r\nConnection: close\r\n\r\n",
+    )
+    .await;
+    assert_eq!(status, 200);
+    server.stop().await;
+
+    // With a key, a request under another name that carries it is the key's business.
+    let server = Server::start(world.ground(), &["--api-key", "s3cret"]).await;
+    let (status, text) = raw_http(
+        &server,
+        "GET /v1/models HTTP/1.1\r\nHost: ground.internal:8088\r\nAuthorization: Bearer s3cret\r\nConnection: close\r\n\r\n",
+    )
+    .await;
+    assert_eq!(status, 200, "{text}");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn clients_that_leave_the_queue_give_their_places_back() {
+    let world = World::new().await;
+    world.search_and_pages().await;
+    // A slow model: each answer takes 3 s.
+    Mock::given(method("POST"))
+        .and(path("/api/chat"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_raw(
+                    ollama_stream(&good_answer(), Some("stop"), 7),
+                    "application/x-ndjson",
+                )
+                .set_delay(Duration::from_secs(3)),
+        )
+        .mount(&world.ollama)
+        .await;
+    let server = Server::start(world.ground(), &["--concurrency", "1", "--queue", "2"]).await;
+    let url = server.url("/v1/chat/completions");
+    let running = tokio::spawn({
+        let url = url.clone();
+        async move {
+            http()
+                .post(url)
+                .json(&ask(&format!("{QUESTION} running")))
+                .send()
+                .await
+                .unwrap()
+                .status()
+        }
+    });
+    // Wait until it runs, then two clients queue behind it and leave.
+    for _ in 0..100 {
+        if !world.ollama.received_requests().await.unwrap().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let impatient = reqwest::Client::builder()
+        .timeout(Duration::from_millis(400))
+        .build()
+        .unwrap();
+    for i in 0..2 {
+        let left = impatient
+            .post(&url)
+            .json(&ask(&format!("{QUESTION} left {i}")))
+            .send()
+            .await;
+        assert!(left.is_err(), "a queued client got a reply: {left:?}");
+    }
+    // The queue has its two places again: a new client is admitted (it waits for the
+    // running one, then is answered), not refused with 429.
+    let next = http()
+        .post(&url)
+        .json(&ask(&format!("{QUESTION} next")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        next.status(),
+        200,
+        "the places of the clients that left were kept"
+    );
+    assert_eq!(running.await.unwrap(), 200);
+    let log = server.stop().await;
+    // The two that left are in the access log, as nginx logs them.
+    assert_eq!(
+        log.matches("POST /v1/chat/completions 499").count(),
+        2,
+        "{log}"
+    );
+}
+
+#[tokio::test]
+async fn a_closed_stderr_loses_log_lines_not_requests() {
+    let world = World::new().await;
+    world.healthy(&good_answer()).await;
+    let mut cmd = tokio::process::Command::from(world.ground());
+    cmd.args(["serve", "--listen", "127.0.0.1:0"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    let mut child = cmd.spawn().unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let first = tokio::time::timeout(Duration::from_secs(20), lines.next_line())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    let base = first
+        .split("listening on ")
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string();
+    // Nothing reads the server's stderr any more (a `| tee` that died).
+    drop(lines);
+    for _ in 0..3 {
+        let reply = http().get(format!("{base}/health")).send().await;
+        assert_eq!(
+            reply.map(|r| r.status().as_u16()).ok(),
+            Some(200),
+            "a request was dropped once stderr closed"
+        );
+    }
+    let reply = http()
+        .post(format!("{base}/v1/chat/completions"))
+        .json(&ask(QUESTION))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reply.status(), 200);
+    assert!(child.try_wait().unwrap().is_none(), "the server ended");
+    let _ = child.start_kill();
 }

@@ -498,7 +498,9 @@ pub fn generate_with(
             if let Some(reason) = &generated.fresh
                 && LOG_TO_STDERR.load(Ordering::Relaxed)
             {
-                eprintln!("ground: the model's context started afresh: {reason}");
+                crate::error::log_line(&format!(
+                    "ground: the model's context started afresh: {reason}"
+                ));
             }
             Ok(generated)
         }
