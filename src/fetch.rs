@@ -7,6 +7,11 @@
 //! checked the same way. Checking the resolved address, not the name, is what stops a
 //! public name that points at 127.0.0.1.
 //!
+//! A fetcher of a run with a site filter (`--site`, `--exclude-site`: see
+//! [`crate::sites`]) holds it at the same places: the first URL, every redirect
+//! target before it is requested, and the final URL. A result on an allowed site that
+//! redirects off it is BLOCKED, never read or cited under the allowed address.
+//!
 //! A fetcher that obeys robots.txt (`FetchSettings::obey_robots`: fetches an agent
 //! starts through `ground mcp`, or any fetch with `[fetch] robots = "always"`) reads
 //! the host's `/robots.txt` first, through this same fetcher (the same address, size
@@ -31,6 +36,7 @@ use crate::http::describe_error as describe_reqwest;
 use crate::http::is_public;
 use crate::robots::{PRODUCT_TOKEN, Robots};
 use crate::settings::FetchSettings;
+use crate::sites::SiteFilter;
 
 /// What happened to one page, as reported per source in `--json`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -44,7 +50,8 @@ pub enum RetrievalStatus {
     Timeout,
     /// A content type we cannot read (images, binary data), or a PDF past its cap.
     Unsupported,
-    /// Refused by policy: a non-public address or a non-http(s) URL.
+    /// Refused by policy: a non-public address, a non-http(s) URL, robots.txt, or an
+    /// address outside the site filter (a redirect off it included).
     Blocked,
     /// Fetched, but no readable main text (e.g. a JavaScript-only page).
     Empty,
@@ -114,6 +121,8 @@ pub struct FetchFailure {
 pub struct Fetcher {
     client: reqwest::Client,
     settings: FetchSettings,
+    /// The run's site filter, held on every hop (empty: none).
+    sites: Arc<SiteFilter>,
 }
 
 /// How long a host's robots.txt is trusted before it is read again.
@@ -140,8 +149,21 @@ struct Blocked(String);
 
 impl Fetcher {
     /// Builds the HTTP client: our User-Agent, connect timeout, bounded redirects that
-    /// are re-checked against the address policy, and the filtering DNS resolver.
+    /// are re-checked against the address policy, and the filtering DNS resolver. No
+    /// site filter: for a page a person or an agent names (`ground fetch`, MCP's
+    /// `web_fetch`); a run's fetcher is [`Fetcher::with_sites`].
     pub fn new(settings: &FetchSettings) -> Result<Self, crate::error::Error> {
+        Self::with_sites(settings, &SiteFilter::default())
+    }
+
+    /// [`Fetcher::new`] that also keeps every fetch to `sites`: the first URL, each
+    /// redirect target before it is requested and the final URL outside the filter
+    /// are BLOCKED, as non-public addresses are.
+    pub fn with_sites(
+        settings: &FetchSettings,
+        sites: &SiteFilter,
+    ) -> Result<Self, crate::error::Error> {
+        let sites = Arc::new(sites.clone());
         let allow_private = settings.allow_private_addresses;
         let max_redirects = settings.max_redirects;
         // A fetcher that obeys robots.txt follows redirects itself (`send`): the
@@ -149,11 +171,14 @@ impl Fetcher {
         let redirect = if settings.obey_robots {
             reqwest::redirect::Policy::none()
         } else {
+            let sites = Arc::clone(&sites);
             reqwest::redirect::Policy::custom(move |attempt| {
                 if attempt.previous().len() > max_redirects {
                     return attempt.error(format!("more than {max_redirects} redirects"));
                 }
-                if let Err(reason) = check_url(attempt.url(), allow_private) {
+                if let Err(reason) = check_url(attempt.url(), allow_private)
+                    .and_then(|()| check_site(&sites, attempt.url(), true))
+                {
                     return attempt.error(Blocked(reason));
                 }
                 attempt.follow()
@@ -175,7 +200,14 @@ impl Fetcher {
         Ok(Self {
             client,
             settings: settings.clone(),
+            sites,
         })
+    }
+
+    /// Whether `url` is inside this fetcher's site filter (always, without one): a
+    /// cached page is used only when its final URL is.
+    pub fn allows_site(&self, url: &str) -> bool {
+        self.sites.allows(url)
     }
 
     /// Whether this fetcher may reach private addresses (`--allow-private-addresses`).
@@ -287,9 +319,13 @@ impl Fetcher {
             )
         })?;
         check_url(&parsed, self.settings.allow_private_addresses)
+            .and_then(|()| check_site(&self.sites, &parsed, false))
             .map_err(|reason| failure(RetrievalStatus::Blocked, None, reason))?;
         let response = self.send(parsed, robots_on_redirect).await?;
         let http_status = response.status().as_u16();
+        // Every hop was checked; the final URL once more, whatever followed them.
+        check_site(&self.sites, response.url(), true)
+            .map_err(|reason| failure(RetrievalStatus::Blocked, None, reason))?;
         let final_url = response.url().to_string();
         let content_type = response
             .headers()
@@ -370,9 +406,10 @@ impl Fetcher {
 impl Fetcher {
     /// Sends the GET for `url`. A fetcher that obeys robots.txt follows redirects
     /// here, one hop at a time: each target is checked like the first URL (scheme,
-    /// address), counted against `max_redirects` and, with `robots_on_redirect`,
-    /// against its host's robots.txt before it is requested. Other fetchers leave
-    /// redirects to the client's policy (the same checks but robots.txt).
+    /// address, site filter), counted against `max_redirects` and, with
+    /// `robots_on_redirect`, against its host's robots.txt before it is requested.
+    /// Other fetchers leave redirects to the client's policy (the same checks but
+    /// robots.txt).
     async fn send(
         &self,
         mut url: Url,
@@ -418,6 +455,7 @@ impl Fetcher {
                 ));
             }
             check_url(&next, self.settings.allow_private_addresses)
+                .and_then(|()| check_site(&self.sites, &next, true))
                 .map_err(|reason| failure(RetrievalStatus::Blocked, None, reason))?;
             if robots_on_redirect && let Err(refusal) = self.robots_verdict(next.as_str()).await {
                 return Err(FetchFailure {
@@ -551,6 +589,22 @@ pub(crate) fn check_url(url: &Url, allow_private: bool) -> Result<(), String> {
     } else {
         Err(blocked_reason(ip))
     }
+}
+
+/// Refuses `url` when it is outside the site filter `sites`, naming its host and the
+/// filter; `redirect`: `url` is where the page redirects to (or ended up).
+fn check_site(sites: &SiteFilter, url: &Url, redirect: bool) -> Result<(), String> {
+    if sites.allows(url.as_str()) {
+        return Ok(());
+    }
+    let host = url.host_str().unwrap_or("an address without a host");
+    Err(if redirect {
+        format!(
+            "the page redirects to {host}, which is outside the site filter (--site / --exclude-site)"
+        )
+    } else {
+        format!("{host} is outside the site filter (--site / --exclude-site)")
+    })
 }
 
 fn blocked_reason(ip: IpAddr) -> String {

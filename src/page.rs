@@ -75,10 +75,13 @@ pub async fn fetch_and_extract(
         return (attempt, 0);
     }
     // An entry fetched with private addresses allowed is only for runs that allow
-    // them too: the cache must not be a way around the address rule.
+    // them too, and one whose page ended up off this run's site filter (a redirect
+    // read by a run without it) is fetched again, to be refused: the cache must not
+    // be a way around the address rule or the site filter.
     let cached = cache
         .get_page(&hit.url)
-        .filter(|page| fetcher.allows_private() || !page.private_allowed);
+        .filter(|page| fetcher.allows_private() || !page.private_allowed)
+        .filter(|page| fetcher.allows_site(&page.final_url));
     if let Some(page) = cached {
         attempt.status = RetrievalStatus::Success;
         attempt.final_url = Some(page.final_url);

@@ -14,7 +14,13 @@
 //! covers `docs.python.org`; `docs.python.org` covers only its own subtree). A bare
 //! host without a known suffix (`localhost`, `intranet`, `printer.lan`) and an IP
 //! literal match exactly. A public suffix itself (`co.uk`) names no site and is
-//! refused, like anything that is not a host name.
+//! refused, like anything that is not a host name. A name in another script is taken
+//! in the ASCII form URLs carry it in (`bücher.de` is `xn--bcher-kva.de`).
+//!
+//! The filter holds for every hop of a page's fetch, not only for the result's
+//! address: a result that redirects off the filter is refused (BLOCKED) there
+//! ([`crate::fetch::Fetcher::with_sites`]). A client of `ground serve` may narrow
+//! the operator's filter, never widen it ([`SiteFilter::narrowed_by`]).
 //!
 //! Several `--site`s are sent as one OR group, `(site:a OR site:b)`: Google, Bing,
 //! Brave and DuckDuckGo document `OR`, and an engine that does not understand it
@@ -158,6 +164,77 @@ impl SiteFilter {
         terms.join(" ")
     }
 
+    /// The filter a client's request asks for (`asked`: `search_domain_filter`, a
+    /// Gemini tool's `excludeDomains`), kept within this one, the operator's: a
+    /// request may only narrow what the server searches, never widen it. Exclusions
+    /// are united; an asked site is kept when one of this filter's sites covers it
+    /// (itself or a subdomain of one), and a site of this filter when an asked one
+    /// covers it, so the sites are those both allow. An empty `asked` changes
+    /// nothing. `origin` names the field for the error when nothing remains: no
+    /// asked site within this filter's, or every one left excluded.
+    pub fn narrowed_by(&self, asked: &SiteFilter, origin: &str) -> Result<SiteFilter, Error> {
+        let mut exclude_sites = self.exclude_sites.clone();
+        for name in &asked.exclude_sites {
+            if !exclude_sites.contains(name) {
+                exclude_sites.push(name.clone());
+            }
+        }
+        let sites = if asked.sites.is_empty() {
+            self.sites.clone()
+        } else if self.sites.is_empty() {
+            asked.sites.clone()
+        } else {
+            let mut both: Vec<String> = Vec::new();
+            for name in &asked.sites {
+                let within: Vec<&String> = if self.sites.iter().any(|s| covers(s, name)) {
+                    vec![name]
+                } else {
+                    self.sites.iter().filter(|s| covers(name, s)).collect()
+                };
+                for site in within {
+                    if !both.contains(site) {
+                        both.push(site.clone());
+                    }
+                }
+            }
+            if both.is_empty() {
+                let asked_for = match asked.sites.as_slice() {
+                    [one] => format!("{one:?} is not"),
+                    several => format!("none of {} is", quoted(several)),
+                };
+                return Err(SiteError {
+                    message: format!(
+                        "{origin}: {asked_for} within this server's sites ({}): a request may only narrow the server's site filter",
+                        self.sites.join(", ")
+                    ),
+                    hint: format!(
+                        "ask for one of {} or a subdomain of one, or send no sites to keep to",
+                        self.sites.join(", ")
+                    ),
+                });
+            }
+            both
+        };
+        let all_excluded = !sites.is_empty()
+            && sites
+                .iter()
+                .all(|site| exclude_sites.iter().any(|e| covers(e, site)));
+        if all_excluded && !asked.is_empty() {
+            return Err(SiteError {
+                message: format!(
+                    "{origin}: every site left to search ({}) is excluded ({})",
+                    sites.join(", "),
+                    exclude_sites.join(", ")
+                ),
+                hint: "exclude only part of the sites searched, e.g. a subdomain".into(),
+            });
+        }
+        Ok(SiteFilter {
+            sites,
+            exclude_sites,
+        })
+    }
+
     /// Refuses a `--site` the service cannot search (`wikipedia`: the service is
     /// Wikipedia, which searches only Wikipedia), so any other site there is a usage
     /// error naming the service.
@@ -188,8 +265,18 @@ impl SiteFilter {
 }
 
 /// `name` in its normal form, or `None` when it is no domain, host name or IP address.
+/// A name in another script is given in the ASCII form URLs carry it in (IDNA:
+/// `bücher.de` is `xn--bcher-kva.de`), so it matches results and goes into `site:`.
 fn normalise(name: &str) -> Option<String> {
-    let name = name.trim().trim_end_matches('.').to_ascii_lowercase();
+    let name = name.trim().trim_end_matches('.');
+    let name = if name.is_ascii() {
+        name.to_ascii_lowercase()
+    } else {
+        match Host::parse(name).ok()? {
+            Host::Domain(ascii) => ascii.trim_end_matches('.').to_string(),
+            _ => return None,
+        }
+    };
     let bare = name
         .strip_prefix('[')
         .and_then(|n| n.strip_suffix(']'))
@@ -213,6 +300,30 @@ fn normalise(name: &str) -> Option<String> {
         return None;
     }
     Some(name)
+}
+
+/// Whether the normalised name `outer` covers everything `inner` does: a domain
+/// covers itself and its subdomains, a bare host or an IP address only itself.
+fn covers(outer: &str, inner: &str) -> bool {
+    match pattern(outer) {
+        Pattern::Domain(domain) => {
+            inner == domain
+                || inner
+                    .strip_suffix(domain.as_str())
+                    .is_some_and(|rest| rest.ends_with('.'))
+        }
+        Pattern::Host(name) => inner == name,
+        Pattern::Ip(ip) => inner.parse::<IpAddr>().is_ok_and(|i| i == ip),
+    }
+}
+
+/// `names` quoted and listed: `"a.com"`, or `"a.com", "b.org"`.
+fn quoted(names: &[String]) -> String {
+    names
+        .iter()
+        .map(|n| format!("{n:?}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Whether `name` ends in a suffix of the Public Suffix List (not only its `*` rule).
@@ -335,6 +446,78 @@ mod tests {
             "rust"
         );
         assert_eq!(filter(&["a.com"], &[]).query_terms(), "site:a.com");
+    }
+
+    #[test]
+    fn names_in_other_scripts_are_their_ascii_form() {
+        // Issue R5, finding 17: `--site bücher.de` was refused.
+        let f = filter(&["Bücher.de."], &["bücher.example.com"]);
+        assert_eq!(f.sites, ["xn--bcher-kva.de"]);
+        assert_eq!(f.exclude_sites, ["xn--bcher-kva.example.com"]);
+        assert_eq!(
+            f.query_terms(),
+            "site:xn--bcher-kva.de -site:xn--bcher-kva.example.com"
+        );
+        assert!(f.allows("https://www.bücher.de/buch"));
+        assert!(f.allows("https://xn--bcher-kva.de/"));
+        assert!(!f.allows("https://buecher.de/"));
+        for bad in ["bü cher.de", "bücher..de", "https://bücher.de/"] {
+            assert!(
+                SiteFilter::parse(&[bad.into()], &[], "--site").is_err(),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_request_may_only_narrow_the_servers_filter() {
+        // Issue R5, finding 9: a request's filter replaced the operator's.
+        let server = filter(&["python.org", "intranet"], &["pinterest.com"]);
+        let narrow = |sites: &[&str], exclude: &[&str]| {
+            server.narrowed_by(&filter(sites, exclude), "search_domain_filter")
+        };
+        // Nothing asked: the server's filter as it is.
+        assert_eq!(narrow(&[], &[]).unwrap(), server);
+        // Exclusions are united, the server's kept.
+        let out = narrow(&[], &["docs.python.org"]).unwrap();
+        assert_eq!(out.sites, ["python.org", "intranet"]);
+        assert_eq!(out.exclude_sites, ["pinterest.com", "docs.python.org"]);
+        // A site within the server's is kept; one outside is dropped.
+        let out = narrow(&["docs.python.org", "evil.com"], &[]).unwrap();
+        assert_eq!(out.sites, ["docs.python.org"]);
+        // A wider site asked for keeps the server's sites it covers.
+        let wide = filter(&["docs.python.org"], &[]);
+        let out = wide
+            .narrowed_by(&filter(&["python.org"], &[]), "f")
+            .unwrap();
+        assert_eq!(out.sites, ["docs.python.org"]);
+        // Bare hosts match exactly: `intranet` is no parent of `wiki.intranet`.
+        assert!(narrow(&["wiki.intranet"], &[]).is_err());
+        // Nothing left: refused, saying why.
+        let error = narrow(&["evil.com", "example.org"], &[]).unwrap_err();
+        assert!(
+            error.message.contains(r#"none of "evil.com", "example.org" is within this server's sites (python.org, intranet)"#),
+            "{error}"
+        );
+        assert!(error.message.contains("only narrow"), "{error}");
+        let error = narrow(&["evil.com"], &[]).unwrap_err();
+        assert!(
+            error
+                .message
+                .starts_with(r#"search_domain_filter: "evil.com" is not within"#),
+            "{error}"
+        );
+        // Every site left excluded: refused too.
+        let error = wide
+            .narrowed_by(&filter(&[], &["python.org"]), "f")
+            .unwrap_err();
+        assert!(error.message.contains("is excluded"), "{error}");
+        // A server with no sites takes the request's.
+        let open = filter(&[], &["pinterest.com"]);
+        let out = open
+            .narrowed_by(&filter(&["a.com"], &["b.com"]), "f")
+            .unwrap();
+        assert_eq!(out, filter(&["a.com"], &["pinterest.com", "b.com"]));
     }
 
     #[test]

@@ -162,7 +162,7 @@ impl<'a> Run<'a> {
             watch,
             client: Backend::new(&settings.llm)?,
             cache: Cache::open(&settings.cache),
-            fetcher: Fetcher::new(&settings.fetch)?,
+            fetcher: Fetcher::with_sites(&settings.fetch, &settings.search.sites)?,
             started: Instant::now(),
             so_far: Partial::default(),
             calls: 0,

@@ -9,6 +9,9 @@
 //!   grounded pipeline; the candidate's text is the answer and its
 //!   `groundingMetadata` is exactly `--json`'s (UTF-8 byte offsets into that text).
 //!   The SDK drops fields it does not know, so everything is in Gemini's own fields.
+//! - The search tool's `excludeDomains` (Vertex AI's field; `exclude_domains` too)
+//!   is added to the server's `--exclude-site`s for the request: it may narrow what
+//!   the server searches, never widen it.
 //! - Without one: the model answers the conversation alone, with no grounding
 //!   metadata, as Gemini does. `systemInstruction` is given to the model as the
 //!   application's instruction, beneath ground's own rules (it cannot switch off the
@@ -30,6 +33,8 @@ use super::App;
 use super::http::{ApiError, Face, admitted, note, reply_id};
 use crate::report::Report;
 use crate::service::{AnswerRequest, Turn};
+use crate::settings::Settings;
+use crate::sites::SiteFilter;
 
 /// The alias listed for clients that check a model name starts with `gemini-`.
 pub const GEMINI_ALIAS: &str = "gemini-2.5-flash";
@@ -61,6 +66,9 @@ struct GenerateRequest {
     turns: Vec<Turn>,
     search: bool,
     instruction: Option<String>,
+    /// The search tool's `excludeDomains` as sent, then (by [`within_server`]) the
+    /// server's own filter narrowed by it; `None` when absent.
+    sites: Option<SiteFilter>,
 }
 
 /// The text of a `Content`'s parts.
@@ -95,6 +103,7 @@ fn parse(body: &Value) -> Result<GenerateRequest, ApiError> {
         ));
     };
     let mut search = false;
+    let mut exclude: Option<Vec<String>> = None;
     if let Some(tools) = body.get("tools") {
         let Some(tools) = tools.as_array() else {
             return Err(bad(
@@ -109,12 +118,15 @@ fn parse(body: &Value) -> Result<GenerateRequest, ApiError> {
                     "send tools: [{\"googleSearch\": {}}]",
                 ));
             };
-            for (name, _) in tool {
+            for (name, config) in tool {
                 match name.as_str() {
-                    "googleSearch"
-                    | "google_search"
-                    | "googleSearchRetrieval"
-                    | "google_search_retrieval" => search = true,
+                    "googleSearch" | "google_search" => {
+                        search = true;
+                        if let Some(domains) = exclude_domains(config)? {
+                            exclude.get_or_insert_default().extend(domains);
+                        }
+                    }
+                    "googleSearchRetrieval" | "google_search_retrieval" => search = true,
                     "functionDeclarations" | "function_declarations" => {
                         return Err(bad(
                             "function declarations are not supported: ground searches the web and answers itself",
@@ -192,12 +204,63 @@ fn parse(body: &Value) -> Result<GenerateRequest, ApiError> {
         ));
     }
     let turns = super::http::turns_of(said);
+    let sites = match exclude {
+        None => None,
+        Some(domains) => Some(
+            SiteFilter::parse(&[], &domains, "googleSearch.excludeDomains")
+                .map_err(|e| bad(e.message, EXCLUDE_HINT))?,
+        ),
+    };
     Ok(GenerateRequest {
         question,
         turns,
         search,
         instruction,
+        sites,
     })
+}
+
+/// What to send instead of a bad `excludeDomains`.
+const EXCLUDE_HINT: &str = "send excludeDomains as an array of domains, e.g. {\"googleSearch\": {\"excludeDomains\": [\"pinterest.com\"]}}";
+
+/// The `excludeDomains` (or `exclude_domains`) of a `googleSearch` tool's `config`:
+/// `None` when it has none.
+fn exclude_domains(config: &Value) -> Result<Option<Vec<String>>, ApiError> {
+    let Some(value) = config
+        .get("excludeDomains")
+        .or_else(|| config.get("exclude_domains"))
+        .filter(|v| !v.is_null())
+    else {
+        return Ok(None);
+    };
+    let not_domains = || {
+        bad(
+            "googleSearch.excludeDomains is not an array of strings",
+            EXCLUDE_HINT,
+        )
+    };
+    let entries = value.as_array().ok_or_else(not_domains)?;
+    entries
+        .iter()
+        .map(|e| e.as_str().map(str::to_string).ok_or_else(not_domains))
+        .collect::<Result<Vec<_>, _>>()
+        .map(Some)
+}
+
+/// `request` with its `excludeDomains` added to the server's own filter: a client may
+/// narrow what the server searches and reads, never widen it. Refused (400) when
+/// every site the server keeps to would be excluded.
+fn within_server(
+    mut request: GenerateRequest,
+    server: &SiteFilter,
+) -> Result<GenerateRequest, ApiError> {
+    if let Some(asked) = &request.sites {
+        let narrowed = server
+            .narrowed_by(asked, "googleSearch.excludeDomains")
+            .map_err(|e| bad(e.message, e.hint))?;
+        request.sites = Some(narrowed);
+    }
+    Ok(request)
 }
 
 /// The answer text a Gemini client holds (what a follow-up's `model` content sends
@@ -253,8 +316,10 @@ pub(crate) async fn generate(
         _ => return super::http::not_found_gemini(&call).into_response(),
     };
     let model = crate::text::shorten(&crate::text::sanitize_line(model), 100);
+    let server_sites = &app.service.settings().search.sites;
+    let checked = |body: &Value| parse(body).and_then(|r| within_server(r, server_sites));
     let (request, admission) =
-        match admitted(&app, Face::Gemini, body, parse, |r: &GenerateRequest| {
+        match admitted(&app, Face::Gemini, body, checked, |r: &GenerateRequest| {
             &r.question
         })
         .await
@@ -264,6 +329,12 @@ pub(crate) async fn generate(
         };
     let id = reply_id("");
     let reply = if request.search {
+        let sites = request.sites.clone();
+        let adjust = move |settings: &mut Settings| {
+            if let Some(sites) = &sites {
+                settings.search.sites = sites.clone();
+            }
+        };
         let mut no_download = |_| {};
         let answered = app
             .service
@@ -277,7 +348,7 @@ pub(crate) async fn generate(
                     download: &mut no_download,
                     note: &note,
                     shown_answer: &shown_answer,
-                    adjust: None,
+                    adjust: Some(&adjust),
                 },
             )
             .await;
@@ -354,6 +425,59 @@ mod tests {
         }
         let plain = json!({"contents": [{"parts": [{"text": "q"}]}]});
         assert!(!parse(&plain).unwrap().search);
+    }
+
+    #[test]
+    fn exclude_domains_of_the_search_tool_only_add_to_the_servers_exclusions() {
+        let ask = |tool: Value| json!({"contents": [{"parts": [{"text": "q"}]}], "tools": [tool]});
+        let request = parse(&ask(
+            json!({"googleSearch": {"excludeDomains": ["Pinterest.com", "bücher.de"]}}),
+        ))
+        .unwrap();
+        let asked = request.sites.clone().unwrap();
+        assert_eq!(asked.exclude_sites, ["pinterest.com", "xn--bcher-kva.de"]);
+        let server = SiteFilter::parse(
+            &["example.org".into()],
+            &["spam.example.org".into()],
+            "--site",
+        )
+        .unwrap();
+        let narrowed = within_server(request, &server).unwrap().sites.unwrap();
+        assert_eq!(narrowed.sites, ["example.org"]);
+        assert_eq!(
+            narrowed.exclude_sites,
+            ["spam.example.org", "pinterest.com", "xn--bcher-kva.de"]
+        );
+        // None given: the server's filter holds.
+        assert!(
+            parse(&ask(json!({"google_search": {}})))
+                .unwrap()
+                .sites
+                .is_none()
+        );
+        let snake = parse(&ask(
+            json!({"google_search": {"exclude_domains": ["a.com"]}}),
+        ))
+        .unwrap();
+        assert_eq!(snake.sites.unwrap().exclude_sites, ["a.com"]);
+        for bad in [
+            json!({"googleSearch": {"excludeDomains": "a.com"}}),
+            json!({"googleSearch": {"excludeDomains": ["co.uk"]}}),
+        ] {
+            let error = parse(&ask(bad.clone())).unwrap_err();
+            assert_eq!(error.status, axum::http::StatusCode::BAD_REQUEST, "{bad}");
+        }
+        // Excluding every site the server keeps to: refused.
+        let all = parse(&ask(
+            json!({"googleSearch": {"excludeDomains": ["example.org"]}}),
+        ))
+        .unwrap();
+        let error = within_server(all, &server).unwrap_err();
+        assert!(
+            error.failure.message.contains("is excluded"),
+            "{}",
+            error.failure.message
+        );
     }
 
     #[test]

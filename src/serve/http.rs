@@ -263,15 +263,15 @@ fn same_key(given: &str, expected: &str) -> bool {
 }
 
 /// The key a request carries: `Authorization: Bearer`, `x-goog-api-key` or `?key=`.
+/// The scheme's name is case-insensitive (RFC 9110, 11.1: `BEARER` and `bearer` are
+/// `Bearer`) and may be followed by more than one space.
 fn key_of(headers: &HeaderMap, query: Option<&str>) -> Option<String> {
     let bearer = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| {
-            v.strip_prefix("Bearer ")
-                .or_else(|| v.strip_prefix("bearer "))
-        })
-        .map(|k| k.trim().to_string());
+        .and_then(|v| v.trim_start().split_once([' ', '\t']))
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+        .map(|(_, k)| k.trim().to_string());
     let goog = headers
         .get("x-goog-api-key")
         .and_then(|v| v.to_str().ok())
@@ -570,5 +570,39 @@ pub fn not_found_gemini(call: &str) -> ApiError {
         },
         param: None,
         no_retry: false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_bearer_scheme_is_case_insensitive() {
+        // Issue R5, finding 17: `BEARER key` was refused.
+        let with = |value: &str| {
+            let mut headers = HeaderMap::new();
+            headers.insert(header::AUTHORIZATION, HeaderValue::from_str(value).unwrap());
+            key_of(&headers, None)
+        };
+        for value in [
+            "Bearer k1",
+            "bearer k1",
+            "BEARER k1",
+            "bEaReR   k1 ",
+            "Bearer\tk1",
+        ] {
+            assert_eq!(with(value).as_deref(), Some("k1"), "{value:?}");
+        }
+        for value in ["Basic azE6", "Bearerk1", "Bearer", "Token k1"] {
+            assert_eq!(with(value), None, "{value:?}");
+        }
+        let mut headers = HeaderMap::new();
+        headers.insert("x-goog-api-key", HeaderValue::from_static("g1"));
+        assert_eq!(key_of(&headers, Some("a=1")).as_deref(), Some("g1"));
+        assert_eq!(
+            key_of(&HeaderMap::new(), Some("a=1&key=q%201")).as_deref(),
+            Some("q 1")
+        );
     }
 }

@@ -61,7 +61,8 @@ struct ChatRequest {
     include_usage: bool,
     max_tokens: Option<u32>,
     recency: Option<TimeRange>,
-    /// Perplexity's `search_domain_filter`: `None` when absent (the server's own
+    /// Perplexity's `search_domain_filter` as sent, then (by [`within_server`]) the
+    /// server's own filter narrowed by it; `None` when absent (the server's own
     /// filter holds).
     sites: Option<SiteFilter>,
 }
@@ -349,6 +350,20 @@ fn domain_filter(value: Option<&Value>) -> Result<Option<SiteFilter>, ApiError> 
         .map_err(|e| bad("search_domain_filter", e.to_string(), hint))
 }
 
+/// `request` with its `search_domain_filter` kept within the server's own filter
+/// (`--site`, `--exclude-site`): a client may narrow what the server searches and
+/// reads, never widen it. Refused (400) when no site of the request's is within the
+/// server's, or every one left is excluded.
+fn within_server(mut request: ChatRequest, server: &SiteFilter) -> Result<ChatRequest, ApiError> {
+    if let Some(asked) = &request.sites {
+        let narrowed = server
+            .narrowed_by(asked, "search_domain_filter")
+            .map_err(|e| bad("search_domain_filter", e.message, e.hint))?;
+        request.sites = Some(narrowed);
+    }
+    Ok(request)
+}
+
 /// One url_citation: a statement's span of the content (character offsets) and a
 /// source supporting it.
 #[derive(Debug, Clone, PartialEq)]
@@ -478,14 +493,17 @@ fn adjust(request: &ChatRequest) -> impl Fn(&mut Settings) + Sync + use<> {
 
 /// `POST /v1/chat/completions`.
 pub(crate) async fn chat_completions(State(app): State<Arc<App>>, body: Body) -> Response {
-    let (request, admission) = match admitted(&app, Face::OpenAi, body, parse, |r: &ChatRequest| {
-        &r.question
-    })
-    .await
-    {
-        Ok(admitted) => admitted,
-        Err(e) => return e.into_response(),
-    };
+    let server_sites = &app.service.settings().search.sites;
+    let checked = |body: &Value| parse(body).and_then(|r| within_server(r, server_sites));
+    let (request, admission) =
+        match admitted(&app, Face::OpenAi, body, checked, |r: &ChatRequest| {
+            &r.question
+        })
+        .await
+        {
+            Ok(admitted) => admitted,
+            Err(e) => return e.into_response(),
+        };
     if request.stream {
         return stream(app, request, admission).into_response();
     }

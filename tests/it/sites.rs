@@ -299,3 +299,147 @@ async fn a_bad_domain_is_a_usage_error_naming_it_and_where_it_came_from() {
         "nothing is searched"
     );
 }
+
+#[tokio::test]
+async fn a_name_in_another_script_goes_to_the_search_in_its_ascii_form() {
+    // Issue R5, finding 17: `--site bücher.de` was refused as no domain.
+    let world = World::new().await;
+    let result = |url: &str| json!({"url": url, "title": url, "content": "über Bücher", "engine": "bing", "engines": ["bing"]});
+    Mock::given(method("GET"))
+        .and(path("/search"))
+        .and(query_param("q", "bücher site:xn--bcher-kva.de"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "query": "bücher",
+            "results": [
+                result("https://www.xn--bcher-kva.de/a"),
+                result("https://buecher.de/b"),
+            ],
+            "answers": [], "corrections": [], "infoboxes": [], "suggestions": [],
+            "unresponsive_engines": [],
+        })))
+        .expect(1)
+        .mount(&world.searx)
+        .await;
+    let mut cmd = world.ground();
+    cmd.args(["search", "--json", "--site", "Bücher.de", "bücher"]);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v = json_stdout(&out);
+    assert_eq!(urls(&v), ["https://www.xn--bcher-kva.de/a"]);
+    assert_eq!(
+        v["search"],
+        json!({"sites": ["xn--bcher-kva.de"], "exclude_sites": [], "dropped": 1})
+    );
+}
+
+/// The sources of `ground answer --json` as (last path segment, status, error).
+fn statuses(v: &serde_json::Value) -> Vec<(String, String, String)> {
+    v["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["url"]
+                    .as_str()
+                    .unwrap()
+                    .rsplit('/')
+                    .next()
+                    .unwrap()
+                    .to_string(),
+                s["status"].as_str().unwrap().to_string(),
+                s["error"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_result_that_redirects_off_the_filter_is_blocked_and_never_read() {
+    // Issue R5, finding 4: an allowed result that redirected to an excluded host was
+    // fetched, read and cited under the allowed address.
+    let world = World::new().await;
+    let port = world.pages.address().port();
+    // The third result, on 127.0.0.1, redirects to the same server as `localhost`,
+    // which `--exclude-site localhost` keeps away from.
+    let moved = format!("{}/moved", world.pages.uri());
+    let body = fixture("searxng/searxng/normal.body.json")
+        .replace(
+            &format!("{CAPTURED_PAGES_URL}/pages/tardigrades-overview.html"),
+            &moved,
+        )
+        .replace(CAPTURED_PAGES_URL, &world.pages.uri());
+    Mock::given(method("GET"))
+        .and(path("/search"))
+        .respond_with(ResponseTemplate::new(200).set_body_raw(body, "application/json"))
+        .mount(&world.searx)
+        .await;
+    Mock::given(method("GET"))
+        .and(path("/moved"))
+        .respond_with(ResponseTemplate::new(302).insert_header(
+            "location",
+            format!("http://localhost:{port}/pages/tardigrades-overview.html").as_str(),
+        ))
+        .mount(&world.pages)
+        .await;
+    world.serve_fixture_pages().await;
+    world.model_replies(&good_answer()).await;
+    let overview_reads = || async {
+        paths(&world.pages)
+            .await
+            .iter()
+            .filter(|p| *p == "/pages/tardigrades-overview.html")
+            .count()
+    };
+    let cache = world.home.path().join("shared-cache");
+    let answer = |extra: &[&str]| {
+        let mut cmd = world.ground();
+        cmd.env("XDG_CACHE_HOME", &cache)
+            .args(["answer", "--json"])
+            .args(extra)
+            .arg("Can tardigrades survive in space?");
+        cmd
+    };
+
+    // Without a filter the redirect is followed (and the page cached).
+    let out = run(answer(&[])).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(statuses(&json_stdout(&out))[2].1, "SUCCESS");
+    assert_eq!(overview_reads().await, 1);
+
+    // With it: BLOCKED before the excluded host is asked, whether the client follows
+    // the redirect (the default) or ground does hop by hop (obeying robots.txt), and
+    // the cached copy, which ended up off the filter, is not used.
+    for extra in [&[][..], &["--obey-robots"][..]] {
+        let mut args = vec!["--exclude-site", "localhost"];
+        args.extend_from_slice(extra);
+        let out = run(answer(&args)).await;
+        assert_eq!(out.status.code(), Some(0), "{extra:?}: {}", stderr(&out));
+        let v = json_stdout(&out);
+        let rows = statuses(&v);
+        let (name, status, error) = &rows[2];
+        assert_eq!(
+            (name.as_str(), status.as_str()),
+            ("moved", "BLOCKED"),
+            "{extra:?}: {rows:?}"
+        );
+        assert_eq!(
+            error,
+            "the page redirects to localhost, which is outside the site filter (--site / --exclude-site)",
+            "{extra:?}"
+        );
+        assert_eq!(v["sources"][2]["cached"], false, "{extra:?}");
+        assert_eq!(
+            v["sources"][2]["index"],
+            serde_json::Value::Null,
+            "{extra:?}"
+        );
+        // The next result took its place; nothing cites the redirect.
+        assert_eq!(rows[3].1, "SUCCESS", "{extra:?}: {rows:?}");
+        assert_eq!(
+            overview_reads().await,
+            1,
+            "{extra:?}: the excluded host was asked"
+        );
+    }
+}
