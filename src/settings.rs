@@ -62,6 +62,21 @@ pub struct ServeSettings {
     pub concurrency: usize,
     /// The one browser origin allowed to call the API (no CORS headers otherwise).
     pub cors: Option<String>,
+    /// Connections open at once (default 512). When all are open, another client
+    /// closes the one that has waited longest for a request; when every one has a
+    /// request under way, newcomers wait in the system's listen queue.
+    pub max_connections: usize,
+    /// A new connection's first request, and a later request once its first byte has
+    /// come, must have sent all its headers within this (default 10 s); otherwise the
+    /// connection is closed.
+    pub header_timeout: std::time::Duration,
+    /// A kept-alive connection with no request under way is closed after this long
+    /// without a byte of the next one, and any connection whose client takes in none
+    /// of a reply for this long (default 30 s).
+    pub idle_timeout: std::time::Duration,
+    /// On SIGTERM or Ctrl-C, how long the requests under way may take to finish
+    /// before their connections are closed (default 10 s).
+    pub shutdown_grace: std::time::Duration,
 }
 
 /// `ground serve`'s default address: loopback only.
@@ -75,6 +90,10 @@ impl Default for ServeSettings {
             queue: 8,
             concurrency: 4,
             cors: None,
+            max_connections: 512,
+            header_timeout: std::time::Duration::from_secs(10),
+            idle_timeout: std::time::Duration::from_secs(30),
+            shutdown_grace: std::time::Duration::from_secs(10),
         }
     }
 }

@@ -59,6 +59,14 @@ pub(crate) struct FileServe {
     pub concurrency: Option<usize>,
     /// `cors`: the one browser origin allowed to call the API.
     pub cors: Option<String>,
+    /// `max_connections`: connections open at once.
+    pub max_connections: Option<usize>,
+    /// `header_timeout_secs`: time allowed for a request's headers.
+    pub header_timeout_secs: Option<u64>,
+    /// `idle_timeout_secs`: how long a kept-alive connection may wait for a request.
+    pub idle_timeout_secs: Option<u64>,
+    /// `shutdown_grace_secs`: how long the requests under way may take on shutdown.
+    pub shutdown_grace_secs: Option<u64>,
 }
 
 /// `[privacy]` in the config file.

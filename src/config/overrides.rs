@@ -67,6 +67,14 @@ pub struct Overrides {
     pub serve_concurrency: Option<usize>,
     /// `ground serve --cors`.
     pub serve_cors: Option<String>,
+    /// `ground serve --max-connections`.
+    pub serve_max_connections: Option<usize>,
+    /// `ground serve --header-timeout` in seconds.
+    pub serve_header_timeout_secs: Option<u64>,
+    /// `ground serve --idle-timeout` in seconds.
+    pub serve_idle_timeout_secs: Option<u64>,
+    /// `ground serve --shutdown-grace` in seconds.
+    pub serve_shutdown_grace_secs: Option<u64>,
     /// `--timeout` in seconds.
     pub timeout_secs: Option<u64>,
     /// `--max-searches`.

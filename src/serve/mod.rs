@@ -10,10 +10,14 @@
 //!   Bearer`, `x-goog-api-key` or `?key=`), compared in constant time. Bodies are
 //!   read up to [`MAX_BODY_BYTES`]; conversations are cut as MCP's are; every run
 //!   keeps the `--timeout` deadline; no CORS unless `--cors ORIGIN`.
-//! - **Bounded.** [`crate::service::Service::admit`] lets `concurrency` runs go at
-//!   once and `queue` more wait; beyond that a request is refused at once with 429
-//!   and `Retry-After`, so nothing hangs. The embedded engine writes one answer at a
-//!   time whatever the concurrency.
+//! - **Bounded connections** (`connections`): at most `max_connections` open (a
+//!   newcomer closes the one that has waited longest for a request); headers must
+//!   come within `header_timeout`, a kept-alive connection waits `idle_timeout` for
+//!   its next request; on shutdown the requests under way get `shutdown_grace`.
+//! - **Bounded runs.** [`crate::service::Service::admit`] lets `concurrency` runs
+//!   go at once and `queue` more wait; beyond that a request is refused at once with
+//!   429 and `Retry-After`, so nothing hangs. The embedded engine writes one answer
+//!   at a time whatever the concurrency.
 //! - **A client that leaves cancels its run**: the run is a task that is aborted
 //!   when its request's future or stream is dropped.
 //! - **The model is made ready on the first answer**, never at start-up, and shared
@@ -23,8 +27,9 @@
 //!   `--verbose`.
 //!
 //! The parts: [`openai`] and [`gemini`] the two faces, `http` what they share
-//! (authentication, bodies, ids, the access log).
+//! (authentication, bodies, ids, the access log), `connections` the accept loop.
 
+mod connections;
 pub mod gemini;
 mod http;
 pub mod openai;
@@ -95,7 +100,8 @@ fn loopback_only(listen: &SocketAddr) -> bool {
 }
 
 /// Serves the API on `settings.serve.listen` until `shutdown` completes (Ctrl-C),
-/// finishing the requests under way. `verbose` logs each question.
+/// then gives the requests under way `shutdown_grace` to finish and closes every
+/// connection. `verbose` logs each question.
 pub async fn serve(
     settings: Settings,
     verbose: bool,
@@ -141,10 +147,12 @@ pub async fn serve(
         port: bound.port(),
         verbose,
     });
-    axum::serve(listener, routes(app))
-        .with_graceful_shutdown(shutdown)
-        .await
-        .map_err(|e| Error::Internal {
-            message: format!("the server stopped: {e}"),
-        })
+    let limits = connections::Limits {
+        max_connections: options.max_connections,
+        header_timeout: options.header_timeout,
+        idle_timeout: options.idle_timeout,
+        shutdown_grace: options.shutdown_grace,
+    };
+    connections::run(listener, routes(app), limits, shutdown).await;
+    Ok(())
 }

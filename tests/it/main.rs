@@ -45,6 +45,7 @@ mod search_extras;
 mod searxng;
 mod secrets;
 mod serve;
+mod serve_connections;
 mod serve_filters;
 mod setup_files;
 mod sites;

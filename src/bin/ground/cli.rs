@@ -702,6 +702,31 @@ pub struct ServeArgs {
     #[arg(long, value_name = "ORIGIN")]
     pub cors: Option<String>,
 
+    /// Connections open at once, 1-65536; when all are taken, a new client closes the
+    /// one that has waited longest for a request (never one with a request under way)
+    /// [default: 512] [[serve] max_connections, GROUND_SERVE_MAX_CONNECTIONS].
+    #[arg(long, value_name = "N")]
+    pub max_connections: Option<usize>,
+
+    /// Seconds a client has to send a request's headers (a new connection's first
+    /// request from when it connects, a later one from its first byte), 1-3600; then
+    /// the connection is closed [default: 10] [[serve] header_timeout_secs,
+    /// GROUND_SERVE_HEADER_TIMEOUT_SECS].
+    #[arg(long, value_name = "SECS")]
+    pub header_timeout: Option<u64>,
+
+    /// Seconds a kept-alive connection may wait for its next request (and a client
+    /// may leave a reply unread), 1-3600 [default: 30] [[serve] idle_timeout_secs,
+    /// GROUND_SERVE_IDLE_TIMEOUT_SECS].
+    #[arg(long, value_name = "SECS")]
+    pub idle_timeout: Option<u64>,
+
+    /// On SIGTERM or Ctrl-C, seconds the requests under way may take to finish before
+    /// their connections are closed, 0-3600; a second signal stops at once
+    /// [default: 10] [[serve] shutdown_grace_secs, GROUND_SERVE_SHUTDOWN_GRACE_SECS].
+    #[arg(long, value_name = "SECS")]
+    pub shutdown_grace: Option<u64>,
+
     /// Each request's deadline in seconds, 1-3600 [default: 600] [[run] timeout_secs].
     #[arg(long, value_name = "SECS")]
     pub timeout: Option<u64>,
