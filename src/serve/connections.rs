@@ -103,7 +103,7 @@ pub(crate) async fn run(
                 Err(e) if connection_error(&e) => continue,
                 Err(e) => {
                     // Most likely out of file descriptors: wait for some to close.
-                    eprintln!("ground serve: cannot accept a connection: {e} (trying again in 1 s)");
+                    crate::error::log_line(&format!("ground serve: cannot accept a connection: {e} (trying again in 1 s)"));
                     tokio::select! {
                         () = tokio::time::sleep(Duration::from_secs(1)) => continue,
                         () = &mut shutdown => break,
@@ -166,11 +166,11 @@ pub(crate) async fn run(
         .is_err()
     {
         while connections.try_join_next().is_some() {}
-        eprintln!(
+        crate::error::log_line(&format!(
             "ground serve: {} connection(s) still busy after {} s: closing them",
             connections.len(),
             grace.as_secs()
-        );
+        ));
     }
     connections.shutdown().await;
 }

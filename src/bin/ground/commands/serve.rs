@@ -37,12 +37,12 @@ pub fn run(args: ServeArgs) -> ExitCode {
             let mut signals = Signals::new();
             tokio::spawn(async move {
                 signals.next().await;
-                eprintln!(
+                ground::error::log_line(&format!(
                     "ground serve: stopping: finishing the requests under way (at most {grace} s; Ctrl-C again to stop now)"
-                );
+                ));
                 let _ = stop.send(());
                 signals.next().await;
-                eprintln!("ground serve: stopped at once (second signal)");
+                ground::error::log_line("ground serve: stopped at once (second signal)");
                 std::process::exit(exit::INTERRUPTED);
             });
             let shutdown = async {
@@ -58,7 +58,7 @@ pub fn run(args: ServeArgs) -> ExitCode {
     match served {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("{}", e.report());
+            ground::error::log_line(&e.report());
             code(e.exit_code())
         }
     }
