@@ -418,8 +418,8 @@ impl Refusal {
 /// What a keyless server (loopback only: any other address needs a key) refuses
 /// because a web page in the user's browser could have sent it:
 ///
-/// - a `Host` other than `localhost`, `127.0.0.1` or `[::1]` with the server's
-///   `port`: a page that rebinds its own name to 127.0.0.1 (DNS rebinding, as in
+/// - a `Host` other than `localhost`, `127.0.0.1` or `[::1]` (with the server's
+///   `port` when it names one): a page that rebinds its own name to 127.0.0.1 (DNS rebinding, as in
 ///   Ollama's CVE-2024-28224) sends its own name, and would otherwise read replies;
 /// - an `Origin` other than `cors`: a page's request, allowed only for the origin the
 ///   operator named with `--cors`;
@@ -470,18 +470,15 @@ fn browser_refusal(request: &Request, port: u16, cors: Option<&str>) -> Option<R
 }
 
 /// Whether a `Host` header names this machine's loopback on `port`: `localhost`,
-/// `127.0.0.1` or `[::1]`, with the port (without one only when `port` is 80).
+/// `127.0.0.1` or `[::1]`, and the port, when it gives one, is `port`. (What a
+/// rebinding page cannot change is the name: a browser sends the page's own.)
 fn local_host(host: &str, port: u16) -> bool {
-    let (name, given_port) = match host.rsplit_once(':') {
-        Some((name, p)) if !p.contains(']') => (name, p.parse::<u16>().ok()),
-        _ => (host, None),
+    let (name, port_ok) = match host.rsplit_once(':') {
+        Some((name, p)) if !p.contains(']') => (name, p.parse::<u16>() == Ok(port)),
+        _ => (host, true),
     };
-    let name_ok = name.eq_ignore_ascii_case("localhost") || name == "127.0.0.1" || name == "[::1]";
-    let port_ok = match given_port {
-        Some(p) => p == port,
-        None => port == 80 && !host.ends_with(':'),
-    };
-    name_ok && port_ok
+    let loopback = name.eq_ignore_ascii_case("localhost") || name == "127.0.0.1" || name == "[::1]";
+    loopback && port_ok
 }
 
 /// Whether the request declares a JSON body (`application/json`, parameters aside).
@@ -604,5 +601,48 @@ mod tests {
             key_of(&HeaderMap::new(), Some("a=1&key=q%201")).as_deref(),
             Some("q 1")
         );
+    }
+
+    #[test]
+    fn only_loopback_names_on_this_port_are_local() {
+        for host in [
+            "127.0.0.1:8088",
+            "localhost:8088",
+            "LocalHost:8088",
+            "[::1]:8088",
+            "127.0.0.1",
+            "localhost",
+            "[::1]",
+        ] {
+            assert!(local_host(host, 8088), "{host}");
+        }
+        for host in [
+            "rebind.example:8088",
+            "rebind.example",
+            "localhost:8089",
+            "127.0.0.1:",
+            "127.0.0.2:8088",
+            "localhost.rebind.example:8088",
+            "0.0.0.0:8088",
+            "[::2]:8088",
+            "",
+        ] {
+            assert!(!local_host(host, 8088), "{host}");
+        }
+    }
+
+    #[test]
+    fn a_json_body_is_application_json_with_any_parameters() {
+        let with = |value: &'static str| {
+            let mut headers = HeaderMap::new();
+            headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(value));
+            json_body(&headers)
+        };
+        assert!(with("application/json"));
+        assert!(with("Application/JSON; charset=utf-8"));
+        assert!(!with("text/plain"));
+        assert!(!with("application/x-www-form-urlencoded"));
+        assert!(!with("multipart/form-data; boundary=x"));
+        assert!(!json_body(&HeaderMap::new()));
     }
 }
