@@ -593,10 +593,18 @@ pub(crate) mod tests {
         // The follow-up was shown source 1 again, read page 2 and sent snippet 3.
         session.record(&report_reading(1, 1, 1));
         assert_eq!(session.sources.len(), 3, "numbered after the earlier ones");
-        assert_eq!(session.prior().short, vec![3], "the snippet is marked short");
+        assert_eq!(
+            session.prior().short,
+            vec![3],
+            "the snippet is marked short"
+        );
         session.save(dir.path()).unwrap();
         let loaded = Session::open(dir.path(), "snippets").unwrap();
-        assert_eq!(loaded.prior().short, vec![3], "kept on disk for the next run");
+        assert_eq!(
+            loaded.prior().short,
+            vec![3],
+            "kept on disk for the next run"
+        );
         assert_eq!(loaded.prior().sources.len(), 3);
     }
 

@@ -298,11 +298,13 @@ mod tests {
         let evidence = conversations.evidence(&[turn("q1", "a1 [1]"), turn("q2", "a2 [4]")]);
         let (on_disk, in_memory) = (session.prior(), prior_of(&[], &evidence));
         let numbers = |p: &Prior| -> Vec<(usize, String)> {
-            p.sources.iter().map(|s| (s.number, s.url.clone())).collect()
+            p.sources
+                .iter()
+                .map(|s| (s.number, s.url.clone()))
+                .collect()
         };
         assert_eq!(numbers(&on_disk), numbers(&in_memory));
         assert_eq!(on_disk.short, in_memory.short);
         assert_eq!(on_disk.short, vec![3, 5, 6], "{:?}", on_disk.short);
     }
-
 }

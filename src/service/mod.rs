@@ -1,6 +1,7 @@
-//! What every long-lived face needs, per process and per client: the one door that
-//! MCP (`ground mcp`), the HTTP API (`ground serve`) and batches go through to the
-//! pipeline.
+//! What every face needs, per process and per client: the one door that MCP
+//! (`ground mcp`), the HTTP API (`ground serve`) and batches go through to the
+//! pipeline, and the command line for its search ([`Service::search_here`]) and its
+//! model ([`ModelSlot::ready_within`], with a terminal's progress display).
 //!
 //! A face translates: its protocol's request in, a call here, its protocol's reply
 //! out. Everything a second face would otherwise copy lives here:
@@ -14,6 +15,10 @@
 //! - [`Failure`]: every failed call as one value, with the CLI's words and hint and
 //!   the class a face maps onto its own error (a tool error, an HTTP status).
 //! - [`Answered`]: the report with its verdict, for a face to render.
+//! - [`Searched`]: a search's outcome and the service that ran it, with the one
+//!   rule for a search that found nothing ([`Searched::nothing_found`]).
+//! - [`Service::answer_directly`]: the model alone, through the pipeline's no-search
+//!   path ([`crate::pipeline::answer_directly`]: the same history block as a run).
 //!
 //! Calls run the pipeline in a task of their own ([`isolated`]): a panic is a failure,
 //! not a dead server, and a caller that stops waiting (a client gone, a deadline)
@@ -290,7 +295,7 @@ impl Service {
         searched(&self.settings, query, limit, None, log_wait, note).await
     }
 
-        /// `ground fetch --json`'s page: same limits, statuses and address policy.
+    /// `ground fetch --json`'s page: same limits, statuses and address policy.
     pub async fn fetch(&self, url: &str) -> Result<PageAttempt, Failure> {
         let (settings, url) = (Arc::clone(&self.settings), url.to_string());
         isolated(async move { crate::page::fetch_one(&settings, &url).await }).await
@@ -477,7 +482,8 @@ impl Service {
         }
         let llm = self.model.ready(note, &mut |_| {}).await?;
         let turns = prior_of(turns, &Evidence::default()).turns;
-        let instruction = instruction.map(|i| crate::text::cut_bytes(i.trim(), MAX_TURN_BYTES).to_string());
+        let instruction =
+            instruction.map(|i| crate::text::cut_bytes(i.trim(), MAX_TURN_BYTES).to_string());
         let deadline = self.settings.run.timeout;
         isolated(async move {
             crate::pipeline::answer_directly(

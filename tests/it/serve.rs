@@ -837,7 +837,10 @@ async fn without_a_search_tool_earlier_turns_reach_the_model_fenced_as_data() {
         prompt.contains("Q: what is a tardigrade?\nA: A tiny animal."),
         "{prompt}"
     );
-    assert!(!prompt.contains("\nUser: "), "a turn spoke as the user: {prompt}");
+    assert!(
+        !prompt.contains("\nUser: "),
+        "a turn spoke as the user: {prompt}"
+    );
     assert!(
         world.searx.received_requests().await.unwrap().is_empty(),
         "no search without the tool"

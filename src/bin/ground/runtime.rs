@@ -75,9 +75,7 @@ pub async fn ready_model(
             bar.update(p);
         }
     };
-    let ready = slot
-        .ready_within(&chosen, &mut on_progress, deadline)
-        .await;
+    let ready = slot.ready_within(&chosen, &mut on_progress, deadline).await;
     if let Some(bar) = lock(&progress).as_ref() {
         bar.finish();
     }
@@ -87,5 +85,7 @@ pub async fn ready_model(
 
 /// The progress display, even after a callback panicked while holding it.
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
