@@ -1,9 +1,11 @@
 //! A conversation kept between runs: `ground chat`, and `ground answer --continue` /
 //! `--session NAME` for scripts. Each turn's question, the standalone question it
 //! was answered as, the answer, and the sources read (URL, title and the extracted
-//! text the answers used) are kept in one JSON file per session under the state
-//! folder (`$XDG_STATE_HOME/ground/sessions/NAME.json`), so the next turn can reuse
-//! the evidence and keep the source numbers.
+//! text the answers used; a search's short sources marked) are kept in one JSON file
+//! per session under the state folder (`$XDG_STATE_HOME/ground/sessions/NAME.json`),
+//! so the next turn can reuse the evidence and keep the source numbers. New sources
+//! are numbered by the rule every conversation uses ([`new_sources`]), as a server's
+//! in-memory evidence (`service::Conversations`) numbers them.
 //!
 //! Design decisions:
 //! - **A name is never a path.** Names are 1-64 letters, digits, `-` and `_`
@@ -37,7 +39,7 @@ use serde::{Deserialize, Serialize};
 use crate::context::SourceText;
 use crate::error::Error;
 use crate::files;
-use crate::pipeline::{MAX_PRIOR_TURNS, MAX_SESSION_SOURCES, Prior, PriorTurn};
+use crate::pipeline::{MAX_PRIOR_TURNS, MAX_SESSION_SOURCES, Prior, PriorTurn, new_sources};
 use crate::report::Report;
 
 /// The file format's version; a file of another version is refused.
@@ -115,6 +117,11 @@ pub struct Session {
     pub turns: Vec<Turn>,
     /// The sources, numbered 1.. in order.
     pub sources: Vec<Source>,
+    /// The numbers of those that were a search's short sources (a snippet, an
+    /// infobox, an instant answer), not pages read: the answers cite them by number,
+    /// but the pages behind them count as not read (none in files written before).
+    #[serde(default)]
+    pub short: Vec<usize>,
     /// Turns answered since the conversation began, those no longer kept included
     /// (0 in files written before it was counted: then the turns kept count).
     #[serde(default)]
@@ -265,6 +272,7 @@ impl Session {
             updated: now,
             turns: Vec::new(),
             sources: Vec::new(),
+            short: Vec::new(),
             answered: 0,
         })
     }
@@ -381,8 +389,7 @@ impl Session {
                     text: s.text.clone(),
                 })
                 .collect(),
-            // A conversation of the CLI numbers only pages read.
-            short: Vec::new(),
+            short: self.short.clone(),
         }
     }
 
@@ -443,16 +450,19 @@ impl Session {
         if self.turns.len() > MAX_TURNS {
             self.turns.drain(..self.turns.len() - MAX_TURNS);
         }
-        // Only sources numbered after the session's are new (and only in order).
-        for source in &report.sources {
-            if source.number == self.sources.len() + 1 && self.sources.len() < MAX_SESSION_SOURCES {
-                self.sources.push(Source {
-                    number: source.number,
-                    url: source.url.clone(),
-                    title: source.title.clone(),
-                    text: source.text.chars().take(MAX_SOURCE_CHARS).collect(),
-                });
+        // The conversations' one numbering rule: only sources numbered after the
+        // session's are new (and only in order); short ones are marked.
+        for new in new_sources(report, self.sources.len()) {
+            let source = new.source;
+            if new.short {
+                self.short.push(source.number);
             }
+            self.sources.push(Source {
+                number: source.number,
+                url: source.url.clone(),
+                title: source.title.clone(),
+                text: source.text.chars().take(MAX_SOURCE_CHARS).collect(),
+            });
         }
     }
 
@@ -460,6 +470,7 @@ impl Session {
     pub fn clear(&mut self) {
         self.turns.clear();
         self.sources.clear();
+        self.short.clear();
         self.answered = 0;
         self.created = files::unix_secs();
     }
@@ -521,7 +532,7 @@ fn sweep_expired(state_dir: &Path) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -556,6 +567,45 @@ mod tests {
             title: format!("Page {n}"),
             text: "word ".repeat(chars / 5),
         }
+    }
+
+    /// A run's report that was shown the session's `known` sources again and read
+    /// `pages` more pages, then sent `snippets` search snippets.
+    pub(crate) fn report_reading(known: usize, pages: usize, snippets: usize) -> Report {
+        let mut report = Report::default();
+        for n in 1..=known + pages + snippets {
+            report.sources.push(SourceText {
+                number: n,
+                url: format!("https://example.org/{n}"),
+                title: format!("Page {n}"),
+                text: format!("text of {n}"),
+            });
+        }
+        report.short_kinds = vec![crate::context::SourceKind::Snippet; snippets];
+        report
+    }
+
+    #[test]
+    fn a_snippet_keeps_its_number_but_its_page_counts_as_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut session = Session::new("snippets").unwrap();
+        session.record(&report_reading(0, 1, 0));
+        // The follow-up was shown source 1 again, read page 2 and sent snippet 3.
+        session.record(&report_reading(1, 1, 1));
+        assert_eq!(session.sources.len(), 3, "numbered after the earlier ones");
+        assert_eq!(
+            session.prior().short,
+            vec![3],
+            "the snippet is marked short"
+        );
+        session.save(dir.path()).unwrap();
+        let loaded = Session::open(dir.path(), "snippets").unwrap();
+        assert_eq!(
+            loaded.prior().short,
+            vec![3],
+            "kept on disk for the next run"
+        );
+        assert_eq!(loaded.prior().sources.len(), 3);
     }
 
     #[test]

@@ -17,6 +17,7 @@
 //! - `offline.rs`: the model's answer with no sources, labelled as such.
 
 mod ask;
+mod direct;
 mod followup;
 mod gather;
 mod offline;
@@ -35,7 +36,10 @@ use crate::llm::Backend;
 use crate::report::{AnswerMode, Failed, Partial, Report};
 use crate::settings::Settings;
 
-pub use followup::{MAX_PRIOR_TURNS, MAX_SESSION_SOURCES, Prior, PriorTurn};
+pub use direct::{Direct, answer_directly, direct_prompt};
+pub use followup::{
+    MAX_PRIOR_TURNS, MAX_SESSION_SOURCES, NewSource, Prior, PriorTurn, new_sources,
+};
 
 /// Watches the answer call while the model writes: the command line's live progress
 /// and its statement-by-statement printing. Every method has an empty default.

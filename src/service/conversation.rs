@@ -23,8 +23,8 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
 use crate::context::SourceText;
-use crate::pipeline::{MAX_PRIOR_TURNS, MAX_SESSION_SOURCES, Prior, PriorTurn};
-use crate::report::{AnswerMode, Report};
+use crate::pipeline::{MAX_PRIOR_TURNS, Prior, PriorTurn, new_sources};
+use crate::report::Report;
 use crate::text::cut_bytes;
 
 /// Longest question or answer of a conversation turn used, in bytes (cut at a
@@ -73,24 +73,17 @@ impl Evidence {
             .sum()
     }
 
-    /// This evidence with `report`'s new sources added, numbered after the earlier
-    /// ones as the run numbered them. Every source is kept, short ones too: the answer
-    /// the client holds cites them by number, so a follow-up's new pages must be
-    /// numbered after them. A run that was not grounded adds nothing.
+    /// This evidence with `report`'s new sources added by the conversations' one
+    /// numbering rule ([`new_sources`]). Every source is kept, short ones too: the
+    /// answer the client holds cites them by number, so a follow-up's new pages must
+    /// be numbered after them.
     fn with_report(&self, report: &Report) -> Evidence {
         let mut evidence = self.clone();
-        if report.mode != AnswerMode::Grounded {
-            return evidence;
-        }
-        for source in &report.sources {
-            if source.number == evidence.sources.len() + 1
-                && evidence.sources.len() < MAX_SESSION_SOURCES
-            {
-                if report.is_short(source.number) {
-                    evidence.short.push(source.number);
-                }
-                evidence.sources.push(source.clone());
+        for new in new_sources(report, evidence.sources.len()) {
+            if new.short {
+                evidence.short.push(new.source.number);
             }
+            evidence.sources.push(new.source.clone());
         }
         evidence
     }
@@ -287,5 +280,31 @@ mod tests {
         assert!(prior.turns[0].question.len() <= MAX_TURN_BYTES);
         assert!(prior.turns[0].question.len() > MAX_TURN_BYTES - 3);
         assert!(prior.turns[0].answer.chars().all(|c| c == '界'));
+    }
+
+    #[test]
+    fn a_session_and_a_server_number_a_conversation_alike() {
+        // The same two runs kept by a saved session and by a server's evidence.
+        let first = crate::session::tests::report_reading(0, 2, 1);
+        let second = crate::session::tests::report_reading(3, 1, 2);
+        let mut session = crate::session::Session::new("alike").unwrap();
+        let conversations = Conversations::default();
+        session.record(&first);
+        conversations.keep(&[], &Evidence::default(), "q1", "a1 [1]", &first);
+        let turns = [turn("q1", "a1 [1]")];
+        let earlier = conversations.evidence(&turns);
+        session.record(&second);
+        conversations.keep(&turns, &earlier, "q2", "a2 [4]", &second);
+        let evidence = conversations.evidence(&[turn("q1", "a1 [1]"), turn("q2", "a2 [4]")]);
+        let (on_disk, in_memory) = (session.prior(), prior_of(&[], &evidence));
+        let numbers = |p: &Prior| -> Vec<(usize, String)> {
+            p.sources
+                .iter()
+                .map(|s| (s.number, s.url.clone()))
+                .collect()
+        };
+        assert_eq!(numbers(&on_disk), numbers(&in_memory));
+        assert_eq!(on_disk.short, in_memory.short);
+        assert_eq!(on_disk.short, vec![3, 5, 6], "{:?}", on_disk.short);
     }
 }

@@ -7,8 +7,12 @@
 //! embedded model's download (1.1 GB on a first run) happen on the first request
 //! that asks for an answer; concurrent first requests wait for the one preparation;
 //! a preparation that fails is that request's error, and the next request tries
-//! again. The embedded engine itself is loaded once per process by
+//! again. The command line makes its model ready here too ([`ModelSlot::ready_within`]:
+//! its progress display, its line naming the model, its `--timeout`). The embedded
+//! engine itself is loaded once per process by
 //! [`crate::llm::embedded`] on its first generation.
+
+use std::time::Duration;
 
 use tokio::sync::OnceCell;
 
@@ -65,16 +69,50 @@ impl ModelSlot {
         note: &(dyn Fn(&str) + Send + Sync),
         progress: &mut (dyn FnMut(Progress) + Send),
     ) -> Result<LlmSettings, Error> {
+        let told = |_: &LlmSettings, why: Option<&str>| {
+            if let Some(why) = why {
+                note(why);
+            }
+        };
+        self.ready_within(&told, progress, None).await
+    }
+
+    /// [`ModelSlot::ready`] as the command line makes it: `chosen` is told the model
+    /// chosen (with `--llm auto`'s reason when it chose) before anything is
+    /// downloaded, and a download still going after `within` (the run's `--timeout`)
+    /// ends as [`Error::ModelDownload`], what arrived kept for the next run.
+    pub async fn ready_within(
+        &self,
+        chosen: &(dyn Fn(&LlmSettings, Option<&str>) + Send + Sync),
+        progress: &mut (dyn FnMut(Progress) + Send),
+        within: Option<Duration>,
+    ) -> Result<LlmSettings, Error> {
         self.ready
             .get_or_try_init(|| async {
-                let chosen = crate::llm::choose(&self.configured).await;
-                if let Some(why) = &chosen.note {
-                    note(why);
-                }
-                crate::llm::embedded::prepare(&chosen.settings, progress).await?;
-                Ok(chosen.settings)
+                let choice = crate::llm::choose(&self.configured).await;
+                chosen(&choice.settings, choice.note.as_deref());
+                let prepare = crate::llm::embedded::prepare(&choice.settings, progress);
+                match within {
+                    Some(limit) => tokio::time::timeout(limit, prepare)
+                        .await
+                        .unwrap_or_else(|_| Err(download_too_slow(&choice.settings, limit))),
+                    None => prepare.await,
+                }?;
+                Ok(choice.settings)
             })
             .await
             .cloned()
+    }
+}
+
+/// The failure of a model download that outlasted the run's `--timeout` of `limit`.
+fn download_too_slow(llm: &LlmSettings, limit: Duration) -> Error {
+    let name = llm.model.clone();
+    Error::ModelDownload {
+        reason: format!(
+            "it did not finish within the run's --timeout of {} s (what arrived is kept; `ground model pull {name}` downloads without a time limit)",
+            limit.as_secs()
+        ),
+        name,
     }
 }

@@ -1,12 +1,15 @@
 //! The async runtime of one command, with Ctrl-C, the settings it runs with, and the
-//! model they name made ready (`--llm auto` resolved, an embedded model downloaded).
+//! model they name made ready (`--llm auto` resolved, an embedded model downloaded)
+//! by the service's [`ModelSlot`], with a terminal's progress display.
 
 use std::future::Future;
+use std::sync::Mutex;
 use std::time::Duration;
 
 use ground::config::{self, Overrides};
 use ground::error::Error;
-use ground::settings::Settings;
+use ground::service::ModelSlot;
+use ground::settings::{LlmSettings, Settings};
 
 use crate::progress::DownloadProgress;
 
@@ -33,55 +36,56 @@ pub fn block_on<T>(work: impl Future<Output = Result<T, Error>>) -> Result<T, Er
 }
 
 /// Whether `llm` names a catalogue model whose file is not downloaded yet.
-fn catalogue_model_missing(llm: &ground::settings::LlmSettings) -> bool {
+fn catalogue_model_missing(llm: &LlmSettings) -> bool {
     llm.embedded.model_file.is_none()
         && ground::llm::embedded::model_path(llm).is_some_and(|path| !path.exists())
 }
 
 /// Resolves `--llm auto` (saying on stderr which model answers and why, unless
 /// `quiet`) and, for the embedded model, makes sure its file is on disk, downloading
-/// it with a progress display. Runs inside [`block_on`], so Ctrl-C leaves a
-/// resumable download; a `deadline` (the run's `--timeout`) ends it the same way.
+/// it with a progress display: the service's [`ModelSlot`] with the terminal's
+/// callbacks. Runs inside [`block_on`], so Ctrl-C leaves a resumable download; a
+/// `deadline` (the run's `--timeout`) ends it the same way.
 pub async fn ready_model(
     mut settings: Settings,
     quiet: bool,
     deadline: Option<Duration>,
 ) -> Result<Settings, Error> {
-    let chosen = ground::llm::choose(&settings.llm).await;
-    // How long an answer takes, with the line naming the embedded model: when auto
-    // chose it, and on a first run (the catalogue model still to be downloaded).
-    let time =
-        ground::service::answer_time(&chosen.settings, &settings.cache).map(|t| t.describe());
-    if !quiet {
-        match (&chosen.note, time) {
-            (Some(note), Some(time)) => eprintln!("ground: {note}; {time}"),
-            (Some(note), None) => eprintln!("ground: {note}"),
-            (None, Some(time)) if catalogue_model_missing(&chosen.settings) => {
-                eprintln!("ground: the embedded {}: {time}", chosen.settings.model)
+    let slot = ModelSlot::new(settings.llm.clone());
+    let progress: Mutex<Option<DownloadProgress>> = Mutex::new(None);
+    let cache = &settings.cache;
+    let chosen = |llm: &LlmSettings, note: Option<&str>| {
+        // How long an answer takes, with the line naming the embedded model: when auto
+        // chose it, and on a first run (the catalogue model still to be downloaded).
+        let time = ground::service::answer_time(llm, cache).map(|t| t.describe());
+        if !quiet {
+            match (note, time) {
+                (Some(note), Some(time)) => eprintln!("ground: {note}; {time}"),
+                (Some(note), None) => eprintln!("ground: {note}"),
+                (None, Some(time)) if catalogue_model_missing(llm) => {
+                    eprintln!("ground: the embedded {}: {time}", llm.model)
+                }
+                (None, _) => {}
             }
-            (None, _) => {}
         }
-    }
-    settings.llm = chosen.settings;
-    let mut progress = DownloadProgress::new(&settings.llm.model, quiet);
-    let mut on_progress = |p| progress.update(p);
-    let prepare = ground::llm::embedded::prepare(&settings.llm, &mut on_progress);
-    let result = match deadline {
-        Some(limit) => tokio::time::timeout(limit, prepare)
-            .await
-            .unwrap_or_else(|_| {
-                let name = settings.llm.model.clone();
-                Err(Error::ModelDownload {
-                    reason: format!(
-                        "it did not finish within the run's --timeout of {} s (what arrived is kept; `ground model pull {name}` downloads without a time limit)",
-                        limit.as_secs()
-                    ),
-                    name,
-                })
-            }),
-        None => prepare.await,
+        *lock(&progress) = Some(DownloadProgress::new(&llm.model, quiet));
     };
-    progress.finish();
-    result?;
+    let mut on_progress = |p| {
+        if let Some(bar) = lock(&progress).as_mut() {
+            bar.update(p);
+        }
+    };
+    let ready = slot.ready_within(&chosen, &mut on_progress, deadline).await;
+    if let Some(bar) = lock(&progress).as_ref() {
+        bar.finish();
+    }
+    settings.llm = ready?;
     Ok(settings)
+}
+
+/// The progress display, even after a callback panicked while holding it.
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }

@@ -1,10 +1,12 @@
-//! `ground search`: the search stage alone, for people and scripts.
+//! `ground search`: the search stage alone, for people and scripts, through the
+//! service's search ([`Service::search_here`], MCP's `web_search` too).
 
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 use ground::error::Error;
 use ground::render::results;
+use ground::service::{Searched, Service};
 
 use crate::cli::{self, SearchArgs};
 use crate::input::read_input;
@@ -27,50 +29,45 @@ pub fn run(args: SearchArgs) -> ExitCode {
         Err(e) => return fail(args.json, "query", &query, &e),
     };
     let limit = usize::from(args.limit);
-    let mut wanted = settings.search.clone();
-    wanted.max_results = wanted.max_results.max(limit);
-    // Over the rate limit the search waits for a free slot, within --timeout.
-    let deadline = std::time::Duration::from_secs(settings.run.timeout.as_secs());
-    let tell = std::io::stderr().is_terminal();
-    let searched = block_on(async {
-        let deadline = tokio::time::Instant::now() + deadline;
-        let chosen = ground::search::auto::choose(&wanted).await;
-        if let Some(note) = &chosen.note {
-            eprintln!("warning: {}", ground::text::sanitize_line(note));
+    // Over the rate limit the search waits for a free slot, within --timeout (said
+    // on a terminal only).
+    let log_wait = |waiting: &str| {
+        if std::io::stderr().is_terminal() {
+            eprintln!("ground: {waiting}");
         }
-        let on_wait = |waiting: &ground::search::Waiting| {
-            if tell {
-                eprintln!("ground: {waiting}");
-            }
-        };
-        let pace = ground::search::Pace::until(deadline).telling(&on_wait);
-        let found = ground::search::search(&chosen.settings, &query, &pace).await?;
-        Ok((found, chosen.settings, chosen.note))
-    });
-    let (mut outcome, search_settings, note) = match searched {
-        Ok(o) => o,
+    };
+    let service = Service::unbounded(settings);
+    let note = |why: &str| eprintln!("warning: {}", ground::text::sanitize_line(why));
+    let searched = match block_on(service.search_here(&query, limit, &log_wait, &note)) {
+        Ok(searched) => searched,
         Err(e) => return fail(args.json, "query", &query, &e),
     };
-    for warning in &outcome.warnings {
+    for warning in &searched.outcome.warnings {
         eprintln!("warning: {}", ground::text::sanitize_line(warning));
     }
-    if let Some(warning) = ground::search::usage::warning(&search_settings) {
+    if let Some(warning) = ground::search::usage::warning(&searched.settings) {
         eprintln!("warning: {warning}");
     }
-    if outcome.hits.is_empty() {
-        let error = ground::search::no_hits_error(&query, &outcome.unresponsive_engines);
+    if let Some(error) = searched.nothing_found() {
         let code = fail(args.json, "query", &query, &error);
         // A search that found nothing may still have been corrected: what to try next.
         let plain = ground::render::Style::Text { colour: false };
-        if let Some(line) = ground::render::person::did_you_mean(&outcome.corrections, plain) {
+        if let Some(line) =
+            ground::render::person::did_you_mean(&searched.outcome.corrections, plain)
+        {
             eprint!("{line}");
         }
         return code;
     }
+    let Searched {
+        mut outcome,
+        settings,
+        note,
+    } = searched;
     // Told on stderr already; `--json` carries it too.
     outcome.warnings.splice(0..0, note);
     let _ = if args.json {
-        print_json(&results::json(&outcome, &query, &search_settings, limit))
+        print_json(&results::json(&outcome, &query, &settings, limit))
     } else {
         write!(
             std::io::stdout().lock(),
