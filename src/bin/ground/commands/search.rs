@@ -36,7 +36,7 @@ pub fn run(args: SearchArgs) -> ExitCode {
         let deadline = tokio::time::Instant::now() + deadline;
         let chosen = ground::search::auto::choose(&wanted).await;
         if let Some(note) = &chosen.note {
-            eprintln!("warning: {}", ground::text::sanitize_line(note));
+            eprintln!("{}", ground::error::warning(note));
         }
         let on_wait = |waiting: &ground::search::Waiting| {
             if tell {
@@ -52,10 +52,10 @@ pub fn run(args: SearchArgs) -> ExitCode {
         Err(e) => return fail(args.json, "query", &query, &e),
     };
     for warning in &outcome.warnings {
-        eprintln!("warning: {}", ground::text::sanitize_line(warning));
+        eprintln!("{}", ground::error::warning(warning));
     }
     if let Some(warning) = ground::search::usage::warning(&search_settings) {
-        eprintln!("warning: {warning}");
+        eprintln!("{}", ground::error::warning(&warning));
     }
     if outcome.hits.is_empty() {
         let error = ground::search::no_hits_error(&query, &outcome.unresponsive_engines);
