@@ -64,9 +64,6 @@ pub struct ServeSettings {
     pub cors: Option<String>,
 }
 
-/// `ground serve`'s default address: loopback only.
-pub const DEFAULT_SERVE_LISTEN: &str = "127.0.0.1:8088";
-
 impl Default for ServeSettings {
     fn default() -> Self {
         ServeSettings {

@@ -111,11 +111,6 @@ impl Client {
             left.fetch_add(count, Ordering::SeqCst);
         }
     }
-
-    /// Bytes the reused answers hold (for tests and logs).
-    pub fn reused_bytes(&self) -> usize {
-        self.reused.bytes()
-    }
 }
 
 /// A run's place: held while it runs; dropping it lets the next one in.
