@@ -17,7 +17,7 @@ use ground::session::Session;
 use ground::settings::Settings;
 use ground::text::sanitize_line;
 
-use crate::live::Live;
+use crate::live_terminal::Live;
 use crate::output::{code, fail, print_json};
 use crate::runtime::block_on;
 
