@@ -246,7 +246,7 @@ fn completion(shown: &[String], parts: Option<Vec<String>>, full: &str) -> Strin
 
 #[cfg(test)]
 mod tests {
-    use super::{Reading, completion, progress_line, thousands};
+    use super::{Reading, completion, progress_line};
 
     fn parts(p: &[&str]) -> Vec<String> {
         p.iter().map(|s| s.to_string()).collect()
