@@ -55,9 +55,9 @@
 //! `context::cut_to_tokens`, ...): the files beneath it are private.
 
 mod blocks;
+mod bm25;
 mod neutral;
 mod passages;
-mod bm25;
 mod ranking;
 mod short;
 mod tokens;
@@ -66,11 +66,11 @@ use serde::Serialize;
 
 use blocks::render;
 pub use blocks::{COMPACT_HEADERS_BELOW, short_url};
+use bm25::rank_keys;
+pub use bm25::{says_more, stem};
 pub use neutral::{OUR_TAGS, neutralise};
 use passages::original_spans;
 pub use passages::{cut_at_word, cut_to_tokens, sentence_spans};
-use bm25::rank_keys;
-pub use bm25::{says_more, stem};
 use ranking::Ranking;
 pub use ranking::{RankedPassage, ranked_passages};
 pub use short::{

@@ -6,9 +6,9 @@
 use serde::Serialize;
 
 use super::blocks::{CLOSE, header};
+use super::bm25::{bm25_scores, rank_keys, terms};
 use super::neutral::neutralise;
 use super::passages::{Passage, split_passages};
-use super::bm25::{bm25_scores, rank_keys, terms};
 use super::tokens::Counts;
 use super::{SourceKind, SourceText};
 

@@ -28,7 +28,7 @@
 //! takes with the embedded model, which doctor says and so does the binary's line
 //! naming the model `--llm auto` chose.
 
-pub mod answer_time;
+mod answer_time;
 mod embedded;
 mod model;
 mod search;
@@ -37,6 +37,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+pub use self::answer_time::{AnswerTime, answer_time};
 use self::model::model_checks;
 use self::search::search_checks;
 use crate::config::{self, Overrides};

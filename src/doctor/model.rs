@@ -34,7 +34,7 @@ pub(super) async fn model_checks(settings: &Settings) -> Vec<Check> {
         LlmBackend::Embedded => super::embedded::embedded_checks(&llm).await,
     };
     checks.extend(more);
-    if let Some(time) = super::answer_time::answer_time(&llm, &settings.cache) {
+    if let Some(time) = super::answer_time(&llm, &settings.cache) {
         checks.push(Check::ok("model.speed", Area::Model, time.describe()));
     }
     checks.push(context_check(&settings, trained));

@@ -776,7 +776,10 @@ mod tests {
             report_about("no\nresults", Some(("query", "x\ny")), Some("try\nagain")),
             "error: no results\nquery: x y\nhint: try again"
         );
-        assert_eq!(report_line("bad\nfile", Some("fix it")), "error: bad file; fix it");
+        assert_eq!(
+            report_line("bad\nfile", Some("fix it")),
+            "error: bad file; fix it"
+        );
         assert_eq!(report("bad", None), "error: bad");
     }
 }

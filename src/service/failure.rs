@@ -70,7 +70,11 @@ impl Failure {
     /// The failure for a person: `error: ...`, the input it was about, and the
     /// `hint:` line, every part sanitised.
     pub fn text(&self, input_name: &str, input: &str) -> String {
-        crate::error::report_about(&self.message, Some((input_name, input)), self.hint.as_deref())
+        crate::error::report_about(
+            &self.message,
+            Some((input_name, input)),
+            self.hint.as_deref(),
+        )
     }
 }
 

@@ -50,8 +50,7 @@ pub async fn ready_model(
     let chosen = ground::llm::choose(&settings.llm).await;
     // How long an answer takes, with the line naming the embedded model: when auto
     // chose it, and on a first run (the catalogue model still to be downloaded).
-    let time =
-        ground::doctor::answer_time::answer_time(&chosen.settings, &settings.cache).map(|t| t.describe());
+    let time = ground::doctor::answer_time(&chosen.settings, &settings.cache).map(|t| t.describe());
     if !quiet {
         match (&chosen.note, time) {
             (Some(note), Some(time)) => eprintln!("ground: {note}; {time}"),
