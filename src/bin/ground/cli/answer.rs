@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::{Format, PlanModeArg, FallbackMode, RunArgs};
+use super::{FallbackMode, Format, PlanModeArg, RunArgs};
 
 /// `ground answer`.
 #[derive(Debug, Args)]

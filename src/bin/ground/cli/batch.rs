@@ -1,7 +1,5 @@
 //! `ground batch`'s arguments.
 
-use std::path::PathBuf;
-
 use clap::Args;
 
 use super::RunArgs;

@@ -2,7 +2,7 @@
 
 use clap::Args;
 
-use super::{ConfigOpts, SearchOpts, ModelOpts};
+use super::{ConfigOpts, ModelOpts, SearchOpts};
 
 /// `ground doctor`.
 #[derive(Debug, Args)]

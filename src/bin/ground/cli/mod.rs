@@ -35,7 +35,7 @@ pub use completions::CompletionsArgs;
 pub use doctor::DoctorArgs;
 pub use extract::ExtractArgs;
 pub use fetch::FetchArgs;
-pub use key::{KeyAction, KeyArgs, KeyNameArg};
+pub use key::{KeyAction, KeyArgs};
 pub use mcp::McpArgs;
 pub use model::{ModelAction, ModelArgs};
 pub use search::SearchArgs;
