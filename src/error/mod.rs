@@ -781,5 +781,7 @@ mod tests {
             "error: bad file; fix it"
         );
         assert_eq!(report("bad", None), "error: bad");
+        // A hint may quote what a client sent: it is one line too.
+        assert_eq!(report("bad", Some("use\nx")), "error: bad\nhint: use x");
     }
 }
