@@ -12,8 +12,10 @@ the library. Layers are those of the README's
 Prints the files and lines per layer, every import circle (strongly connected
 component of more than one file), every import that points from a lower layer up to a
 higher one, the sideways imports inside the stages layer that are not on the allowed
-list, and the library files over 800 lines (each must be one concern; see
-ONE_CONCERN). Exit status 1 when a library module is not in LAYERS (a new module must
+list, and the files over 800 lines, the library's and the binary's (each must be one
+concern; see ONE_CONCERN). The binary is the top layer: its imports of the library's
+modules are edges like any other, so a library file that imported the binary would
+be an upward import. Exit status 1 when a library module is not in LAYERS (a new module must
 be placed in a layer on purpose, not fall into the top one), or when there is a
 circle or an upward import; 0 otherwise.
 """
@@ -92,7 +94,7 @@ def strip_comments(text: str) -> str:
     return re.sub(r"/\*.*?\*/", "", text, flags=re.S)
 
 
-# Library files allowed over 800 lines because each holds one concern (the reason).
+# Files (library or binary) allowed over 800 lines because each holds one concern (the reason).
 ONE_CONCERN = {
     "llm/frames.rs": "one framing reader for NDJSON and SSE; 490 of its lines are tests",
 }
@@ -223,8 +225,8 @@ def main() -> int:
           "".join(f"\n  {a} -> {b}" for a, b in sideways))
     print(f"library files naming clap: {len(clap_files)}" +
           "".join(f"\n  {f}" for f in clap_files))
-    long_files = sorted(f for f in lib if lines[f] > 800)
-    print(f"library files over 800 lines: {len(long_files)}" + "".join(
+    long_files = sorted(f for f in edges if lines[f] > 800)
+    print(f"files over 800 lines (library and binary): {len(long_files)}" + "".join(
         f"\n  {lines[f]:5d}  {f}: " + ONE_CONCERN.get(f, "NOT ONE CONCERN: split it")
         for f in long_files))
     unexplained = [f for f in long_files if f not in ONE_CONCERN]

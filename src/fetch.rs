@@ -215,11 +215,6 @@ impl Fetcher {
         self.settings.allow_private_addresses
     }
 
-    /// Whether this fetcher obeys robots.txt.
-    pub fn obeys_robots(&self) -> bool {
-        self.settings.obey_robots
-    }
-
     /// Refuses `url` as BLOCKED when this fetcher obeys robots.txt and the host's
     /// robots.txt disallows it for `ground` (or for `*` where no group names
     /// `ground`). Fetches the robots.txt when it is not known or older than

@@ -10,29 +10,34 @@
 //!   reader, URLs for people), `files` (shared state files written whole),
 //!   [`settings`] (resolved settings as data), `hits` (search results), [`answer`]
 //!   (the model's reply, its parsing, and statements found while it streams),
-//!   [`events`], [`extract`] (HTML to main text), [`pdf`] (PDF to text, bounded),
-//!   `language` (the answer's language), [`context`] (passages that fit the window:
-//!   tokens, passages, ranking, selection), `robots` (robots.txt rules), [`keystore`]
-//!   (API keys in the OS keyring).
+//!   [`events`], [`extract`] (HTML to main text), `language` (the answer's language),
+//!   [`context`] (passages that fit the window: tokens, passages, ranking,
+//!   selection), `robots` (robots.txt rules), [`keystore`] (API keys in the OS
+//!   keyring), [`sites`] (the site filter).
 //! - **Errors and configuration**: [`error`] (every failure, its hint and exit
-//!   code), [`config`] (the file format, and one resolver per section: flags over
-//!   environment over file over keyring over defaults).
+//!   code, and the one renderer of error, hint and warning lines), [`config`] (the
+//!   file format, and one resolver per section: flags over environment over file over
+//!   keyring over defaults).
 //! - **Stages**: [`search`] (SearXNG, Brave, Tavily, Wikipedia, DuckDuckGo; `auto`
-//!   picks one), `fetch`, [`page`] (fetch + extract + cache for one
-//!   page), [`extract_files`] (local files and folders), [`llm`], [`grounding`]
-//!   (quote verification), `plan`, [`cache`], `calibration` (the model's tokens per
-//!   estimated token, kept beside the cache).
-//! - **The run**: [`pipeline`] sequences the stages, one `Run` value owning what they
-//!   share, into a [`report::Report`]; [`report::verdict`] decides whether it is
-//!   grounded; [`session`] keeps a conversation (turns and the sources read) between
-//!   runs, for follow-up questions.
+//!   picks one), `fetch`, [`pdf`] (PDF to text, bounded, in a sandboxed child),
+//!   [`page`] (fetch + extract + cache for one page), [`extract_files`] (local files
+//!   and folders), [`llm`], [`grounding`] (quote verification), `plan`, [`cache`],
+//!   `calibration` (the model's tokens per estimated token, kept beside the cache).
+//! - **The run**: [`pipeline`] sequences the stages through one door,
+//!   [`pipeline::answer`], into a [`report::Report`]; [`report::verdict`] decides
+//!   whether it is grounded; [`session`] keeps a conversation (turns and the sources
+//!   read) between runs, for follow-up questions.
+//! - **The service**: [`service`], what every long-lived face shares per process and
+//!   per client: the model made ready once, conversations, reuse, admission and
+//!   failures.
 //! - **Faces**: [`render`] (person, Markdown, JSON, doctor, live printing), [`doctor`]
-//!   (the checks), [`mcp`] (the server, its line guard, reuse within a session).
+//!   (the checks), [`mcp`] (the MCP server), [`serve`] (the OpenAI- and
+//!   Gemini-compatible HTTP server), [`batch`] (many questions, one JSON record each).
 //!
 //! Modules the binary and the tests use are `pub`; the others are `pub(crate)`.
 //! The `ground` binary (`src/bin/ground/`) is the only code that knows the command
-//! line: it parses arguments, calls [`pipeline::answer_within`] and friends, and maps
-//! errors to exit codes ([`error::exit`]).
+//! line: it parses arguments, calls the service, [`pipeline::answer`] or a stage,
+//! and maps errors to exit codes ([`error::exit`]).
 //!
 //! search -> fetch -> extract -> context -> llm -> grounding -> render
 

@@ -79,9 +79,6 @@ pub struct ServeSettings {
     pub shutdown_grace: std::time::Duration,
 }
 
-/// `ground serve`'s default address: loopback only.
-pub const DEFAULT_SERVE_LISTEN: &str = "127.0.0.1:8088";
-
 impl Default for ServeSettings {
     fn default() -> Self {
         ServeSettings {

@@ -312,9 +312,32 @@ pub fn json_line(value: &serde_json::Value) -> String {
     String::from_utf8(out).unwrap_or_default()
 }
 
+/// `n` with commas between thousands: 1000000 as "1,000,000" (progress lines, limits
+/// in messages).
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn thousands_are_grouped() {
+        assert_eq!(thousands(1_000_000), "1,000,000");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+        assert_eq!(thousands(4096), "4,096");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(32), "32");
+    }
 
     #[test]
     fn escapes_and_controls_are_removed() {

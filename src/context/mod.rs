@@ -11,7 +11,7 @@
 //! every passage of the run), each passage counted together with its page's title: the
 //! title says what the whole page is about, so a page about the subject of the
 //! question ranks above one that mentions a term in passing. Two passages that share
-//! few of the question's words still rank (`rank::rank_keys`): a page's lead, at a
+//! few of the question's words still rank (`bm25::rank_keys`): a page's lead, at a
 //! boost of its own score and at least half its page's best (the answer most often
 //! first appears at the top of a page); and the neighbours of a hit, at half the hit's
 //! score (the answer often sits in the sentences around those that match). The budget
@@ -46,18 +46,18 @@
 //!   calibration and the run use as well;
 //! - `passages.rs`: cutting text into passages of whole sentences, and
 //!   [`cut_to_tokens`];
-//! - `rank.rs`: BM25 and the terms it counts;
-//! - `ranking.rs`: the pages cut and scored, what the selection works from (and, for
-//!   measurement, [`ranked_passages`]);
+//! - `bm25.rs`: the scorer, BM25 and the terms it counts (one passage's score);
+//! - `ranking.rs`: the pages cut into passages and scored with it, what the selection
+//!   works from (and, for measurement, [`ranked_passages`]);
 //! - `neutral.rs`: defusing our delimiters inside untrusted text ([`neutralise`]).
 //!
 //! Callers use the paths of this module (`context::estimate_tokens`,
 //! `context::cut_to_tokens`, ...): the files beneath it are private.
 
 mod blocks;
+mod bm25;
 mod neutral;
 mod passages;
-mod rank;
 mod ranking;
 mod short;
 mod tokens;
@@ -66,11 +66,11 @@ use serde::Serialize;
 
 use blocks::render;
 pub use blocks::{COMPACT_HEADERS_BELOW, short_url};
+use bm25::rank_keys;
+pub use bm25::{says_more, stem};
 pub use neutral::{OUR_TAGS, neutralise};
 use passages::original_spans;
 pub use passages::{cut_at_word, cut_to_tokens, sentence_spans};
-use rank::rank_keys;
-pub use rank::{says_more, stem};
 use ranking::Ranking;
 pub use ranking::{RankedPassage, ranked_passages};
 pub use short::{

@@ -6,9 +6,9 @@
 use serde::Serialize;
 
 use super::blocks::{CLOSE, header};
+use super::bm25::{bm25_scores, rank_keys, terms};
 use super::neutral::neutralise;
 use super::passages::{Passage, split_passages};
-use super::rank::{bm25_scores, rank_keys, terms};
 use super::tokens::Counts;
 use super::{SourceKind, SourceText};
 
@@ -82,7 +82,7 @@ pub struct RankedPassage {
 
 /// Every passage of the pages `sources`, in source then reading order, with the key
 /// the context stage ranks it by for `question` (with the `weak` terms, see
-/// `rank::recurring_terms`), and per source what its header and closing tag cost
+/// `bm25::recurring_terms`), and per source what its header and closing tag cost
 /// (`compact`: the small windows' headers). Measurement only: the build itself never
 /// needs the list.
 pub fn ranked_passages(

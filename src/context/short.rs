@@ -51,7 +51,7 @@ pub fn search_sources(extras: &SearchExtras) -> Vec<(SourceText, SourceKind)> {
 }
 
 /// Most pages read for which terms recurring in the results are weak query terms
-/// (see `rank::recurring_terms`): the default three pages, not the wide mode.
+/// (see `bm25::recurring_terms`): the default three pages, not the wide mode.
 pub const WEAK_TERMS_UP_TO_PAGES: usize = 5;
 /// Fits the pages read and, after them, the short sources of results that were not
 /// read into `budget_tokens`. The short sources are numbered after the pages, in the
@@ -183,7 +183,7 @@ pub fn build_with_snippets(
 }
 
 /// The weak query terms of a run: what the results agree on, terms in two or more
-/// results' titles and snippets (`rank::recurring_terms`); none in the wide mode (over
+/// results' titles and snippets (`bm25::recurring_terms`); none in the wide mode (over
 /// [`WEAK_TERMS_UP_TO_PAGES`] pages read), where they lost more questions than they
 /// won (rtqa-dev, --pages 10: 5 won, 9 lost), as more pages share more words by chance.
 pub fn weak_terms(
@@ -202,7 +202,7 @@ pub fn weak_terms(
             _ => s.title.clone(),
         }))
         .collect();
-    super::rank::recurring_terms(&results, question)
+    super::bm25::recurring_terms(&results, question)
 }
 
 /// The title-only block of a short source (`kind="title"`): its URL in the header,

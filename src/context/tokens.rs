@@ -15,7 +15,7 @@
 //! whole block will say, so it never overshoots the budget nor leaves it unused.
 //!
 //! The function words the estimate counts to tell English prose ([`STOP_WORDS`]) are
-//! the words the ranking (`rank.rs`) leaves out, and both split CJK text the same way
+//! the words the ranking (`bm25.rs`) leaves out, and both split CJK text the same way
 //! ([`is_cjk`]); they live here, at the bottom of the stage, so that the ranking
 //! imports them and nothing here imports the ranking.
 

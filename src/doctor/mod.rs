@@ -24,8 +24,11 @@
 //! module holds the checks' data, the order they run in and the configuration checks;
 //! `search` and `model` hold the probes of the two services, `embedded` the embedded
 //! model's checks (engine built in, model file and its checksum, memory), run when
-//! `--llm embedded` is set or `--llm auto` picks it.
+//! `--llm embedded` is set or `--llm auto` picks it; `answer_time` how long an answer
+//! takes with the embedded model, which doctor says and so does the binary's line
+//! naming the model `--llm auto` chose.
 
+mod answer_time;
 mod embedded;
 mod model;
 mod search;
@@ -34,6 +37,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+pub use self::answer_time::{AnswerTime, answer_time};
 use self::model::model_checks;
 use self::search::search_checks;
 use crate::config::{self, Overrides};

@@ -34,7 +34,7 @@ pub(super) async fn model_checks(settings: &Settings) -> Vec<Check> {
         LlmBackend::Embedded => super::embedded::embedded_checks(&llm).await,
     };
     checks.extend(more);
-    if let Some(time) = crate::service::answer_time(&llm, &settings.cache) {
+    if let Some(time) = super::answer_time(&llm, &settings.cache) {
         checks.push(Check::ok("model.speed", Area::Model, time.describe()));
     }
     checks.push(context_check(&settings, trained));
@@ -65,13 +65,9 @@ async fn ollama_checks(llm: &LlmSettings) -> (Vec<Check>, Option<u64>) {
         .filter_map(|m| m.get("name").or_else(|| m.get("model"))?.as_str())
         .map(sanitize_line)
         .collect();
-    let reachable = Check::ok(
-        "model.reachable",
-        Area::Model,
-        format!(
-            "Ollama at {url} answers ({} installed)",
-            count(names.len(), "model")
-        ),
+    let reachable = answers(
+        format!("Ollama at {url}"),
+        format!("{} installed", count(names.len(), "model")),
     );
     // `llama3.2` is `llama3.2:latest` to Ollama.
     let wanted = with_tag(&llm.model);
@@ -170,13 +166,9 @@ async fn openai_checks(llm: &LlmSettings) -> Vec<Check> {
         .filter_map(|m| m.get("id")?.as_str())
         .map(sanitize_line)
         .collect();
-    let reachable = Check::ok(
-        "model.reachable",
-        Area::Model,
-        format!(
-            "OpenAI-compatible server at {url} answers ({} served)",
-            count(ids.len(), "model")
-        ),
+    let reachable = answers(
+        format!("OpenAI-compatible server at {url}"),
+        format!("{} served", count(ids.len(), "model")),
     );
     let model = &llm.model;
     let check = if ids.iter().any(|id| id == model) {
@@ -267,6 +259,15 @@ async fn get_json(client: &reqwest::Client, llm: &LlmSettings, url: Url) -> Resu
         ));
     }
     serde_json::from_slice(&bytes).map_err(|_| not_the_api(llm, &api_path))
+}
+
+/// The model server `server` answered its model list, which holds `listed`.
+fn answers(server: String, listed: String) -> Check {
+    Check::ok(
+        "model.reachable",
+        Area::Model,
+        format!("{server} answers ({listed})"),
+    )
 }
 
 fn not_the_api(llm: &LlmSettings, api_path: &str) -> Check {

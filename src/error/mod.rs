@@ -720,11 +720,35 @@ impl Error {
 /// it, and so does every failure that is no [`Error`] (a chat line that cannot be
 /// used, a page that cannot be read).
 pub fn report(message: &str, hint: Option<&str>) -> String {
+    report_about(message, None, hint)
+}
+
+/// [`report`] with a line naming the input the failure was about between the error
+/// and the hint (`query: tardigrades`). Every line is sanitised: the input and even a
+/// hint may quote what a client sent.
+pub fn report_about(message: &str, about: Option<(&str, &str)>, hint: Option<&str>) -> String {
     let mut out = format!("error: {}", sanitize_line(message));
+    if let Some((name, input)) = about {
+        let _ = write!(out, "\n{name}: {}", sanitize_line(input));
+    }
     if let Some(hint) = hint {
-        let _ = write!(out, "\nhint: {hint}");
+        let _ = write!(out, "\nhint: {}", sanitize_line(hint));
     }
     out
+}
+
+/// [`report`] on one line, `error: MESSAGE; HINT`, for a command whose stderr is
+/// read a line a failure (`ground extract`).
+pub fn report_line(message: &str, hint: Option<&str>) -> String {
+    match hint {
+        Some(hint) => format!("error: {}; {}", sanitize_line(message), sanitize_line(hint)),
+        None => format!("error: {}", sanitize_line(message)),
+    }
+}
+
+/// The one renderer of a warning for a person: `warning: MESSAGE`, one sanitised line.
+pub fn warning(message: &str) -> String {
+    format!("warning: {}", sanitize_line(message))
 }
 
 /// Bytes as gigabytes with one decimal (`1.1 GB`), for memory and disk messages.
@@ -738,5 +762,26 @@ impl From<crate::sites::SiteError> for Error {
             message: error.message,
             hint: error.hint,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_line_a_person_reads_is_one_sanitised_line() {
+        assert_eq!(warning("keyring\n  gone"), "warning: keyring gone");
+        assert_eq!(
+            report_about("no\nresults", Some(("query", "x\ny")), Some("try\nagain")),
+            "error: no results\nquery: x y\nhint: try again"
+        );
+        assert_eq!(
+            report_line("bad\nfile", Some("fix it")),
+            "error: bad file; fix it"
+        );
+        assert_eq!(report("bad", None), "error: bad");
+        // A hint may quote what a client sent: it is one line too.
+        assert_eq!(report("bad", Some("use\nx")), "error: bad\nhint: use x");
     }
 }

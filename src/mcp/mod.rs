@@ -49,9 +49,11 @@
 //!   structured content, result or error, so clients validate what they get.
 //!
 //! The parts: this module holds the server and its three tools; [`stdio`] is the line
-//! guard in front of the JSON-RPC, [`schemas`] the output schemas, and a private
-//! `failure` module turns every [`Failure`] into its tool result.
+//! guard in front of the JSON-RPC, [`schemas`] the output schemas, the private
+//! `arguments` module checks the tools' arguments beyond their schemas and `failure`
+//! turns every [`Failure`] into its tool result.
 
+mod arguments;
 mod failure;
 pub mod schemas;
 pub(crate) mod stdio;
@@ -70,7 +72,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use self::failure::{failure, log_failure, parse_limit, parse_sites};
+use self::arguments::{parse_limit, parse_sites};
+use self::failure::{failure, log_failure};
 use crate::error::Error;
 use crate::report::Report;
 use crate::service::{AnswerRequest, Client, Service, Turn};

@@ -31,6 +31,7 @@ use pdf_extract::{Dictionary, Document, LoadOptions, Object, ObjectId, Stream};
 use super::inflate::{self, OverLimit};
 use super::lex::{self, Lexer, Mode, Token};
 use super::{MAX_INFLATED_BYTES, REFUSED};
+use crate::text::thousands;
 
 /// Form XObjects drawn inside each other, at most (a page's content is depth 0).
 pub const MAX_DRAWING_DEPTH: usize = 32;
@@ -463,29 +464,9 @@ impl<'a> Walk<'a> {
     }
 }
 
-/// 1000000 as "1,000,000".
-fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn thousands_are_grouped() {
-        assert_eq!(thousands(1_000_000), "1,000,000");
-        assert_eq!(thousands(4096), "4,096");
-        assert_eq!(thousands(32), "32");
-    }
 
     fn cmap(ranges: &str) -> Stream {
         Stream::new(

@@ -16,6 +16,7 @@ use crate::grounding::Statement;
 use crate::render::person::{statement_part, statement_parts};
 use crate::render::{Style, person};
 use crate::report::Report;
+use crate::text::thousands;
 
 /// The statements printed so far, and whether a later attempt differed from them.
 #[derive(Debug, Clone, Default)]
@@ -169,19 +170,6 @@ pub fn progress_line(
     }
 }
 
-/// `n` with commas between thousands (2,700).
-fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
 /// The note on stderr when a run failed (or was `interrupted`) after `shown`
 /// statements were printed: the answer above is cut.
 pub fn cut_note(shown: usize, interrupted: bool) -> String {
@@ -258,7 +246,7 @@ fn completion(shown: &[String], parts: Option<Vec<String>>, full: &str) -> Strin
 
 #[cfg(test)]
 mod tests {
-    use super::{Reading, completion, progress_line, thousands};
+    use super::{Reading, completion, progress_line};
 
     fn parts(p: &[&str]) -> Vec<String> {
         p.iter().map(|s| s.to_string()).collect()
@@ -298,8 +286,6 @@ mod tests {
         );
         // Once the text comes, the writing line takes over.
         assert!(progress_line(1, 30.0, Some(reading), Some((1.0, 5))).contains("is writing"));
-        assert_eq!(thousands(1_234_567), "1,234,567");
-        assert_eq!(thousands(999), "999");
     }
 
     #[test]

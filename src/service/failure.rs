@@ -10,7 +10,6 @@
 use serde_json::{Value, json};
 
 use crate::error::{Error, exit};
-use crate::text::sanitize_line;
 
 /// Why a call failed: a message, a hint, the error's kind (as `--json` names it) and
 /// its class (the exit code the CLI would end with).
@@ -71,15 +70,11 @@ impl Failure {
     /// The failure for a person: `error: ...`, the input it was about, and the
     /// `hint:` line, every part sanitised.
     pub fn text(&self, input_name: &str, input: &str) -> String {
-        let mut text = format!(
-            "error: {}\n{input_name}: {}",
-            sanitize_line(&self.message),
-            sanitize_line(input)
-        );
-        if let Some(hint) = &self.hint {
-            text.push_str(&format!("\nhint: {}", sanitize_line(hint)));
-        }
-        text
+        crate::error::report_about(
+            &self.message,
+            Some((input_name, input)),
+            self.hint.as_deref(),
+        )
     }
 }
 

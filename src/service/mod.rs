@@ -24,7 +24,6 @@
 //! not a dead server, and a caller that stops waiting (a client gone, a deadline)
 //! aborts the run, its searches, fetches and generation.
 
-pub mod answer_time;
 pub mod conversation;
 mod failure;
 pub mod model;
@@ -36,7 +35,6 @@ use std::time::Duration;
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-pub use self::answer_time::{AnswerTime, answer_time};
 pub use self::conversation::{Conversations, Evidence, MAX_TURN_BYTES, Turn, prior_of};
 pub use self::failure::{Failure, isolated};
 pub use self::model::ModelSlot;
@@ -118,11 +116,6 @@ impl Client {
         if let Some((left, _)) = &self.budget {
             left.fetch_add(count, Ordering::SeqCst);
         }
-    }
-
-    /// Bytes the reused answers hold (for tests and logs).
-    pub fn reused_bytes(&self) -> usize {
-        self.reused.bytes()
     }
 }
 

@@ -308,6 +308,22 @@ mod binary {
     }
 
     #[test]
+    fn a_path_with_a_line_break_stays_on_the_one_error_line() {
+        // Its error goes through the one renderer, which makes every line it
+        // writes one sanitised line: a path cannot start a line of its own.
+        let out = ground()
+            .args(["extract", "/nonexistent/a\nhint: b.html"])
+            .assert()
+            .code(2);
+        let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(
+            stderr.starts_with("error: cannot read /nonexistent/a hint: b.html: "),
+            "{stderr}"
+        );
+    }
+
+    #[test]
     fn missing_file_names_the_path() {
         let out = ground()
             .args(["extract", "/nonexistent/page.html"])

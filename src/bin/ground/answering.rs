@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use ground::error::{Error, exit};
+use ground::error::{self, Error, exit};
 use ground::events::{Events, Progress};
 use ground::render::{self, Style};
 use ground::report::{Failed, Partial, Report, Strictness, Verdict, verdict};
@@ -17,7 +17,7 @@ use ground::session::Session;
 use ground::settings::Settings;
 use ground::text::sanitize_line;
 
-use crate::live::Live;
+use crate::live_terminal::Live;
 use crate::output::{code, fail, print_json};
 use crate::runtime::block_on;
 
@@ -97,7 +97,7 @@ pub fn answer_and_print(
             }
             if !printing.quiet {
                 for warning in &failed.partial.warnings {
-                    eprintln!("warning: {}", sanitize_line(warning));
+                    eprintln!("{}", error::warning(warning));
                 }
             }
             eprintln!("{}", failed.error.report());
@@ -148,7 +148,7 @@ pub fn answer_and_print(
     }
     if !printing.quiet {
         for warning in &report.warnings {
-            eprintln!("warning: {}", sanitize_line(warning));
+            eprintln!("{}", error::warning(warning));
         }
     }
 
@@ -184,8 +184,11 @@ pub fn answer_and_print(
     match &judged {
         Verdict::Accepted => {}
         Verdict::Offline => eprintln!(
-            "warning: search failed; this answer is the model's alone and not grounded (exit {})",
-            exit::OFFLINE
+            "{}",
+            error::warning(&format!(
+                "search failed; this answer is the model's alone and not grounded (exit {})",
+                exit::OFFLINE
+            ))
         ),
         Verdict::Rejected(e) => eprintln!("{}", e.report()),
     }

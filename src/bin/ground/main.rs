@@ -8,7 +8,7 @@ mod cli;
 mod commands;
 mod conversation;
 mod input;
-mod live;
+mod live_terminal;
 mod output;
 mod progress;
 mod runtime;

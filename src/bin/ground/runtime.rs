@@ -57,7 +57,7 @@ pub async fn ready_model(
     let chosen = |llm: &LlmSettings, note: Option<&str>| {
         // How long an answer takes, with the line naming the embedded model: when auto
         // chose it, and on a first run (the catalogue model still to be downloaded).
-        let time = ground::service::answer_time(llm, cache).map(|t| t.describe());
+        let time = ground::doctor::answer_time(llm, cache).map(|t| t.describe());
         if !quiet {
             match (note, time) {
                 (Some(note), Some(time)) => eprintln!("ground: {note}; {time}"),

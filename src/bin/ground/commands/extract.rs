@@ -28,7 +28,7 @@ pub fn run_command(args: ExtractArgs) -> ExitCode {
     match run(&args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {}", one_line(&e));
+            eprintln!("{}", one_line(&e));
             code(e.exit_code())
         }
     }
@@ -36,10 +36,7 @@ pub fn run_command(args: ExtractArgs) -> ExitCode {
 
 /// The error and its hint on one line, as `ground extract` has always said them.
 fn one_line(error: &Error) -> String {
-    match error.hint() {
-        Some(hint) => format!("{error}; {hint}"),
-        None => error.to_string(),
-    }
+    ground::error::report_line(&error.to_string(), error.hint().as_deref())
 }
 
 /// A usage error of `ground extract`'s arguments.
@@ -132,9 +129,12 @@ fn print_pages(files: &[PathBuf], base_url: Option<&url::Url>) -> Result<(), Err
 fn warned(file: FileText, path: &Path) -> String {
     if let Some(pages) = file.textless_pdf_pages {
         eprintln!(
-            "warning: {} has no text layer ({} pages, no text: a scan or images only)",
-            path.display(),
-            pages
+            "{}",
+            ground::error::warning(&format!(
+                "{} has no text layer ({} pages, no text: a scan or images only)",
+                path.display(),
+                pages
+            ))
         );
     }
     file.text

@@ -78,7 +78,12 @@ fn status(overrides: Overrides) -> ExitCode {
             KeySource::None(None) => "not set".to_string(),
             KeySource::None(Some(reason)) => {
                 if !warned {
-                    eprintln!("warning: the OS keyring is not available: {reason}");
+                    eprintln!(
+                        "{}",
+                        ground::error::warning(&format!(
+                            "the OS keyring is not available: {reason}"
+                        ))
+                    );
                     warned = true;
                 }
                 "not set (the OS keyring could not be asked)".to_string()

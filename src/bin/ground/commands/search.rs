@@ -37,16 +37,16 @@ pub fn run(args: SearchArgs) -> ExitCode {
         }
     };
     let service = Service::unbounded(settings);
-    let note = |why: &str| eprintln!("warning: {}", ground::text::sanitize_line(why));
+    let note = |why: &str| eprintln!("{}", ground::error::warning(why));
     let searched = match block_on(service.search_here(&query, limit, &log_wait, &note)) {
         Ok(searched) => searched,
         Err(e) => return fail(args.json, "query", &query, &e),
     };
     for warning in &searched.outcome.warnings {
-        eprintln!("warning: {}", ground::text::sanitize_line(warning));
+        eprintln!("{}", ground::error::warning(warning));
     }
     if let Some(warning) = ground::search::usage::warning(&searched.settings) {
-        eprintln!("warning: {warning}");
+        eprintln!("{}", ground::error::warning(&warning));
     }
     if let Some(error) = searched.nothing_found() {
         let code = fail(args.json, "query", &query, &error);

@@ -1,4 +1,4 @@
-//! Ranking: which passages match the question, by Okapi BM25 over the passages of
+//! The scorer: how well each passage matches the question, by Okapi BM25 over the passages of
 //! all sources of a run.
 //!
 //! BM25 needs no model and no index kept between runs: document frequencies are

@@ -1,0 +1,49 @@
+//! `ground batch`'s arguments.
+
+use clap::Args;
+
+use super::RunArgs;
+
+/// `ground batch`.
+#[derive(Debug, Args)]
+pub struct BatchArgs {
+    /// The questions: JSON Lines ({"id": ..., "question": ..., other keys kept}) or
+    /// plain text, one question a line (its line number the id); `-` for stdin.
+    pub input: String,
+
+    /// Append the records here, one JSON line per question [default: stdout]. An
+    /// existing file resumes the batch: ids it has a record for are not asked again.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<std::path::PathBuf>,
+
+    /// Questions answered at once (the model, cache and rate limit are shared).
+    #[arg(short = 'j', long, value_name = "N", default_value_t = 4,
+          value_parser = clap::value_parser!(u16).range(1..=256))]
+    pub jobs: u16,
+
+    /// Answer only shard K of N (K from 0): the ids whose 64-bit FNV-1a hash, mod N,
+    /// is K. N machines with K = 0..N-1 split one file with no coordinator.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<ground::batch::shard::Shard>,
+
+    /// Ask again the ids whose record in --out is a failure (their failure records
+    /// are removed first).
+    #[arg(long, requires = "out")]
+    pub retry_failed: bool,
+
+    /// No progress on stderr (the summary and errors are still printed).
+    #[arg(short, long)]
+    pub quiet: bool,
+
+    /// How many pages to read per search [default: 3; env: GROUND_PAGES].
+    #[arg(long, value_name = "N")]
+    pub pages: Option<usize>,
+
+    /// Deadline for each question in seconds [default: 600].
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<u64>,
+
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub run: RunArgs,
+}

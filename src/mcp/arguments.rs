@@ -1,0 +1,66 @@
+//! The MCP tools' own argument checks, beyond their JSON schemas: `limit`'s range and
+//! the `sites` / `exclude_sites` filter. A bad argument is a usage [`Failure`], which
+//! `failure.rs` turns into a tool error naming the input.
+
+use serde_json::Value;
+
+use super::MAX_SEARCH_RESULTS;
+use crate::service::Failure;
+
+/// `sites` / `exclude_sites`: absent (both) means the server's own filter; given,
+/// they replace it. A name that is no domain, host or IP address is a usage error.
+pub(super) fn parse_sites(
+    sites: Option<&[String]>,
+    exclude_sites: Option<&[String]>,
+) -> Result<Option<crate::sites::SiteFilter>, Failure> {
+    if sites.is_none() && exclude_sites.is_none() {
+        return Ok(None);
+    }
+    crate::sites::SiteFilter::parse(
+        sites.unwrap_or_default(),
+        exclude_sites.unwrap_or_default(),
+        "sites / exclude_sites",
+    )
+    .map(Some)
+    // A bad argument, like a bad `limit`.
+    .map_err(|error| Failure::usage(error.message, error.hint))
+}
+
+/// `limit`: absent means 10; otherwise a whole number from 1 to 10.
+pub(super) fn parse_limit(limit: Option<&Value>) -> Result<usize, Failure> {
+    match limit {
+        None | Some(Value::Null) => Ok(MAX_SEARCH_RESULTS),
+        Some(value) => value
+            .as_u64()
+            .and_then(|n| usize::try_from(n).ok())
+            .filter(|n| (1..=MAX_SEARCH_RESULTS).contains(n))
+            .ok_or_else(|| {
+                Failure::usage(
+                    format!(
+                        "limit must be a whole number from 1 to {MAX_SEARCH_RESULTS}, not {}",
+                        crate::text::shorten(&value.to_string(), 40)
+                    ),
+                    format!("leave limit out for {MAX_SEARCH_RESULTS} results"),
+                )
+            }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn limit_defaults_to_ten_and_stays_in_range() {
+        assert_eq!(parse_limit(None).unwrap(), 10);
+        assert_eq!(parse_limit(Some(&Value::Null)).unwrap(), 10);
+        assert_eq!(parse_limit(Some(&json!(3))).unwrap(), 3);
+        for bad in [json!(0), json!(11), json!(-1), json!(2.5), json!("5")] {
+            let problem = parse_limit(Some(&bad)).unwrap_err();
+            assert_eq!(problem.kind, "invalid_arguments");
+            assert!(problem.message.contains("1 to 10"), "{}", problem.message);
+        }
+    }
+}
