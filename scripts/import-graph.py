@@ -7,8 +7,8 @@ Each file is a node; an edge is a `crate::x`, `ground::x` or `super::x` path tha
 names another file's module. In the library `crate::` names the library; in the
 binary (bin/ground/) `crate::` and `super::` name the binary's own modules and
 `ground::` the library, so a circle between the binary's files counts like one in
-the library. Layers are those of the README's
-"Layout" section (ARCHITECTURE.md): a file's layer comes from its top-level module name.
+the library. Layers are those of the book's
+"Layout of the code" page (docs/src/layout.md; ARCHITECTURE.md): a file's layer comes from its top-level module name.
 Prints the files and lines per layer, every import circle (strongly connected
 component of more than one file), every import that points from a lower layer up to a
 higher one, the sideways imports inside the stages layer that are not on the allowed

@@ -1,5 +1,6 @@
 //! The process exit codes `ground` uses, and the one table that `--help` and the
-//! README are written from. Stable: scripts and CI smoke checks depend on them.
+//! book's exit-code page (docs/src/exit-codes.md) are written from. Stable: scripts
+//! and CI smoke checks depend on them.
 
 use std::fmt::Write as _;
 
@@ -34,8 +35,8 @@ pub const SOME_FAILED: i32 = 9;
 /// Interrupted by Ctrl-C (SIGINT).
 pub const INTERRUPTED: i32 = 130;
 
-/// Every exit code with what it means: the one table that `--help` and the README
-/// are written from.
+/// Every exit code with what it means: the one table that `--help` and the book
+/// (docs/src/exit-codes.md) are written from.
 pub const EXIT_CODE_TABLE: &[(i32, &str)] = &[
     (
         SUCCESS,

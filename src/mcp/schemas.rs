@@ -3,8 +3,8 @@
 //! that clients can validate results and agents know their shape before calling.
 //!
 //! The schemas are JSON files beside this module (`schemas/*.json`), compiled in:
-//! one readable document per tool that README links to. Each is an `anyOf` of the
-//! tool's result and its error object, because a failed call (`isError: true`) also
+//! one readable document per tool that the book (docs/src/mcp.md) links to. Each is
+//! an `anyOf` of the tool's result and its error object, because a failed call (`isError: true`) also
 //! carries structured content (the CLI's `--json` error object) and clients such as
 //! the official TypeScript SDK validate that against the same schema. Objects are
 //! closed (`additionalProperties: false`): a field added to the `--json` output

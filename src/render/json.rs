@@ -1,6 +1,7 @@
 //! The report as one JSON object for scripts (`--json`), the grounding pack
 //! (`--pack`), and the error object of a failed run. The shape is versioned
-//! ([`JSON_VERSION`]) and documented in the README; serde escapes control characters.
+//! ([`JSON_VERSION`]) and documented in the book (docs/src/json-output.md); serde
+//! escapes control characters.
 
 use serde_json::{Value, json};
 
@@ -15,7 +16,7 @@ use crate::session::Session;
 /// Version of the `--json` shape; bumped on any incompatible change.
 pub const JSON_VERSION: u32 = 1;
 
-/// The `--json` object (shape documented in README, version [`JSON_VERSION`]).
+/// The `--json` object (shape documented in docs/src/json-output.md, version [`JSON_VERSION`]).
 ///
 /// `verdict` is the run's judgement ([`crate::report::verdict`]), the same rule the
 /// CLI's exit code follows: `"verdict": {"name", "exit_code"}` tells scripts and agents

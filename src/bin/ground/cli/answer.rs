@@ -12,7 +12,7 @@ pub struct AnswerArgs {
     /// The question. Use `-` or leave it out to read it from stdin.
     pub question: Vec<String>,
 
-    /// Print one JSON object on stdout instead of text (shape in README).
+    /// Print one JSON object on stdout instead of text (shape: docs/src/json-output.md).
     #[arg(long)]
     pub json: bool,
 
