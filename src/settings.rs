@@ -62,6 +62,13 @@ pub struct ServeSettings {
     pub concurrency: usize,
     /// The one browser origin allowed to call the API (no CORS headers otherwise).
     pub cors: Option<String>,
+    /// Whether clients must not learn about each other through the server's caches
+    /// (`[serve] isolate_clients`, `GROUND_SERVE_ISOLATE_CLIENTS`,
+    /// `--isolate-clients`): no answer reused from another request, and the
+    /// embedded model's cached prompt prefix kept only within one conversation.
+    /// Off by default on loopback (one person's machine), on by default on any
+    /// other address (resolved with `listen`).
+    pub isolate_clients: bool,
 }
 
 /// `ground serve`'s default address: loopback only.
@@ -75,6 +82,7 @@ impl Default for ServeSettings {
             queue: 8,
             concurrency: 4,
             cors: None,
+            isolate_clients: false,
         }
     }
 }
@@ -582,6 +590,13 @@ pub struct EmbeddedSettings {
     /// Free memory in bytes to assume instead of /proc/meminfo's `MemAvailable`
     /// (tests); `None` reads it.
     pub memory_available: Option<u64>,
+    /// Who may reuse the prompt prefix the engine keeps from the previous reply:
+    /// `None`, any caller in this process (the default); `Some(scope)`, only a call
+    /// with the same scope: a call of another scope finds the cache emptied. Never
+    /// configured: `ground serve` sets it per request when clients are isolated
+    /// (`[serve] isolate_clients`), so that `cached_prompt_tokens` (and the reply's
+    /// speed) cannot tell one client what another asked.
+    pub cache_scope: Option<String>,
 }
 
 impl Default for EmbeddedSettings {
@@ -604,6 +619,7 @@ impl EmbeddedSettings {
             verbose: false,
             stall: Duration::from_secs(30),
             memory_available: None,
+            cache_scope: None,
         }
     }
 }

@@ -59,6 +59,8 @@ pub(crate) struct FileServe {
     pub concurrency: Option<usize>,
     /// `cors`: the one browser origin allowed to call the API.
     pub cors: Option<String>,
+    /// `isolate_clients`: no answer reuse or prompt-prefix sharing between clients.
+    pub isolate_clients: Option<bool>,
 }
 
 /// `[privacy]` in the config file.

@@ -67,6 +67,8 @@ pub struct Overrides {
     pub serve_concurrency: Option<usize>,
     /// `ground serve --cors`.
     pub serve_cors: Option<String>,
+    /// `ground serve --isolate-clients[=BOOL]`.
+    pub serve_isolate_clients: Option<bool>,
     /// `--timeout` in seconds.
     pub timeout_secs: Option<u64>,
     /// `--max-searches`.

@@ -7,7 +7,7 @@ use super::overrides::Overrides;
 use crate::error::Error;
 
 /// `[serve]`: flags > `GROUND_SERVE_*` > file > defaults (127.0.0.1:8088, queue 8,
-/// concurrency 4, no key, no CORS).
+/// concurrency 4, no key, no CORS, clients isolated only off loopback).
 pub(super) fn serve(
     flags: &Overrides,
     env: &dyn Fn(&str) -> Option<String>,
@@ -59,11 +59,26 @@ pub(super) fn serve(
         .clone()
         .or_else(|| env("GROUND_SERVE_CORS"))
         .or_else(|| file.serve.cors.clone());
+    // Loopback is one person's machine: its clients (their tools and front-ends)
+    // share answers and the model's prompt cache. Any other address serves people who
+    // need not know each other: isolated unless told otherwise.
+    let isolate_clients = match (
+        flags.serve_isolate_clients,
+        env("GROUND_SERVE_ISOLATE_CLIENTS"),
+    ) {
+        (Some(flag), _) => flag,
+        (None, Some(text)) => super::resolve::parse_bool(&text, "GROUND_SERVE_ISOLATE_CLIENTS")?,
+        (None, None) => file
+            .serve
+            .isolate_clients
+            .unwrap_or(!listen.ip().is_loopback()),
+    };
     Ok(crate::settings::ServeSettings {
         listen,
         api_key,
         queue,
         concurrency,
         cors,
+        isolate_clients,
     })
 }

@@ -14,6 +14,7 @@ pub fn run(args: ServeArgs) -> ExitCode {
     overrides.serve_queue = args.queue;
     overrides.serve_concurrency = args.concurrency;
     overrides.serve_cors = args.cors;
+    overrides.serve_isolate_clients = args.isolate_clients;
     overrides.reuse_secs = args.reuse_secs;
     let served = settings(&overrides).and_then(|settings| {
         let runtime = tokio::runtime::Runtime::new().map_err(|e| ground::Error::Internal {
