@@ -63,6 +63,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             // Without the grammar this times a random-weight file, whose end token is
             // as likely as any: decode all MAX_TOKENS, as llama.cpp's server is asked to.
             stop_at_end_of_text: grammar,
+            scope: None,
         };
         let out = engine::generate(&loaded, &request, &AtomicBool::new(false), &mut |_| {})?;
         calls.push(serde_json::json!({

@@ -77,6 +77,13 @@ pub struct ServeSettings {
     /// On SIGTERM or Ctrl-C, how long the requests under way may take to finish
     /// before their connections are closed (default 10 s).
     pub shutdown_grace: std::time::Duration,
+    /// Whether clients must not learn about each other through the server's caches
+    /// (`[serve] isolate_clients`, `GROUND_SERVE_ISOLATE_CLIENTS`,
+    /// `--isolate-clients`): no answer reused from another request, and the
+    /// embedded model's cached prompt prefix kept only within one conversation.
+    /// Off by default on loopback (one person's machine), on by default on any
+    /// other address (resolved with `listen`).
+    pub isolate_clients: bool,
 }
 
 impl Default for ServeSettings {
@@ -91,6 +98,7 @@ impl Default for ServeSettings {
             header_timeout: std::time::Duration::from_secs(10),
             idle_timeout: std::time::Duration::from_secs(30),
             shutdown_grace: std::time::Duration::from_secs(10),
+            isolate_clients: false,
         }
     }
 }
@@ -598,6 +606,13 @@ pub struct EmbeddedSettings {
     /// Free memory in bytes to assume instead of /proc/meminfo's `MemAvailable`
     /// (tests); `None` reads it.
     pub memory_available: Option<u64>,
+    /// Who may reuse the prompt prefix the engine keeps from the previous reply:
+    /// `None`, any caller in this process (the default); `Some(scope)`, only a call
+    /// with the same scope: a call of another scope finds the cache emptied. Never
+    /// configured: `ground serve` sets it per request when clients are isolated
+    /// (`[serve] isolate_clients`), so that `cached_prompt_tokens` (and the reply's
+    /// speed) cannot tell one client what another asked.
+    pub cache_scope: Option<String>,
 }
 
 impl Default for EmbeddedSettings {
@@ -620,6 +635,7 @@ impl EmbeddedSettings {
             verbose: false,
             stall: Duration::from_secs(30),
             memory_available: None,
+            cache_scope: None,
         }
     }
 }

@@ -185,7 +185,7 @@ pub async fn run(
         hint: "check the disk has room and --out is writable; run again to resume".into(),
     };
 
-    let client = Client::unbudgeted(service.settings());
+    let client = Client::one_user(service.settings());
     let note = |line: &str| eprintln!("ground: {line}");
     let shown = |report: &crate::report::Report| report.answer.answer.clone();
     let ask = |entry: Entry| {

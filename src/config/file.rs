@@ -67,6 +67,8 @@ pub(crate) struct FileServe {
     pub idle_timeout_secs: Option<u64>,
     /// `shutdown_grace_secs`: how long the requests under way may take on shutdown.
     pub shutdown_grace_secs: Option<u64>,
+    /// `isolate_clients`: no answer reuse or prompt-prefix sharing between clients.
+    pub isolate_clients: Option<bool>,
 }
 
 /// `[privacy]` in the config file.

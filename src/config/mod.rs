@@ -136,6 +136,60 @@ mod tests {
     }
 
     #[test]
+    fn clients_are_isolated_by_default_only_off_loopback() {
+        // R5 findings 11-12: one person's loopback server shares its caches; a server
+        // others reach does not, unless told to.
+        let isolated = |flags: &Overrides, env: &[(&str, &str)]| {
+            resolve(flags, &env_of(env)).unwrap().serve.isolate_clients
+        };
+        let plain = Overrides::default();
+        assert!(!isolated(&plain, &[]));
+        let beyond = Overrides {
+            serve_listen: Some("0.0.0.0:8088".into()),
+            ..Default::default()
+        };
+        assert!(isolated(&beyond, &[]));
+        assert!(isolated(
+            &Overrides {
+                serve_listen: Some("[::1]:8088".into()),
+                serve_isolate_clients: Some(true),
+                ..Default::default()
+            },
+            &[]
+        ));
+        assert!(isolated(&plain, &[("GROUND_SERVE_ISOLATE_CLIENTS", "yes")]));
+        assert!(!isolated(&beyond, &[("GROUND_SERVE_ISOLATE_CLIENTS", "0")]));
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.toml");
+        std::fs::write(&path, "[serve]\nisolate_clients = false\n").unwrap();
+        let from_file = Overrides {
+            config_path: Some(path),
+            ..beyond.clone()
+        };
+        assert!(!isolated(&from_file, &[]));
+        // The flag beats the environment, which beats the file.
+        let flag = Overrides {
+            serve_isolate_clients: Some(true),
+            ..from_file.clone()
+        };
+        assert!(isolated(
+            &flag,
+            &[("GROUND_SERVE_ISOLATE_CLIENTS", "false")]
+        ));
+        assert!(isolated(
+            &from_file,
+            &[("GROUND_SERVE_ISOLATE_CLIENTS", "true")]
+        ));
+        assert!(matches!(
+            resolve(
+                &plain,
+                &env_of(&[("GROUND_SERVE_ISOLATE_CLIENTS", "maybe")])
+            ),
+            Err(Error::Config { .. })
+        ));
+    }
+
+    #[test]
     fn bad_values_are_config_errors() {
         let bad_url = Overrides {
             searxng_urls: vec!["localhost:8080".into()],

@@ -75,6 +75,8 @@ pub struct Overrides {
     pub serve_idle_timeout_secs: Option<u64>,
     /// `ground serve --shutdown-grace` in seconds.
     pub serve_shutdown_grace_secs: Option<u64>,
+    /// `ground serve --isolate-clients[=BOOL]`.
+    pub serve_isolate_clients: Option<bool>,
     /// `--timeout` in seconds.
     pub timeout_secs: Option<u64>,
     /// `--max-searches`.

@@ -11,7 +11,8 @@ use crate::error::Error;
 
 /// `[serve]`: flags > `GROUND_SERVE_*` > file > defaults (127.0.0.1:8088, queue 8,
 /// concurrency 4, no key, no CORS, 512 connections, headers within 10 s, kept-alive
-/// connections idle for 30 s, 10 s to finish on shutdown).
+/// connections idle for 30 s, 10 s to finish on shutdown, clients isolated only off
+/// loopback).
 pub(super) fn serve(
     flags: &Overrides,
     env: &dyn Fn(&str) -> Option<String>,
@@ -94,6 +95,20 @@ pub(super) fn serve(
         .clone()
         .or_else(|| env("GROUND_SERVE_CORS"))
         .or_else(|| file.serve.cors.clone());
+    // Loopback is one person's machine: its clients (their tools and front-ends)
+    // share answers and the model's prompt cache. Any other address serves people who
+    // need not know each other: isolated unless told otherwise.
+    let isolate_clients = match (
+        flags.serve_isolate_clients,
+        env("GROUND_SERVE_ISOLATE_CLIENTS"),
+    ) {
+        (Some(flag), _) => flag,
+        (None, Some(text)) => super::resolve::parse_bool(&text, "GROUND_SERVE_ISOLATE_CLIENTS")?,
+        (None, None) => file
+            .serve
+            .isolate_clients
+            .unwrap_or(!listen.ip().is_loopback()),
+    };
     Ok(crate::settings::ServeSettings {
         listen,
         api_key,
@@ -104,6 +119,7 @@ pub(super) fn serve(
         header_timeout,
         idle_timeout,
         shutdown_grace,
+        isolate_clients,
     })
 }
 

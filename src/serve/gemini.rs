@@ -364,7 +364,10 @@ pub(crate) async fn generate(
                 };
                 let usage =
                     usage_metadata(report.model.prompt_tokens, report.model.completion_tokens);
-                (shown_answer(report), metadata, finish, usage)
+                // Outside Gemini's fields (the SDK drops it; raw HTTP sees it): a reused
+                // answer is marked as MCP and the OpenAI face mark it.
+                let reused = answered.reused_json().map(|r| json!({"reused": r}));
+                (shown_answer(report), metadata, finish, usage, reused)
             }
             Err(failure) => return ApiError::from_run(Face::Gemini, failure).into_response(),
         }
@@ -381,23 +384,19 @@ pub(crate) async fn generate(
         {
             Ok(direct) => {
                 let usage = usage_metadata(direct.prompt_tokens, direct.completion_tokens);
-                (direct.text, None, "STOP", usage)
+                (direct.text, None, "STOP", usage, None)
             }
             Err(failure) => return ApiError::from_run(Face::Gemini, failure).into_response(),
         }
     };
     drop(admission);
-    let (text, metadata, finish, usage) = reply;
+    let (text, metadata, finish, usage, ground) = reply;
     if !streaming {
-        return axum::Json(response(
-            &model,
-            &text,
-            metadata,
-            Some(finish),
-            Some(usage),
-            &id,
-        ))
-        .into_response();
+        let mut whole = response(&model, &text, metadata, Some(finish), Some(usage), &id);
+        if let Some(ground) = ground {
+            whole["ground"] = ground;
+        }
+        return axum::Json(whole).into_response();
     }
     // The text first, then the metadata with the finish reason on the last event
     // (Gemini's own order); data lines only.
@@ -406,6 +405,9 @@ pub(crate) async fn generate(
     if let Some(parts) = last["candidates"][0]["content"]["parts"].as_array_mut() {
         parts.clear();
         parts.push(json!({"text": ""}));
+    }
+    if let Some(ground) = ground {
+        last["ground"] = ground;
     }
     let events = [first, last]
         .into_iter()

@@ -533,10 +533,13 @@ pub(crate) async fn chat_completions(State(app): State<Arc<App>>, body: Body) ->
 }
 
 /// The whole `ground answer --json` object of an answer, with the follow-up's
-/// `conversation {standalone_question, reused_sources, searched}` as MCP gives it.
+/// `conversation {standalone_question, reused_sources, searched}` and a reused
+/// answer's `reused {question, age_secs, ttl_secs}` as MCP gives them.
 fn ground_json(answered: &Answered) -> Value {
     let mut value = crate::render::json(&answered.report, &answered.verdict);
-    if let Some(followup) = &answered.report.followup {
+    if let Some(reused) = answered.reused_json() {
+        value["reused"] = reused;
+    } else if let Some(followup) = &answered.report.followup {
         value["conversation"] = crate::render::json::follow_up(Some(followup));
     }
     value

@@ -11,7 +11,11 @@
 //!   conversations' evidence, found by the conversation itself ([`Conversations`]);
 //!   the bound on runs at once and waiting ([`Service::admit`]).
 //! - [`Client`] (one per MCP session, one per server): the search budget
-//!   (`--session-searches`) and the answers kept for reuse ([`Reused`]).
+//!   (`--session-searches`), the answers kept for reuse ([`Reused`], keyed by the
+//!   question and every option of the request: [`request_key`]), and whether its
+//!   requests are isolated from each other (`[serve] isolate_clients`: nothing
+//!   reused, the embedded model's prompt cache kept per conversation:
+//!   [`cache_scope`]).
 //! - [`Failure`]: every failed call as one value, with the CLI's words and hint and
 //!   the class a face maps onto its own error (a tool error, an HTTP status).
 //! - [`Answered`]: the report with its verdict, for a face to render.
@@ -30,7 +34,7 @@ pub mod model;
 pub mod reuse;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -38,7 +42,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 pub use self::conversation::{Conversations, Evidence, MAX_TURN_BYTES, Turn, prior_of};
 pub use self::failure::{Failure, isolated};
 pub use self::model::ModelSlot;
-pub use self::reuse::{MAX_REUSED_BYTES, MAX_REUSED_RUNS, Reused, reuse_key};
+pub use self::reuse::{MAX_REUSED_BYTES, MAX_REUSED_RUNS, Reused, request_key, reuse_key};
 use crate::error::exit;
 use crate::events::Events;
 use crate::llm::embedded::models::Progress;
@@ -47,7 +51,7 @@ pub use crate::pipeline::Direct;
 use crate::pipeline::{Question, RunWith, Unwatched, Watch};
 use crate::report::{Report, Strictness, Verdict, verdict};
 use crate::search::SearchOutcome;
-use crate::settings::{SearchSettings, Settings};
+use crate::settings::{LlmSettings, SearchSettings, Settings};
 
 /// One process's service: shared by every client and request.
 #[derive(Debug)]
@@ -70,11 +74,24 @@ pub struct Client {
     budget: Option<(AtomicUsize, usize)>,
     reused: Reused,
     reuse_ttl: Duration,
+    /// Whether the requests through this client come from people who must not learn
+    /// about each other (`ground serve` with `[serve] isolate_clients`): no answer is
+    /// reused, and the embedded model's cached prompt prefix is kept per
+    /// conversation ([`cache_scope`]).
+    isolated: bool,
+    /// This client among the process's clients, for [`cache_scope`].
+    id: u64,
+}
+
+/// A new client's [`Client::id`].
+fn next_id() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
 impl Client {
     /// A client with `settings`' session budget (`--session-searches`) and reuse
-    /// window (`--reuse-secs`).
+    /// window (`--reuse-secs`): one agent's MCP session.
     pub fn with_budget(settings: &Settings) -> Self {
         Client {
             budget: Some((
@@ -83,17 +100,39 @@ impl Client {
             )),
             reused: Reused::default(),
             reuse_ttl: settings.run.session_reuse,
+            isolated: false,
+            id: next_id(),
         }
     }
 
-    /// A client with no search budget (a server's: its rate limits bound it), reusing
-    /// answers within `settings`' reuse window.
+    /// A server's client, with no search budget (its rate limits bound it): answers
+    /// reused within `settings`' reuse window across every request, unless
+    /// `[serve] isolate_clients` says its requests must not learn about each other
+    /// (then nothing is reused, and the model's prompt cache is kept per
+    /// conversation).
     pub fn unbudgeted(settings: &Settings) -> Self {
+        Client {
+            isolated: settings.serve.isolate_clients,
+            ..Client::one_user(settings)
+        }
+    }
+
+    /// One person's client with no search budget (`ground batch`: its questions are
+    /// one user's, whatever `[serve] isolate_clients` says), reusing answers within
+    /// `settings`' reuse window.
+    pub fn one_user(settings: &Settings) -> Self {
         Client {
             budget: None,
             reused: Reused::default(),
             reuse_ttl: settings.run.session_reuse,
+            isolated: false,
+            id: next_id(),
         }
+    }
+
+    /// Whether its requests are kept from learning about each other.
+    pub fn isolated(&self) -> bool {
+        self.isolated
     }
 
     /// Takes up to `wanted` searches from the budget: as many as are left, or the
@@ -187,6 +226,45 @@ pub struct Answered {
     pub verdict: Verdict,
     /// When reused: how old the earlier run is, and the reuse window.
     pub reused: Option<(Duration, Duration)>,
+}
+
+impl Answered {
+    /// The mark of a reused answer, MCP's `reused` object: the earlier run's
+    /// question as it was asked, its age and the reuse window in seconds; `None` for
+    /// an answer of this request's own run.
+    pub fn reused_json(&self) -> Option<serde_json::Value> {
+        let (age, ttl) = self.reused?;
+        Some(serde_json::json!({
+            "question": self.report.question,
+            "age_secs": age.as_secs(),
+            "ttl_secs": ttl.as_secs(),
+        }))
+    }
+}
+
+/// The embedded model's cache scope for a request of `client` in `conversation`
+/// ([`crate::settings::EmbeddedSettings::cache_scope`]): `None` (shared by every
+/// call) unless the client is isolated; then a follow-up's conversation, known by its
+/// first turn as the client holds it (its later turns reuse each other's prefix),
+/// and a question of its own a scope of its own.
+pub fn cache_scope(client: &Client, conversation: &[Turn]) -> Option<String> {
+    client.isolated.then(|| scope_of(client.id, conversation))
+}
+
+/// The cache scope of a request of client `id` in `conversation` (see
+/// [`cache_scope`]).
+fn scope_of(id: u64, conversation: &[Turn]) -> String {
+    static REQUESTS: AtomicU64 = AtomicU64::new(0);
+    match conversation.first() {
+        Some(first) => format!(
+            "client {id} conversation {}",
+            conversation::conversation_key(std::slice::from_ref(first))
+        ),
+        None => format!(
+            "client {id} request {}",
+            REQUESTS.fetch_add(1, Ordering::Relaxed)
+        ),
+    }
 }
 
 impl Service {
@@ -311,23 +389,25 @@ impl Service {
             ));
         }
         let conversation = request.conversation;
-        // The same question earlier: its evidence, without searching (a follow-up's
-        // words mean something else in each conversation: not reused).
-        let mut settings = (*self.settings).clone();
-        if let Some(adjust) = request.adjust {
-            adjust(&mut settings);
-        }
-        // An answer read under another site filter is no answer under this one.
-        let scope = settings.search.sites.query_terms();
-        let key = reuse_key(&question)
-            .filter(|_| conversation.is_empty())
-            .map(|key| {
-                if scope.is_empty() {
-                    key
-                } else {
-                    format!("{key} [{scope}]")
-                }
-            });
+        // The settings of this request: the service's (with the model as chosen, once
+        // it is) and the request's options over them.
+        let adjusted = |llm: Option<LlmSettings>| {
+            let mut settings = (*self.settings).clone();
+            if let Some(llm) = llm {
+                settings.llm = llm;
+            }
+            if let Some(adjust) = request.adjust {
+                adjust(&mut settings);
+            }
+            settings
+        };
+        let mut settings = adjusted(None);
+        // The same question earlier, asked with the same options (an answer read under
+        // another site filter, time range or token cap is no answer to this one): its
+        // evidence, without searching. A follow-up's words mean something else in each
+        // conversation, and an isolated client's requests never see each other's.
+        let key = request_key(&question, &settings)
+            .filter(|_| conversation.is_empty() && !client.isolated);
         if let Some((age, earlier)) = key
             .as_ref()
             .and_then(|k| client.reused.earlier(k, client.reuse_ttl))
@@ -343,7 +423,11 @@ impl Service {
             });
         }
 
-        settings.llm = self.model.ready(request.note, request.download).await?;
+        // The model as chosen, the request's options over it (before, its token cap
+        // was lost here), and the scope of the engine's prompt cache.
+        let ready = self.model.ready(request.note, request.download).await?;
+        settings = adjusted(Some(ready));
+        settings.llm.embedded.cache_scope = cache_scope(client, conversation);
 
         // Reserve the most searches the run may make, or what is left of the budget
         // when that is less (the run then makes fewer); give back what it did not use.
@@ -400,6 +484,10 @@ impl Service {
         })
     }
 }
+
+/// The client id of [`Service::answer_directly`]'s cache scopes (no client of
+/// [`next_id`] has it).
+const SERVE_DIRECT_CLIENT: u64 = u64::MAX;
 
 /// A search's outcome and the search service that ran it (`--search auto` chosen).
 #[derive(Debug)]
@@ -473,7 +561,14 @@ impl Service {
                 "pass the question to answer",
             ));
         }
-        let llm = self.model.ready(note, &mut |_| {}).await?;
+        let mut llm = self.model.ready(note, &mut |_| {}).await?;
+        // Only `ground serve` answers this way (Gemini's face without a search tool):
+        // its clients are isolated as the server's settings say.
+        llm.embedded.cache_scope = self
+            .settings
+            .serve
+            .isolate_clients
+            .then(|| scope_of(SERVE_DIRECT_CLIENT, turns));
         let turns = prior_of(turns, &Evidence::default()).turns;
         let instruction =
             instruction.map(|i| crate::text::cut_bytes(i.trim(), MAX_TURN_BYTES).to_string());

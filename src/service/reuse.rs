@@ -1,6 +1,8 @@
 //! Answers reused within one client's session (an MCP session, a `ground serve`
-//! process): a question that normalises to that of an earlier grounded run gets that
-//! run's report again, without searching or asking the model.
+//! process whose clients are not isolated): a question that normalises to that of an
+//! earlier grounded run, asked with the same options ([`request_key`]), gets that
+//! run's report again, without searching or asking the model; the faces mark it
+//! (`reused`).
 //!
 //! Kept apart from the service so that the rules it holds (what counts as the same
 //! question, how long, how many and how many bytes of runs are kept) can be read and
@@ -104,6 +106,25 @@ pub fn reuse_key(question: &str) -> Option<String> {
         tokens.push(word);
     }
     (!tokens.is_empty()).then(|| tokens.join(" "))
+}
+
+/// The key under which a request's run is reused: the question's [`reuse_key`] and
+/// a digest of the settings the request runs with, or `None` when the question has
+/// nothing to key it by.
+///
+/// The settings are those after the request's own options (a face's `adjust`: the
+/// site filter, Perplexity's `search_recency_filter`, `max_tokens`, MCP's `sites`),
+/// all of them, so that an answer read under another filter, time range or token cap
+/// is never given for this one, and an option a face adds later is in the key
+/// without anyone remembering to put it there. The service's own settings are the
+/// same for every request, so only the request's options tell two keys apart.
+pub fn request_key(question: &str, settings: &crate::settings::Settings) -> Option<String> {
+    use sha2::{Digest, Sha256};
+    let key = reuse_key(question)?;
+    // Debug writes every field (secrets redacted) in a fixed order: no map in it.
+    let digest = Sha256::digest(format!("{settings:?}").as_bytes());
+    let short: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
+    Some(format!("{key} [{short}]"))
 }
 
 /// A session's grounded runs by [`reuse_key`], each with when it finished and its
@@ -231,6 +252,45 @@ mod tests {
         assert_eq!(reuse_key("?!"), None);
         assert_eq!(reuse_key("  ... "), None);
         assert_eq!(reuse_key("#").as_deref(), Some("#"));
+    }
+
+    #[test]
+    fn the_request_s_options_are_in_the_key() {
+        // R5 finding 11: reuse ignored search_recency_filter and max_tokens.
+        use crate::settings::{Settings, TimeRange};
+        let question = "Do tardigrades survive in space?";
+        let base: Settings =
+            crate::config::resolve(&crate::config::Overrides::default(), &|_| None).unwrap();
+        let key = |change: &dyn Fn(&mut Settings)| {
+            let mut settings = base.clone();
+            change(&mut settings);
+            request_key(question, &settings).unwrap()
+        };
+        let plain = key(&|_| {});
+        assert!(
+            plain.starts_with("do tardigrades survive in space ["),
+            "{plain}"
+        );
+        // The same question and options: the same key (also in other words).
+        assert_eq!(plain, key(&|_| {}));
+        assert_eq!(
+            Some(plain.clone()),
+            request_key("do tardigrades  survive in space", &base)
+        );
+        let week = key(&|s| s.search.time_range = Some(TimeRange::Week));
+        let year = key(&|s| s.search.time_range = Some(TimeRange::Year));
+        let shorter = key(&|s| s.llm.max_answer_tokens = 128);
+        let sites = key(&|s| {
+            s.search.sites =
+                crate::sites::SiteFilter::parse(&["docs.python.org".into()], &[], "test").unwrap()
+        });
+        let all = [&plain, &week, &year, &shorter, &sites];
+        for (i, a) in all.iter().enumerate() {
+            for b in &all[i + 1..] {
+                assert_ne!(a, b);
+            }
+        }
+        assert_eq!(request_key("?!", &base), None);
     }
 
     /// A grounded run whose one source holds `bytes` of text.

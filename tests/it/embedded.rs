@@ -641,6 +641,7 @@ mod engine {
             max_tokens: 12,
             threads: 1,
             stop_at_end_of_text: true,
+            scope: None,
         };
         let mut pieces = 0;
         let out = engine::generate(&model, &request, &AtomicBool::new(false), &mut |_| {
@@ -671,6 +672,7 @@ mod engine {
             max_tokens: 10,
             threads: 1,
             stop_at_end_of_text: true,
+            scope: None,
         };
         let err =
             engine::generate(&model, &request, &AtomicBool::new(false), &mut |_| {}).unwrap_err();
@@ -726,6 +728,7 @@ mod engine {
             max_tokens: 3000,
             threads: 1,
             stop_at_end_of_text: true,
+            scope: None,
         };
         let took = stop_time(request, |pieces, _| pieces >= 3);
         // One token takes milliseconds; the bound is loose because the machine may be
@@ -748,6 +751,7 @@ mod engine {
             max_tokens: 1,
             threads: 1,
             stop_at_end_of_text: true,
+            scope: None,
         };
         // Stopped while the prompt is still being read: the result is Interrupted,
         // not the one token the request would have written.
@@ -776,6 +780,7 @@ mod engine {
             max_tokens: 40,
             threads: 1,
             stop_at_end_of_text: true,
+            scope: None,
         }
     }
 
@@ -842,6 +847,47 @@ mod engine {
     }
 
     #[test]
+    fn another_scope_finds_the_cache_empty_and_its_own_scope_reuses_it() {
+        // R5 finding 12: with clients isolated, one client's prompt must not be the
+        // next client's cached prefix (cached_tokens and the speed told client B how
+        // much of client A's prompt it had guessed).
+        let scoped = |scope: Option<&str>, question: &str| GenerateRequest {
+            scope: scope.map(str::to_string),
+            ..greedy(llm::SYSTEM_PROMPT, question)
+        };
+        let (_cold_dir, cold) = fresh_model();
+        let from_cold = run(&cold, &scoped(None, QUESTION));
+
+        let (_dir, model) = fresh_model();
+        let a = run(&model, &scoped(Some("a"), QUESTION));
+        assert_eq!(a.cached_prompt_tokens, 0);
+        assert_eq!(a.fresh, None, "an empty context is not started afresh");
+        // Client B asks the very same: nothing of A's prompt is found, and B's reply is
+        // that of a context that held nothing.
+        let b = run(&model, &scoped(Some("b"), QUESTION));
+        assert_eq!(b.cached_prompt_tokens, 0);
+        assert_eq!(
+            b.fresh.as_deref(),
+            Some("the previous reply was for another client or conversation")
+        );
+        assert_eq!(b.text, from_cold.text);
+        // B again (its own conversation): its prefix is there.
+        let b_again = run(&model, &scoped(Some("b"), QUESTION));
+        assert_eq!(b_again.evaluated_prompt_tokens(), 1);
+        assert_eq!(b_again.fresh, None);
+        // An unscoped caller neither sees a scoped prompt nor leaves it one.
+        let shared_caller = run(&model, &scoped(None, QUESTION));
+        assert_eq!(shared_caller.cached_prompt_tokens, 0);
+        let b_after = run(&model, &scoped(Some("b"), QUESTION));
+        assert_eq!(b_after.cached_prompt_tokens, 0);
+        // Unscoped callers share as before.
+        let (_dir2, open) = fresh_model();
+        run(&open, &scoped(None, QUESTION));
+        let second = run(&open, &scoped(None, QUESTION));
+        assert_eq!(second.evaluated_prompt_tokens(), 1);
+    }
+
+    #[test]
     fn a_conversation_that_no_longer_fits_starts_afresh() {
         let (_dir, model) = fresh_model();
         let small = GenerateRequest {
@@ -885,6 +931,7 @@ mod engine {
             max_tokens: 4,
             threads: 1,
             stop_at_end_of_text: true,
+            scope: None,
         };
         let steps = |request: &GenerateRequest| {
             let mut seen = Vec::new();
@@ -946,6 +993,7 @@ mod engine {
             max_tokens: 1,
             threads: 1,
             stop_at_end_of_text: true,
+            scope: None,
         };
         let cancel = AtomicBool::new(false);
         let mut raised = None;
@@ -999,6 +1047,7 @@ mod engine {
             max_tokens: 1,
             threads: 1,
             stop_at_end_of_text: true,
+            scope: None,
         };
         tokio::task::spawn_blocking(move || {
             engine::generate(&model, &quick, &AtomicBool::new(false), &mut |_| {})
@@ -1581,6 +1630,7 @@ mod real_model {
                 max_tokens: 256,
                 threads: 1,
                 stop_at_end_of_text: true,
+                scope: None,
             }
         };
         let second = request("How long did tardigrades survive in open space?");

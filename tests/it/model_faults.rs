@@ -611,3 +611,133 @@ async fn mcp_survives_a_model_llama_cpp_would_abort_on() {
 
 // ---------------------------------------------------------------------------
 // Finding 3: the engine outlives an MCP deadline
+
+// ---------------------------------------------------------------------------
+// R5 finding 10: hyperparameters llama.cpp asserts on
+
+/// A copy of the test model with the f32 metadata value under `key` (the full key,
+/// e.g. `llama.rope.freq_base`) set to `value` in place, written to `dir/name`.
+#[cfg(feature = "embedded")]
+fn model_with_float(dir: &Path, key: &str, value: f32, name: &str) -> PathBuf {
+    let mut bytes = std::fs::read(tiny_model()).unwrap();
+    // The key as GGUF writes it (its length, then its bytes), then type 6 (f32).
+    let mut needle = (key.len() as u64).to_le_bytes().to_vec();
+    needle.extend_from_slice(key.as_bytes());
+    needle.extend_from_slice(&6u32.to_le_bytes());
+    let at = bytes
+        .windows(needle.len())
+        .position(|w| w == needle.as_slice())
+        .unwrap_or_else(|| panic!("the test model has no f32 {key}"));
+    let value_at = at + needle.len();
+    bytes[value_at..value_at + 4].copy_from_slice(&value.to_le_bytes());
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+/// The test model with a NaN `layer_norm_rms_epsilon`: before R5 it loaded, and
+/// ggml's `GGML_ASSERT(eps >= 0.0f)` aborted the process at the first answer.
+#[cfg(feature = "embedded")]
+fn model_with_nan_epsilon(dir: &Path) -> PathBuf {
+    model_with_float(
+        dir,
+        "llama.attention.layer_norm_rms_epsilon",
+        f32::NAN,
+        "nan-epsilon.gguf",
+    )
+}
+
+#[cfg(feature = "embedded")]
+#[tokio::test]
+async fn a_norm_epsilon_or_rope_base_llama_cpp_would_assert_on_is_refused() {
+    let world = World::new().await;
+    world.search_and_pages().await;
+    for (key, value, name, says) in [
+        (
+            "llama.attention.layer_norm_rms_epsilon",
+            f32::NAN,
+            "nan-epsilon.gguf",
+            "its llama.attention.layer_norm_rms_epsilon is NaN",
+        ),
+        (
+            "llama.attention.layer_norm_rms_epsilon",
+            -1e-5,
+            "negative-epsilon.gguf",
+            "its llama.attention.layer_norm_rms_epsilon is -0.00001",
+        ),
+        (
+            "llama.rope.freq_base",
+            f32::NAN,
+            "nan-rope.gguf",
+            "its llama.rope.freq_base is NaN",
+        ),
+        (
+            "llama.rope.freq_base",
+            0.0,
+            "zero-rope.gguf",
+            "its llama.rope.freq_base is 0",
+        ),
+    ] {
+        let path = model_with_float(world.home.path(), key, value, name);
+        let mut cmd = world.ground();
+        cmd.args(["answer", "--llm", "embedded", "--model-file"])
+            .arg(&path)
+            .arg("do tardigrades survive in space");
+        let out = run_within(cmd, Duration::from_secs(120)).await;
+        let err = stderr(&out);
+        // Before: killed by SIGABRT (no exit code) at the first decode (the epsilon).
+        assert_eq!(out.status.code(), Some(5), "{name}: {err}");
+        assert!(
+            err.contains(&format!(
+                "error: the model file {} cannot be used",
+                path.display()
+            )),
+            "{err}"
+        );
+        assert!(err.contains(says), "{name}: {err}");
+        assert!(err.contains("convert the model again"), "{name}: {err}");
+        assert!(err.contains("\nhint: "), "{err}");
+        assert!(!err.contains("GGML_ASSERT"), "{err}");
+    }
+}
+
+/// A bad model in `ground serve` is that request's 503, never the process: the next
+/// request gets its own 503 and /health still answers.
+#[cfg(feature = "embedded")]
+#[tokio::test]
+async fn serve_answers_503_for_a_model_llama_cpp_would_abort_on_and_lives() {
+    use crate::serve::{Server, ask, http};
+    let world = World::new().await;
+    world.search_and_pages().await;
+    let path = model_with_nan_epsilon(world.home.path());
+    let path_text = path.to_str().unwrap().to_string();
+    let server = Server::start(
+        world.ground(),
+        &["--llm", "embedded", "--model-file", &path_text],
+    )
+    .await;
+    for question in [
+        "do tardigrades survive in space",
+        "do water bears survive in space",
+    ] {
+        let reply = http()
+            .post(server.url("/v1/chat/completions"))
+            .json(&ask(question))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(reply.status(), 503, "{question}");
+        let body: serde_json::Value = reply.json().await.unwrap();
+        let message = body["error"]["message"].as_str().unwrap_or_default();
+        assert_eq!(body["error"]["code"], "model_file_invalid", "{body}");
+        assert!(message.contains("nan-epsilon.gguf"), "{message}");
+        assert!(
+            message.contains("layer_norm_rms_epsilon is NaN"),
+            "{message}"
+        );
+        let health = http().get(server.url("/health")).send().await.unwrap();
+        assert_eq!(health.status(), 200);
+    }
+    let log = server.stop().await;
+    assert!(!log.contains("GGML_ASSERT"), "{log}");
+}

@@ -13,8 +13,8 @@ use wiremock::{Mock, ResponseTemplate};
 
 use crate::common::*;
 
-/// A running `ground serve` and its address.
-struct Server {
+/// A running `ground serve` and its address (model_faults starts one too).
+pub(crate) struct Server {
     child: Child,
     base: String,
     stderr: tokio::task::JoinHandle<String>,
@@ -22,7 +22,7 @@ struct Server {
 
 impl Server {
     /// Starts `ground serve --listen 127.0.0.1:0 FLAGS` and waits for its line.
-    async fn start(cmd: std::process::Command, flags: &[&str]) -> Server {
+    pub(crate) async fn start(cmd: std::process::Command, flags: &[&str]) -> Server {
         let mut cmd = tokio::process::Command::from(cmd);
         cmd.args(["serve", "--listen", "127.0.0.1:0"])
             .args(flags)
@@ -56,19 +56,19 @@ impl Server {
         }
     }
 
-    fn url(&self, path: &str) -> String {
+    pub(crate) fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
     }
 
     /// Stops the server and returns its stderr.
-    async fn stop(mut self) -> String {
+    pub(crate) async fn stop(mut self) -> String {
         let _ = self.child.start_kill();
         let _ = self.child.wait().await;
         self.stderr.await.unwrap()
     }
 }
 
-fn http() -> reqwest::Client {
+pub(crate) fn http() -> reqwest::Client {
     reqwest::Client::builder()
         .timeout(Duration::from_secs(30))
         .build()
@@ -77,7 +77,7 @@ fn http() -> reqwest::Client {
 
 const QUESTION: &str = "Can tardigrades survive in space?";
 
-fn ask(question: &str) -> Value {
+pub(crate) fn ask(question: &str) -> Value {
     json!({"model": "ground", "messages": [{"role": "user", "content": question}]})
 }
 
@@ -1253,4 +1253,151 @@ async fn a_closed_stderr_loses_log_lines_not_requests() {
     assert_eq!(reply.status(), 200);
     assert!(child.try_wait().unwrap().is_none(), "the server ended");
     let _ = child.start_kill();
+}
+
+// ---- Reuse and isolation (R5 findings 11 and 12) ----
+
+async fn searches(world: &World) -> usize {
+    world.searx.received_requests().await.unwrap().len()
+}
+
+async fn model_calls(world: &World) -> usize {
+    world.ollama.received_requests().await.unwrap().len()
+}
+
+async fn completion(server: &Server, body: &Value) -> Value {
+    let reply = http()
+        .post(server.url("/v1/chat/completions"))
+        .json(body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reply.status(), 200, "{body}");
+    reply.json().await.unwrap()
+}
+
+#[tokio::test]
+async fn a_reused_answer_is_marked_on_both_faces() {
+    let world = World::new().await;
+    world.healthy(&good_answer()).await;
+    let server = Server::start(world.ground(), &[]).await;
+    let first = completion(&server, &ask(QUESTION)).await;
+    assert!(
+        first["ground"].get("reused").is_none(),
+        "{}",
+        first["ground"]
+    );
+    let (searched, asked) = (searches(&world).await, model_calls(&world).await);
+    // The same question in other words: the earlier run, marked as MCP marks it.
+    let second = completion(&server, &ask("can tardigrades  survive in space")).await;
+    assert_eq!(
+        searches(&world).await,
+        searched,
+        "the reused answer searched"
+    );
+    assert_eq!(
+        model_calls(&world).await,
+        asked,
+        "the reused answer asked the model"
+    );
+    let reused = &second["ground"]["reused"];
+    assert_eq!(reused["question"], QUESTION, "{reused}");
+    assert!(reused["age_secs"].as_u64().unwrap() < 60, "{reused}");
+    assert_eq!(reused["ttl_secs"], 600, "{reused}");
+    assert_eq!(
+        second["choices"][0]["message"]["content"],
+        first["choices"][0]["message"]["content"]
+    );
+    // Gemini's face (no options of its own): the same run, marked beside Gemini's
+    // fields.
+    let reply: Value = http()
+        .post(server.url("/v1beta/models/gemini-2.5-flash:generateContent"))
+        .json(&gemini_ask(QUESTION, true))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(reply["ground"]["reused"]["question"], QUESTION, "{reply}");
+    assert_eq!(searches(&world).await, searched);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_request_with_other_options_is_not_given_another_s_answer() {
+    // R5 finding 11: reuse ignored search_recency_filter and max_tokens.
+    let world = World::new().await;
+    world.healthy(&good_answer()).await;
+    let server = Server::start(world.ground(), &[]).await;
+    completion(&server, &ask(QUESTION)).await;
+    let searched = searches(&world).await;
+    let mut recent = ask(QUESTION);
+    recent["search_recency_filter"] = json!("week");
+    let reply = completion(&server, &recent).await;
+    assert!(
+        reply["ground"].get("reused").is_none(),
+        "{}",
+        reply["ground"]
+    );
+    assert!(
+        searches(&world).await > searched,
+        "a request for last week's results was answered from an unfiltered search"
+    );
+    // Another token cap: its own run (its search may come from the cache), its own
+    // model call.
+    let asked = model_calls(&world).await;
+    let mut short = ask(QUESTION);
+    short["max_tokens"] = json!(200);
+    let reply = completion(&server, &short).await;
+    assert!(
+        reply["ground"].get("reused").is_none(),
+        "{}",
+        reply["ground"]
+    );
+    assert!(model_calls(&world).await > asked);
+    // The cap reached the model (before R5 the chosen model's settings replaced it).
+    let calls = world.ollama.received_requests().await.unwrap();
+    let caps: Vec<Value> = calls[asked..]
+        .iter()
+        .map(|call| {
+            serde_json::from_slice::<Value>(&call.body).unwrap()["options"]["num_predict"].clone()
+        })
+        .collect();
+    assert!(caps.contains(&json!(200)), "{caps:?}");
+    // Each is reused with its own options.
+    let searched = searches(&world).await;
+    let again = completion(&server, &recent).await;
+    assert!(again["ground"]["reused"].is_object(), "{}", again["ground"]);
+    assert_eq!(searches(&world).await, searched);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn with_clients_isolated_nothing_is_reused() {
+    let world = World::new().await;
+    world.healthy(&good_answer()).await;
+    let server = Server::start(world.ground(), &["--isolate-clients"]).await;
+    completion(&server, &ask(QUESTION)).await;
+    let (searched, asked) = (searches(&world).await, model_calls(&world).await);
+    let second = completion(&server, &ask(QUESTION)).await;
+    assert!(
+        second["ground"].get("reused").is_none(),
+        "{}",
+        second["ground"]
+    );
+    assert!(
+        model_calls(&world).await > asked,
+        "the second request was not run"
+    );
+    // Its own run: the search cache may answer it, the search log says so.
+    assert!(
+        searches(&world).await > searched
+            || second["ground"]["searches"]
+                .as_array()
+                .is_some_and(|s| s.iter().any(|s| s["cached"] == true)),
+        "{}",
+        second["ground"]
+    );
+    server.stop().await;
 }

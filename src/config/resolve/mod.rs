@@ -688,7 +688,7 @@ fn secs(value: Option<u64>, default: u64, name: &str) -> Result<Duration, Error>
 }
 
 /// A boolean environment variable: 1/0, true/false, yes/no or on/off.
-fn parse_bool(value: &str, name: &str) -> Result<bool, Error> {
+pub(super) fn parse_bool(value: &str, name: &str) -> Result<bool, Error> {
     match value.trim().to_ascii_lowercase().as_str() {
         "1" | "true" | "yes" | "on" => Ok(true),
         "0" | "false" | "no" | "off" => Ok(false),

@@ -281,6 +281,7 @@ mod backend {
                 max_tokens: request.max_answer_tokens,
                 threads: self.embedded.threads,
                 stop_at_end_of_text: true,
+                scope: self.embedded.cache_scope.clone(),
             };
             let cancel = Arc::new(AtomicBool::new(false));
             let _stop = StopOnDrop(cancel.clone());

@@ -57,6 +57,19 @@ pub struct ServeArgs {
     #[arg(long, value_name = "SECS")]
     pub shutdown_grace: Option<u64>,
 
+    /// Keep clients from learning about each other through the server's caches: no
+    /// answer reused from another request, the embedded model's prompt cache kept
+    /// within one conversation [default: true off loopback, false on loopback]
+    /// [[serve] isolate_clients, GROUND_SERVE_ISOLATE_CLIENTS].
+    #[arg(
+        long,
+        value_name = "BOOL",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "true"
+    )]
+    pub isolate_clients: Option<bool>,
+
     /// Each request's deadline in seconds, 1-3600 [default: 600] [[run] timeout_secs].
     #[arg(long, value_name = "SECS")]
     pub timeout: Option<u64>,
@@ -66,8 +79,8 @@ pub struct ServeArgs {
     pub pages: Option<usize>,
 
     /// Seconds an answer is reused for the same question (asked as a question of its
-    /// own, by any client) without searching; 0 = never [default: 600]
-    /// [[run] reuse_secs].
+    /// own, with the same options, by any client; never with --isolate-clients)
+    /// without searching; 0 = never [default: 600] [[run] reuse_secs].
     #[arg(long, value_name = "SECS")]
     pub reuse_secs: Option<u64>,
 

@@ -22,6 +22,7 @@ pub fn run(args: ServeArgs) -> ExitCode {
     overrides.serve_header_timeout_secs = args.header_timeout;
     overrides.serve_idle_timeout_secs = args.idle_timeout;
     overrides.serve_shutdown_grace_secs = args.shutdown_grace;
+    overrides.serve_isolate_clients = args.isolate_clients;
     overrides.reuse_secs = args.reuse_secs;
     let served = settings(&overrides).and_then(|settings| {
         let runtime = tokio::runtime::Runtime::new().map_err(|e| ground::Error::Internal {

@@ -33,7 +33,10 @@
 //!   (the rest is removed from the cache), so a second question on the same sources,
 //!   or a follow-up, costs its own tail. The memory is that of one window, as before;
 //!   a request for another window or thread count, or a cache that cannot be cut,
-//!   starts the context afresh and says why ([`Generated::fresh`]).
+//!   starts the context afresh and says why ([`Generated::fresh`]). A request of
+//!   another [`GenerateRequest::scope`] than the previous reply's finds the cache
+//!   emptied: with `[serve] isolate_clients`, one client's prompt is never another's
+//!   cached prefix.
 //! - **On the GPU when built with one** ([`GPU_BACKEND`]): every layer offloaded
 //!   unless `gpu_layers` says fewer; [`devices`] lists what llama.cpp found, and
 //!   [`Model::placement`] where the load put the weights (from llama.cpp's log, its
@@ -179,6 +182,8 @@ struct Session {
     /// The tokens in the cache, position by position (prompt, then the reply's tokens
     /// that were fed back).
     tokens: Vec<LlamaToken>,
+    /// The scope of the reply that left them ([`GenerateRequest::scope`]).
+    scope: Option<String>,
     ctx: LlamaContext<'static>,
 }
 
@@ -388,6 +393,12 @@ pub struct GenerateRequest {
     /// false only to time decoding on a random-weight file (`examples/bench_embedded.rs`),
     /// whose every token is equally likely, the end token included.
     pub stop_at_end_of_text: bool,
+    /// Who may reuse the prompt prefix this reply leaves in the cache, and whose
+    /// prefix it may reuse: `None`, any caller; `Some(scope)`, only calls of the same
+    /// scope. The cache is emptied when a call's scope differs from the previous
+    /// reply's ([`Generated::fresh`] says so), so one isolated client never finds
+    /// another's prompt there (`[serve] isolate_clients`).
+    pub scope: Option<String>,
 }
 
 /// A written reply with its counts and timings.
@@ -411,7 +422,8 @@ pub struct Generated {
     /// Writing the reply.
     pub decode: Duration,
     /// Why the context was started afresh for this reply when it held an earlier one
-    /// (another window or thread count, or a cache llama.cpp could not cut).
+    /// (another window or thread count, a cache llama.cpp could not cut, or another
+    /// [`GenerateRequest::scope`] than the previous reply's).
     pub fresh: Option<String>,
 }
 
@@ -554,6 +566,7 @@ fn open_session(
         window,
         threads,
         tokens: Vec::new(),
+        scope: None,
         ctx,
     });
     Ok(fresh)
@@ -591,6 +604,17 @@ fn write_reply(
     let max_new = (request.max_tokens as usize).min(window_len - prompt_len);
     let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
     let mut fresh = None;
+
+    // Another scope's tokens are not this caller's to reuse (nor is this caller's
+    // prompt the next one's, if scopes differ): the cache starts empty.
+    if session.scope != request.scope {
+        if !session.tokens.is_empty() {
+            session.ctx.clear_kv_cache();
+            session.tokens.clear();
+            fresh = Some("the previous reply was for another client or conversation".into());
+        }
+        session.scope = request.scope.clone();
+    }
 
     // What the cache holds of this prompt already. The prompt's last token is always
     // evaluated again: its scores start the reply.

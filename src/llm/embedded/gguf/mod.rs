@@ -22,8 +22,12 @@
 //! multiplication). [`check_runnable`] refuses those from the header, against what
 //! the vendored llama.cpp supports: the tokenizer models its `llama-vocab.cpp`
 //! loads, the weight types its CPU backend can multiply, F32 for one-dimensional
-//! tensors (norms and biases, which it only adds and multiplies as F32), and a
-//! token table as long as the embedding's rows.
+//! tensors (norms and biases, which it only adds and multiplies as F32), a token
+//! table as long as the embedding's rows, and hyperparameters it asserts on: a norm
+//! epsilon that is NaN or negative (`GGML_ASSERT(eps >= 0.0f)` at the first answer,
+//! which in `ground serve` would end every client's request at once), a rope base
+//! or scale that is not a finite positive number, a rope scaling type it does not
+//! know (asserted while loading).
 //!
 //! Every string from the file that a message quotes (a key, the architecture) is
 //! made safe for a terminal and cut short first ([`shown`]): the file may come from
@@ -289,11 +293,101 @@ fn refused_type_name(ggml_type: u32) -> String {
     }
 }
 
+/// The rope scaling types the vendored llama.cpp knows (`LLAMA_ROPE_SCALING_TYPES`);
+/// any other `rope.scaling.type` fails its `GGML_ASSERT` while the model loads.
+const ROPE_SCALING_TYPES: &[&str] = &["none", "linear", "yarn", "longrope"];
+
+/// How a float hyperparameter must be for llama.cpp to run the model without an
+/// abort (or a reply of NaNs).
+#[derive(Clone, Copy)]
+enum Bound {
+    /// A norm's epsilon: finite and 0 or more (ggml's norms assert `eps >= 0.0f`,
+    /// which NaN fails too, at the first answer).
+    Epsilon,
+    /// A rope frequency base: finite and above 0 (`powf(base, -2/n)` of 0 or of a
+    /// negative number is infinite or NaN).
+    Positive,
+    /// A rope scaling factor: finite and 0 or more (llama.cpp reads 0 as "no
+    /// scaling" and takes the inverse of any other value).
+    ZeroOrMore,
+}
+
+/// The float hyperparameters checked, under the architecture's prefix, with what
+/// each must be and the value a good file typically has (for the message).
+const FLOAT_KEYS: &[(&str, Bound, &str)] = &[
+    ("attention.layer_norm_epsilon", Bound::Epsilon, "1e-5"),
+    (
+        "attention.layer_norm_rms_epsilon",
+        Bound::Epsilon,
+        "1e-5 or 1e-6",
+    ),
+    ("attention.group_norm_epsilon", Bound::Epsilon, "1e-5"),
+    ("rope.freq_base", Bound::Positive, "10000 or more"),
+    ("rope.freq_base_swa", Bound::Positive, "10000 or more"),
+    ("rope.scaling.factor", Bound::ZeroOrMore, "1 to 32"),
+    ("rope.scale_linear", Bound::ZeroOrMore, "1 to 32"),
+];
+
+/// Refuses the float hyperparameters llama.cpp would abort on (or compute NaNs from):
+/// a non-finite or negative norm epsilon, a non-finite or non-positive rope base, a
+/// non-finite or negative rope scale; and a rope scaling type it does not know.
+fn check_hyperparameters(info: &GgufInfo, arch: &str) -> Result<(), GgufError> {
+    for &(name, bound, typical) in FLOAT_KEYS {
+        let key = format!("{arch}.{name}");
+        let Some(MetaValue::Float(value)) = info.meta.get(&key) else {
+            continue;
+        };
+        let value = *value;
+        let (fine, must) = match bound {
+            Bound::Epsilon => (
+                value.is_finite() && value >= 0.0,
+                "a finite number, 0 or more",
+            ),
+            Bound::Positive => (value.is_finite() && value > 0.0, "a finite number above 0"),
+            Bound::ZeroOrMore => (
+                value.is_finite() && value >= 0.0,
+                "a finite number, 0 (no scaling) or more",
+            ),
+        };
+        if !fine {
+            return Err(GgufError::Unsupported(format!(
+                "its {} is {}, which would stop the whole process in llama.cpp at the first answer: it must be {must} (typically {typical}); the file was written wrongly: convert the model again, or use another copy or a catalogue model",
+                shown(&key),
+                shown_float(value)
+            )));
+        }
+    }
+    let key = format!("{arch}.rope.scaling.type");
+    if let Some(MetaValue::Str(kind)) = info.meta.get(&key)
+        && !ROPE_SCALING_TYPES.contains(&kind.as_str())
+    {
+        return Err(GgufError::Unsupported(format!(
+            "its {} {:?} is not one llama.cpp knows ({}), which would stop the whole process while loading: convert the model again, or use another copy or a catalogue model",
+            shown(&key),
+            shown(kind),
+            ROPE_SCALING_TYPES.join(", ")
+        )));
+    }
+    Ok(())
+}
+
+/// A float from the file as a message shows it (`NaN`, `inf`, `-1e-5`).
+fn shown_float(value: f64) -> String {
+    if value.is_nan() {
+        "NaN".into()
+    } else {
+        // f32 in the file: its shortest form, not the widened f64's digits.
+        format!("{}", value as f32)
+    }
+}
+
 /// Refuses a file that reads well but that llama.cpp cannot run, where it would
 /// abort the process instead of returning an error (see the module's doc): an
 /// architecture that is not a plain name, a tokenizer model llama.cpp does not load
 /// (or none), no token table or one shorter than the embedding, a weight of a type
-/// the CPU cannot multiply, or a one-dimensional tensor that is not F32.
+/// the CPU cannot multiply, a one-dimensional tensor that is not F32, or a norm
+/// epsilon, rope base or rope scale that ggml asserts on or computes NaNs from
+/// ([`check_hyperparameters`]).
 pub fn check_runnable(info: &GgufInfo) -> Result<(), GgufError> {
     let refuse = |reason: String| Err(GgufError::Unsupported(reason));
     match info.meta.get("general.architecture") {
@@ -310,6 +404,9 @@ pub fn check_runnable(info: &GgufInfo) -> Result<(), GgufError> {
             ));
         }
         _ => return refuse("it has no general.architecture".into()),
+    }
+    if let Some(arch) = info.architecture() {
+        check_hyperparameters(info, arch)?;
     }
     match info.meta.get("tokenizer.ggml.model") {
         Some(MetaValue::Str(model)) if TOKENIZER_MODELS.contains(&model.as_str()) => {}

@@ -266,3 +266,94 @@ fn a_long_key_is_quoted_short() {
     assert!(message.contains("unknown value type 77"), "{message}");
     assert!(message.len() < 300, "{} bytes", message.len());
 }
+
+#[test]
+fn a_norm_epsilon_llama_cpp_would_assert_on_is_refused() {
+    // R5 finding 10: a NaN layer_norm_rms_epsilon passed, and ggml's
+    // `GGML_ASSERT(eps >= 0.0f)` ended the whole server at the first answer.
+    for key in [
+        "llama.attention.layer_norm_rms_epsilon",
+        "llama.attention.layer_norm_epsilon",
+    ] {
+        for (value, shown) in [
+            (f64::NAN, "NaN"),
+            (-1e-5, "-0.00001"),
+            (f64::INFINITY, "inf"),
+            (f64::NEG_INFINITY, "-inf"),
+        ] {
+            let info = runnable(|meta, _| meta.push((key, MetaValue::Float(value))));
+            let reason = refusal(&info);
+            assert!(
+                reason.contains(&format!("its {key} is {shown}")),
+                "{reason}"
+            );
+            assert!(reason.contains("finite number, 0 or more"), "{reason}");
+            assert!(reason.contains("convert the model again"), "{reason}");
+        }
+        // Zero is what ggml accepts, and a good file's tiny value passes.
+        for value in [0.0, 1e-6, 1e-5] {
+            let info = runnable(|meta, _| meta.push((key, MetaValue::Float(value))));
+            check_runnable(&info).unwrap_or_else(|e| panic!("{key} = {value}: {e}"));
+        }
+    }
+    // Another architecture's key is not this model's: only the file's own prefix counts.
+    let info = runnable(|meta, _| {
+        meta.push((
+            "qwen3.attention.layer_norm_rms_epsilon",
+            MetaValue::Float(f64::NAN),
+        ))
+    });
+    check_runnable(&info).unwrap();
+    let info = runnable(|meta, _| {
+        meta[0].1 = MetaValue::Str("qwen3".into());
+        meta.push((
+            "qwen3.attention.layer_norm_rms_epsilon",
+            MetaValue::Float(f64::NAN),
+        ))
+    });
+    assert!(refusal(&info).contains("qwen3.attention.layer_norm_rms_epsilon is NaN"));
+}
+
+#[test]
+fn a_rope_base_or_scale_that_is_not_a_finite_positive_number_is_refused() {
+    for key in ["llama.rope.freq_base", "llama.rope.freq_base_swa"] {
+        for value in [f64::NAN, 0.0, -10000.0, f64::INFINITY] {
+            let info = runnable(|meta, _| meta.push((key, MetaValue::Float(value))));
+            let reason = refusal(&info);
+            assert!(reason.contains(key), "{reason}");
+            assert!(reason.contains("finite number above 0"), "{reason}");
+        }
+        let info = runnable(|meta, _| meta.push((key, MetaValue::Float(10000.0))));
+        check_runnable(&info).unwrap();
+    }
+    for key in ["llama.rope.scaling.factor", "llama.rope.scale_linear"] {
+        for value in [f64::NAN, -2.0, f64::INFINITY] {
+            let info = runnable(|meta, _| meta.push((key, MetaValue::Float(value))));
+            let reason = refusal(&info);
+            assert!(reason.contains(key), "{reason}");
+        }
+        // 0 is llama.cpp's "no scaling"; 4 is an ordinary factor.
+        for value in [0.0, 4.0] {
+            let info = runnable(|meta, _| meta.push((key, MetaValue::Float(value))));
+            check_runnable(&info).unwrap_or_else(|e| panic!("{key} = {value}: {e}"));
+        }
+    }
+}
+
+#[test]
+fn a_rope_scaling_type_llama_cpp_does_not_know_is_refused() {
+    for kind in ["none", "linear", "yarn", "longrope"] {
+        let info =
+            runnable(|meta, _| meta.push(("llama.rope.scaling.type", MetaValue::Str(kind.into()))));
+        check_runnable(&info).unwrap_or_else(|e| panic!("{kind}: {e}"));
+    }
+    let info = runnable(|meta, _| {
+        meta.push((
+            "llama.rope.scaling.type",
+            MetaValue::Str("dynamic\u{1b}[2J".into()),
+        ))
+    });
+    let reason = refusal(&info);
+    assert!(reason.contains("llama.rope.scaling.type"), "{reason}");
+    assert!(!reason.contains('\u{1b}'), "{reason}");
+}
