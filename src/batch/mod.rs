@@ -17,8 +17,17 @@
 //!   questions in flight and resumes from its own output.
 //! - **Stopping** (`stop` resolves: Ctrl-C) starts no new question and writes the
 //!   records of the ones under way as they end.
-//! - What to ask is decided before anything runs: the shard ([`shard`]), then the ids
-//!   the output has a record for ([`out::Resumed`]).
+//! - What to ask is decided line by line, the same way twice: the shard ([`shard`]),
+//!   then the ids the output has a record for ([`out::Resumed`]).
+//! - **The input is read twice, as a stream**: once to count what this run will ask
+//!   (the progress's total), once to ask it, a line taken as a place frees up. So a
+//!   batch holds the questions under way and the ids it has seen, never the whole
+//!   file: a million lines (116 MiB) took 1,076 MB read whole, 113 MB streamed
+//!   (`scripts/measure-batch-memory.sh`).
+//! - **A closed stdout ends the run quietly** (`ground batch ... | head -1`):
+//!   [`Tally::closed`], no error and no summary, as `answer` does; the questions
+//!   under way are dropped (no reader is left for their records). Lines for stderr
+//!   (notes, the summary) are dropped when stderr is closed.
 
 pub mod input;
 pub mod out;
@@ -33,7 +42,7 @@ use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
 use serde_json::{Map, Value};
 
-use self::input::Entry;
+use self::input::{Entries, Entry, Line, Parser};
 use self::shard::Shard;
 use crate::error::Error;
 use crate::service::{AnswerRequest, Answered, Client, Failure, Service};
@@ -76,6 +85,8 @@ pub struct Tally {
     pub elapsed: Duration,
     /// Stopped before every question was asked (Ctrl-C).
     pub interrupted: bool,
+    /// The output (stdout) was closed by its reader: the run ended there.
+    pub closed: bool,
 }
 
 impl Tally {
@@ -122,71 +133,106 @@ impl Tally {
         if self.interrupted {
             text.push_str(&format!(
                 "\n  interrupted: {} not asked; run the same command again to resume",
-                self.total - self.done
+                self.total.saturating_sub(self.done)
             ));
         }
         text
     }
 }
 
+/// A record as one JSON line (without its end): `id` first, as the input wrote it
+/// ([`input::Id::json`]), then the other fields as `--json` writes them.
+fn record_line(entry: &Entry, mut fields: Map<String, Value>) -> String {
+    fields.remove("id");
+    let rest = crate::text::json_line(&Value::Object(fields));
+    let id = entry.id.json();
+    match rest.strip_prefix('{') {
+        Some("}") | None => format!("{{\"id\":{id}}}"),
+        Some(rest) => format!("{{\"id\":{id},{rest}"),
+    }
+}
+
 /// The record of an answered question: `answer --json`'s object with `id`, `line`
 /// and the input's other keys (the answer's own keys win a clash).
-fn answer_record(entry: &Entry, answered: &Answered) -> Value {
+fn answer_record(entry: &Entry, answered: &Answered) -> String {
     let mut record = entry.extra.clone();
-    record.insert("id".into(), entry.id.clone());
     record.insert("line".into(), entry.line.into());
     if let Value::Object(object) = crate::render::json(&answered.report, &answered.verdict) {
         record.extend(object);
     }
-    Value::Object(record)
+    record_line(entry, record)
 }
 
 /// The record of a failed question: `{id, line, error {kind, message, hint}}` and the
 /// input's other keys.
-fn failure_record(entry: &Entry, failure: &Failure) -> Value {
+fn failure_record(entry: &Entry, failure: &Failure) -> String {
     let mut record: Map<String, Value> = entry.extra.clone();
-    record.insert("id".into(), entry.id.clone());
     record.insert("line".into(), entry.line.into());
     record.insert("error".into(), failure.json());
-    Value::Object(record)
+    record_line(entry, record)
 }
 
-/// Asks every question of `entries` that is this shard's and has no `earlier`
+/// The lines of a batch's input, from its first: what [`run`] reads, twice.
+pub type Lines<'a> = Box<dyn Iterator<Item = Result<Line, Error>> + 'a>;
+
+/// What this run does with an entry.
+enum Part {
+    /// Another shard's.
+    OtherShard,
+    /// The output has its record already.
+    Recorded(out::Earlier),
+    /// Ask it.
+    Ask,
+}
+
+fn part(entry: &Entry, options: Options, earlier: &out::Lookup) -> Part {
+    if options.shard.is_some_and(|s| !s.holds(&entry.key)) {
+        Part::OtherShard
+    } else if let Some(record) = earlier(&entry.key) {
+        Part::Recorded(record)
+    } else {
+        Part::Ask
+    }
+}
+
+/// Asks every question of the input that is this shard's and has no `earlier`
 /// record, at most `options.jobs` at once, appending each record to `out` as it ends
-/// and telling `progress` after each. Ends early, after the questions under way, when
-/// `stop` resolves. Fails only when `out` cannot be written.
-pub async fn run(
+/// and telling `progress` after each. `open` gives the input's lines from the first,
+/// each time it is called: once to count, once to ask. Ends early, after the
+/// questions under way, when `stop` resolves; at once, with [`Tally::closed`], when
+/// `out` is a pipe whose reader has gone. Fails when the input cannot be read or
+/// `out` cannot be written.
+pub async fn run<'a>(
     service: &Service,
-    entries: Vec<Entry>,
+    open: &mut dyn FnMut() -> Result<Lines<'a>, Error>,
     earlier: &out::Lookup,
     options: Options,
     out: &mut dyn Write,
-    progress: &mut (dyn FnMut(&Tally) + Send),
+    progress: &mut dyn FnMut(&Tally),
     stop: impl Future<Output = ()>,
 ) -> Result<Tally, Error> {
     let started = Instant::now();
     let mut tally = Tally::default();
-    let mut todo = Vec::new();
-    for entry in entries {
-        if options.shard.is_some_and(|s| !s.holds(&entry.key)) {
-            tally.other_shards += 1;
-        } else if let Some(record) = earlier(&entry.key) {
-            tally.recorded += 1;
-            if record == out::Earlier::Failed {
-                tally.failed_before += 1;
+    // The first reading counts: nothing of it is kept.
+    for entry in Entries::new(open()?, Parser::keys_only()) {
+        match part(&entry?, options, earlier) {
+            Part::OtherShard => tally.other_shards += 1,
+            Part::Recorded(record) => {
+                tally.recorded += 1;
+                if record == out::Earlier::Failed {
+                    tally.failed_before += 1;
+                }
             }
-        } else {
-            todo.push(entry);
+            Part::Ask => tally.total += 1,
         }
     }
-    tally.total = todo.len();
     let write_failed = |e: std::io::Error| Error::Usage {
         message: format!("cannot write a record to the output: {e}"),
         hint: "check the disk has room and --out is writable; run again to resume".into(),
     };
 
     let client = Client::one_user(service.settings());
-    let note = |line: &str| eprintln!("ground: {line}");
+    let note = |line: &str| crate::error::log_line(&format!("ground: {line}"));
     let shown = |report: &crate::report::Report| report.answer.answer.clone();
     let ask = |entry: Entry| {
         let (client, note, shown) = (&client, &note, &shown);
@@ -217,14 +263,19 @@ pub async fn run(
     };
 
     let jobs = options.jobs.max(1);
-    let mut waiting = todo.into_iter();
+    // The second reading asks, an entry taken as a place frees up.
+    let mut waiting = Entries::new(open()?, Parser::new()).filter(|entry| {
+        entry
+            .as_ref()
+            .map_or(true, |e| matches!(part(e, options, earlier), Part::Ask))
+    });
     // At most `jobs` questions under way: the bound of the whole batch.
     let mut under_way = FuturesUnordered::new();
     let mut stop = std::pin::pin!(stop);
     loop {
         while !tally.interrupted && under_way.len() < jobs {
             match waiting.next() {
-                Some(entry) => under_way.push(ask(entry)),
+                Some(entry) => under_way.push(ask(entry?)),
                 None => break,
             }
         }
@@ -256,8 +307,17 @@ pub async fn run(
                 failure_record(&entry, failure)
             }
         };
-        out::append(out, &record).map_err(write_failed)?;
+        match out::append(out, &record) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                tally.closed = true;
+                break;
+            }
+            Err(e) => return Err(write_failed(e)),
+        }
         tally.done += 1;
+        // The input changed between its readings: the total is at least what is done.
+        tally.total = tally.total.max(tally.done);
         tally.elapsed = started.elapsed();
         progress(&tally);
     }

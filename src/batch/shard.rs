@@ -1,9 +1,9 @@
 //! `--shard K/N`: which questions one of N machines answers, with no coordinator.
 //!
 //! A question belongs to shard `K` (counted from 0) when the 64-bit FNV-1a hash of its
-//! id's string form ([`super::input::key_of`]: a string id as is, a number as JSON
-//! writes it, a plain-text line's number in decimal), taken as UTF-8 bytes, modulo
-//! `N` is `K`. FNV-1a is fixed by its definition (offset basis
+//! id's string form ([`super::input::Id::key`]: a string id as is, an integer in
+//! decimal digit for digit, another number as serde_json writes a float, a plain-text
+//! line's number in decimal), taken as UTF-8 bytes, modulo `N` is `K`. FNV-1a is fixed by its definition (offset basis
 //! 0xcbf29ce484222325, prime 0x100000001b3), so every machine, version and platform
 //! puts an id in the same shard, and the N shards partition the ids exactly.
 

@@ -371,3 +371,249 @@ async fn batch_ctrl_c_writes_what_finished() {
     assert_eq!(written, model.questions());
     assert!(written.len() < 10, "{written:?}");
 }
+
+#[tokio::test]
+async fn batch_out_is_refused_when_it_is_the_input_a_stranger_or_not_a_file() {
+    let world = World::new().await;
+    let input = world.home.path().join("questions.txt");
+    let questions = "What is a tun state?\nHow do tardigrades survive space?\n";
+    std::fs::write(&input, questions).unwrap();
+    let refused = |out_file: &Path| {
+        let mut cmd = world.ground();
+        cmd.arg("batch").arg(&input).arg("--out").arg(out_file);
+        cmd
+    };
+
+    // The questions file itself: refused, and not a byte of it lost.
+    let out = run_within(refused(&input), RUN_DEADLINE).await;
+    assert_error_report(&out, 2, &["is the questions file itself"], "another file");
+    assert_eq!(std::fs::read_to_string(&input).unwrap(), questions);
+    // The same file through a link, and as stdin.
+    let link = world.home.path().join("link-to-questions");
+    std::os::unix::fs::symlink(&input, &link).unwrap();
+    let out = run_within(refused(&link), RUN_DEADLINE).await;
+    assert_error_report(&out, 2, &["is the questions file itself"], "another file");
+    let mut from_stdin = world.ground();
+    from_stdin
+        .args(["batch", "-", "--out"])
+        .arg(&input)
+        .stdin(std::fs::File::open(&input).unwrap());
+    let out = run_within(from_stdin, RUN_DEADLINE).await;
+    assert_error_report(&out, 2, &["is the questions file itself"], "another file");
+    assert_eq!(std::fs::read_to_string(&input).unwrap(), questions);
+
+    // A file that is not a batch's output keeps every line, its last one included.
+    let notes = world.home.path().join("notes.txt");
+    let text = "shopping list\nmilk, no newline";
+    std::fs::write(&notes, text).unwrap();
+    let out = run_within(refused(&notes), RUN_DEADLINE).await;
+    assert_error_report(
+        &out,
+        2,
+        &["is not a batch's output: its line 1 is not a batch record"],
+        "nothing in this one was changed",
+    );
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), text);
+
+    // Not a regular file: refused at once, never opened (a FIFO would wait for a
+    // reader, /dev/zero would be read for ever).
+    let fifo = world.home.path().join("fifo");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    for (path, kind) in [
+        (fifo.as_path(), "a FIFO"),
+        (Path::new("/dev/zero"), "a character device"),
+        (world.home.path(), "a directory"),
+    ] {
+        let out = run_within(refused(path), Duration::from_secs(20)).await;
+        assert_error_report(
+            &out,
+            2,
+            &[&format!("is {kind}, not a regular file")],
+            "leave --out out",
+        );
+    }
+}
+
+#[tokio::test]
+async fn batch_keeps_a_linked_out_a_link_and_big_ids_exact() {
+    let world = World::new().await;
+    world.healthy(&good_answer()).await;
+    let input = world.home.path().join("questions.jsonl");
+    // Ids a float would make one (and change): each must come back as written.
+    let ids = [
+        "18446744073709551616",
+        "18446744073709551617",
+        "-99999999999999999999999",
+    ];
+    let text: String = ids
+        .iter()
+        .map(|id| {
+            format!("{{\"id\": {id}, \"question\": \"How do tardigrades survive space?\"}}\n")
+        })
+        .collect();
+    std::fs::write(&input, &text).unwrap();
+    let target = world.home.path().join("kept/answers.jsonl");
+    std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+    // An earlier run's failure, to be retried through the link (a rewrite).
+    std::fs::write(
+        &target,
+        format!(
+            "{{\"id\":{},\"line\":1,\"error\":{{\"kind\":\"model\"}}}}\n",
+            ids[0]
+        ),
+    )
+    .unwrap();
+    let link = world.home.path().join("answers.jsonl");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let mut cmd = world.ground();
+    cmd.arg("batch")
+        .arg(&input)
+        .arg("--out")
+        .arg(&link)
+        .arg("--retry-failed");
+    let out = run_within(cmd, RUN_DEADLINE).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("3 of 3 questions recorded"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink(),
+        "the link was replaced by a file"
+    );
+    let written = std::fs::read_to_string(&target).unwrap();
+    assert_eq!(written.lines().count(), 3, "{written}");
+    for id in ids {
+        assert!(
+            written.contains(&format!("{{\"id\":{id},")),
+            "{id} not written as given: {written}"
+        );
+    }
+    assert!(
+        records(&target).iter().all(|r| r.get("error").is_none()),
+        "the failure retried is gone: {written}"
+    );
+    // No lock file is left beside the output.
+    let names: Vec<String> = std::fs::read_dir(target.parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["answers.jsonl"]);
+
+    // Again, by stdin from a pipe: nothing is asked, every id is recorded.
+    let mut again = world.ground();
+    again
+        .args(["batch", "-", "--out"])
+        .arg(&link)
+        .stdin(std::process::Stdio::piped());
+    let mut child = again
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    std::io::Write::write_all(&mut stdin, text.as_bytes()).unwrap();
+    drop(stdin);
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("0 of 0 questions")
+            && stderr(&out).contains("3 recorded by an earlier run"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[tokio::test]
+async fn batch_a_second_run_on_one_out_is_refused_and_names_the_first() {
+    let model = PacedModel::start(Duration::from_millis(300)).await;
+    let (world, ground) = world_with(&model).await;
+    let input = world.home.path().join("questions.jsonl");
+    std::fs::write(&input, questions(6)).unwrap();
+    let out_file = world.home.path().join("out.jsonl");
+    let mut first = ground();
+    first
+        .arg("batch")
+        .arg(&input)
+        .arg("--out")
+        .arg(&out_file)
+        .args(["-j", "1", "-q"]);
+    let child = first
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let waited = std::time::Instant::now();
+    while model.questions().is_empty() {
+        assert!(
+            waited.elapsed() < RUN_DEADLINE,
+            "the first batch did not start"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let mut second = ground();
+    second.arg("batch").arg(&input).arg("--out").arg(&out_file);
+    let out = run_within(second, RUN_DEADLINE).await;
+    let (error, _) = assert_error_report(
+        &out,
+        2,
+        &[
+            "another `ground batch` is writing to",
+            &format!("pid {} on this machine", child.id()),
+            "out.jsonl.lock",
+        ],
+        &format!("kill {}", child.id()),
+    );
+    assert!(error.contains("s ago"), "{error}");
+    let first = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    // Every question recorded once, by the first run alone.
+    let all = records(&out_file);
+    assert_eq!(all.len(), 6);
+    assert_eq!(ids(&all).len(), 6);
+}
+
+/// `ground batch` with its stdout (and with `both`, its stderr too) piped into
+/// `head -1`; the exit status of ground.
+fn into_head(ground: std::process::Command, args: &str, both: bool) -> std::process::Command {
+    let mut cmd = std::process::Command::new("bash");
+    cmd.env_clear()
+        .envs(ground.get_envs().filter_map(|(k, v)| Some((k, v?))))
+        .env("GROUND", ground.get_program())
+        .arg("-c")
+        .arg(format!(
+            "\"$GROUND\" batch {args} {} | head -1 >/dev/null; exit ${{PIPESTATUS[0]}}",
+            if both { "2>&1" } else { "" }
+        ))
+        .stdin(std::process::Stdio::null());
+    cmd
+}
+
+#[tokio::test]
+async fn batch_into_a_closed_pipe_ends_quietly() {
+    let model = PacedModel::start(Duration::from_millis(100)).await;
+    let (world, ground) = world_with(&model).await;
+    let input = world.home.path().join("questions.jsonl");
+    std::fs::write(&input, questions(6)).unwrap();
+    let args = format!("'{}' -j 1", input.display());
+    for both in [false, true] {
+        let out = run_within(into_head(ground(), &args, both), RUN_DEADLINE).await;
+        assert_eq!(out.status.code(), Some(0), "2>&1: {both}: {}", stderr(&out));
+        assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
+        assert!(!stderr(&out).contains("error:"), "{}", stderr(&out));
+    }
+}
