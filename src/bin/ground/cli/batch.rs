@@ -13,6 +13,8 @@ pub struct BatchArgs {
 
     /// Append the records here, one JSON line per question [default: stdout]. An
     /// existing file resumes the batch: ids it has a record for are not asked again.
+    /// It must be a regular file of batch records (not the questions file, a FIFO or
+    /// a device); one run at a time writes it (a lock, FILE.lock, names the holder).
     #[arg(long, value_name = "FILE")]
     pub out: Option<std::path::PathBuf>,
 
