@@ -3,55 +3,26 @@
 //! narrow `--site` / `--exclude-site`, never replace or widen them. The search
 //! stand-in's matchers assert the `site:` terms each request's search is sent with.
 
-use std::process::Stdio;
-use std::time::Duration;
-
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::Child;
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, ResponseTemplate};
 
 use crate::common::*;
 
-/// A running `ground serve` on a free loopback port.
-struct Server {
-    child: Child,
-    base: String,
-}
+/// The serve tests' server (`crate::serve::Server`), started with no answer reuse
+/// (each request here must search), and a JSON POST.
+struct Server(crate::serve::Server);
 
 impl Server {
     /// Starts `cmd serve --listen 127.0.0.1:0 --reuse-secs 0` and waits for its line.
     async fn start(cmd: std::process::Command) -> Server {
-        let mut cmd = tokio::process::Command::from(cmd);
-        cmd.args(["serve", "--listen", "127.0.0.1:0", "--reuse-secs", "0"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        let mut child = cmd.spawn().expect("start ground serve");
-        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        let base = tokio::time::timeout(Duration::from_secs(20), async {
-            while let Some(line) = lines.next_line().await.unwrap() {
-                if let Some(rest) = line.split("listening on ").nth(1) {
-                    return rest.split_whitespace().next().unwrap().to_string();
-                }
-            }
-            panic!("ground serve ended without listening");
-        })
-        .await
-        .expect("ground serve did not start");
-        // Keep reading stderr, so the server never blocks on a full pipe.
-        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-        Server { child, base }
+        Server(crate::serve::Server::start(cmd, &["--reuse-secs", "0"]).await)
     }
 
     /// POSTs `body` to `path` and returns the status and the JSON reply.
     async fn post(&self, path: &str, body: &Value) -> (u16, Value) {
-        let reply = reqwest::Client::builder()
-            .timeout(Duration::from_secs(30))
-            .build()
-            .unwrap()
-            .post(format!("{}{path}", self.base))
+        let reply = crate::serve::http()
+            .post(self.0.url(path))
             .json(body)
             .send()
             .await
@@ -60,9 +31,9 @@ impl Server {
         (status, reply.json().await.unwrap())
     }
 
-    async fn stop(mut self) {
-        let _ = self.child.start_kill();
-        let _ = self.child.wait().await;
+    /// Stops the server.
+    async fn stop(self) {
+        self.0.stop().await;
     }
 }
 
