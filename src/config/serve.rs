@@ -31,37 +31,44 @@ pub(super) fn serve(
             hint: "give HOST:PORT with an IP address, e.g. 127.0.0.1:8088 (or 0.0.0.0:8088 with an API key)".into(),
         })?,
     };
-    let queue = number(
-        flags.serve_queue,
-        env,
-        "GROUND_SERVE_QUEUE",
-        file.serve.queue,
-    )?
-    .unwrap_or(defaults.queue);
-    super::resolve::check_range("serve queue", queue as u64, 0, 1024)?;
-    let concurrency = number(
-        flags.serve_concurrency,
-        env,
-        "GROUND_SERVE_CONCURRENCY",
-        file.serve.concurrency,
-    )?
-    .unwrap_or(defaults.concurrency);
-    super::resolve::check_range("serve concurrency", concurrency as u64, 1, 256)?;
-    let max_connections = number(
-        flags.serve_max_connections,
-        env,
-        "GROUND_SERVE_MAX_CONNECTIONS",
-        file.serve.max_connections,
-    )?
-    .unwrap_or(defaults.max_connections);
-    super::resolve::check_range("serve max_connections", max_connections as u64, 1, 65536)?;
+    // A whole number from the flag, `GROUND_SERVE_*`, the file or the default, within
+    // [min, max]; an error names the setting after its variable ("serve queue").
+    let bounded =
+        |flag: Option<u64>, var: &str, file: Option<u64>, default: u64, (min, max): (u64, u64)| {
+            let value = number(flag, env, var, file)?.unwrap_or(default);
+            let name = format!("serve {}", var["GROUND_SERVE_".len()..].to_lowercase());
+            super::resolve::check_range(&name, value, min, max).map(|()| value)
+        };
+    let count = |flag: Option<usize>, var, file: Option<usize>, default: usize, range| {
+        let wide = |n: usize| n as u64;
+        bounded(flag.map(wide), var, file.map(wide), wide(default), range).map(|n| n as usize)
+    };
     // Time limits in whole seconds, at most an hour; only the grace may be 0 (stop at
     // once, cutting the requests under way).
-    let secs = |flag: Option<u64>, var: &str, file: Option<u64>, default: Duration, min: u64| {
-        let value = number(flag, env, var, file)?.unwrap_or(default.as_secs());
-        let name = format!("serve {}", var["GROUND_SERVE_".len()..].to_lowercase());
-        super::resolve::check_range(&name, value, min, 3600).map(|()| Duration::from_secs(value))
+    let secs = |flag, var, file, default: Duration, min| {
+        bounded(flag, var, file, default.as_secs(), (min, 3600)).map(Duration::from_secs)
     };
+    let queue = count(
+        flags.serve_queue,
+        "GROUND_SERVE_QUEUE",
+        file.serve.queue,
+        defaults.queue,
+        (0, 1024),
+    )?;
+    let concurrency = count(
+        flags.serve_concurrency,
+        "GROUND_SERVE_CONCURRENCY",
+        file.serve.concurrency,
+        defaults.concurrency,
+        (1, 256),
+    )?;
+    let max_connections = count(
+        flags.serve_max_connections,
+        "GROUND_SERVE_MAX_CONNECTIONS",
+        file.serve.max_connections,
+        defaults.max_connections,
+        (1, 65536),
+    )?;
     let header_timeout = secs(
         flags.serve_header_timeout_secs,
         "GROUND_SERVE_HEADER_TIMEOUT_SECS",

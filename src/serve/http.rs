@@ -299,12 +299,12 @@ pub async fn guard(State(app): State<Arc<App>>, request: Request, next: Next) ->
         _ => false,
     };
     let refused = if app.api_key.is_none() {
-        browser_refusal(&request, app.port, app.cors.as_deref())
+        browser_refusal(&request, face, app.port, app.cors.as_deref())
     } else {
         None
     };
-    let mut response = if let Some(failure) = refused {
-        failure.into_api_error(face).into_response()
+    let mut response = if let Some(refusal) = refused {
+        refusal.into_response()
     } else if method == Method::OPTIONS && cors_ok {
         StatusCode::NO_CONTENT.into_response()
     } else if let Some(expected) = &app.api_key
@@ -384,48 +384,36 @@ impl Drop for AccessLog {
     }
 }
 
-/// A request refused before any route sees it: its status and failure.
-struct Refusal {
-    status: StatusCode,
-    failure: Failure,
-}
-
-impl Refusal {
-    fn new(status: StatusCode, kind: &'static str, message: String, hint: String) -> Self {
-        Refusal {
-            status,
-            failure: Failure {
-                kind,
-                message,
-                hint: Some(hint),
-                exit_code: exit::USAGE,
-                deadline: false,
-            },
-        }
-    }
-
-    fn into_api_error(self, face: Face) -> ApiError {
-        ApiError {
-            status: self.status,
-            face,
-            failure: self.failure,
-            param: None,
-            no_retry: true,
-        }
-    }
-}
-
 /// What a keyless server (loopback only: any other address needs a key) refuses
 /// because a web page in the user's browser could have sent it:
 ///
 /// - a `Host` other than `localhost`, `127.0.0.1` or `[::1]` (with the server's
-///   `port` when it names one): a page that rebinds its own name to 127.0.0.1 (DNS rebinding, as in
-///   Ollama's CVE-2024-28224) sends its own name, and would otherwise read replies;
+///   `port` when it names one): a page that rebinds its own name to 127.0.0.1 (DNS
+///   rebinding, as in Ollama's CVE-2024-28224) sends its own name, and would
+///   otherwise read replies;
 /// - an `Origin` other than `cors`: a page's request, allowed only for the origin the
 ///   operator named with `--cors`;
 /// - a POST whose body is not `application/json`: a page's form or `text/plain`
 ///   POST needs no CORS preflight, and would run searches and the model unasked.
-fn browser_refusal(request: &Request, port: u16, cors: Option<&str>) -> Option<Refusal> {
+fn browser_refusal(
+    request: &Request,
+    face: Face,
+    port: u16,
+    cors: Option<&str>,
+) -> Option<ApiError> {
+    let refuse = |status, kind, message: String, hint: String| ApiError {
+        status,
+        face,
+        failure: Failure {
+            kind,
+            message,
+            hint: Some(hint),
+            exit_code: exit::USAGE,
+            deadline: false,
+        },
+        param: None,
+        no_retry: true,
+    };
     let headers = request.headers();
     let host = headers.get(header::HOST).and_then(|h| h.to_str().ok());
     if !host.is_some_and(|h| local_host(h, port)) {
@@ -433,7 +421,7 @@ fn browser_refusal(request: &Request, port: u16, cors: Option<&str>) -> Option<R
             || "none".to_string(),
             |h| crate::text::sanitize_line(&crate::text::shorten(h, 100)),
         );
-        return Some(Refusal::new(
+        return Some(refuse(
             StatusCode::FORBIDDEN,
             "forbidden_host",
             format!(
@@ -451,7 +439,7 @@ fn browser_refusal(request: &Request, port: u16, cors: Option<&str>) -> Option<R
             &String::from_utf8_lossy(origin.as_bytes()),
             100,
         ));
-        return Some(Refusal::new(
+        return Some(refuse(
             StatusCode::FORBIDDEN,
             "forbidden_origin",
             format!("requests from web pages are refused (Origin: {shown})"),
@@ -459,7 +447,7 @@ fn browser_refusal(request: &Request, port: u16, cors: Option<&str>) -> Option<R
         ));
     }
     if request.method() == Method::POST && !json_body(headers) {
-        return Some(Refusal::new(
+        return Some(refuse(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             "unsupported_media_type",
             "the request body is not declared as JSON".into(),
