@@ -406,8 +406,9 @@ impl Service {
         // another site filter, time range or token cap is no answer to this one): its
         // evidence, without searching. A follow-up's words mean something else in each
         // conversation, and an isolated client's requests never see each other's.
-        let key = request_key(&question, &settings)
-            .filter(|_| conversation.is_empty() && !client.isolated);
+        let key = (conversation.is_empty() && !client.isolated)
+            .then(|| request_key(&question, &settings))
+            .flatten();
         if let Some((age, earlier)) = key
             .as_ref()
             .and_then(|k| client.reused.earlier(k, client.reuse_ttl))
