@@ -217,10 +217,7 @@ mod tests {
     }
 
     fn fixture(name: &str) -> Vec<u8> {
-        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("fixtures/extract")
-            .join(name);
-        std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        crate::testing::fixture(&format!("extract/{name}"))
     }
 
     #[test]

@@ -63,6 +63,16 @@ pub struct SearchOutcome {
 }
 
 impl SearchOutcome {
+    /// The outcome of `query` with these results and nothing else: what a backend
+    /// without engines, warnings or extras of its own returns.
+    pub fn of(query: &str, hits: Vec<SearchHit>) -> Self {
+        SearchOutcome {
+            query: query.to_string(),
+            hits,
+            ..SearchOutcome::default()
+        }
+    }
+
     /// Drops what lies outside `filter`: results, infoboxes whose
     /// source is off-site, and instant answers whose address is off-site (with
     /// `--site`, also those naming no address, which nothing shows to be on-site).

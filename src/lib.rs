@@ -74,6 +74,8 @@ pub mod service;
 pub mod session;
 pub mod settings;
 pub mod sites;
+#[cfg(test)]
+pub(crate) mod testing;
 pub mod text;
 
 pub use error::Error;

@@ -3,9 +3,10 @@
 //! was answered as, the answer, and the sources read (URL, title and the extracted
 //! text the answers used; a search's short sources marked) are kept in one JSON file
 //! per session under the state folder (`$XDG_STATE_HOME/ground/sessions/NAME.json`),
-//! so the next turn can reuse the evidence and keep the source numbers. New sources
-//! are numbered by the rule every conversation uses ([`new_sources`]), as a server's
-//! in-memory evidence (`service::Conversations`) numbers them.
+//! so the next turn can reuse the evidence and keep the source numbers. The sources
+//! are the conversations' one record ([`Evidence`], with its one numbering rule),
+//! the record a server keeps in memory (`service::Conversations`): this store keeps
+//! it on disk, beside the turns.
 //!
 //! Design decisions:
 //! - **A name is never a path.** Names are 1-64 letters, digits, `-` and `_`
@@ -36,10 +37,9 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::context::SourceText;
 use crate::error::Error;
 use crate::files;
-use crate::pipeline::{MAX_PRIOR_TURNS, MAX_SESSION_SOURCES, Prior, PriorTurn, new_sources};
+use crate::pipeline::{Evidence, MAX_PRIOR_TURNS, MAX_SESSION_SOURCES, Prior, PriorTurn};
 use crate::report::Report;
 
 /// The file format's version; a file of another version is refused.
@@ -88,20 +88,6 @@ pub struct Turn {
     pub searched: bool,
 }
 
-/// One source read in the session, numbered for the whole session.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Source {
-    /// Its number, 1-based, the same in every answer.
-    pub number: usize,
-    /// The page's address.
-    pub url: String,
-    /// Its title.
-    pub title: String,
-    /// The extracted text the answers used (may be empty when the file's size bound
-    /// dropped it; the number stays).
-    pub text: String,
-}
-
 /// A conversation: its turns and the sources read.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Session {
@@ -115,13 +101,12 @@ pub struct Session {
     pub updated: u64,
     /// The turns, oldest first (the last [`MAX_TURNS`]).
     pub turns: Vec<Turn>,
-    /// The sources, numbered 1.. in order.
-    pub sources: Vec<Source>,
-    /// The numbers of those that were a search's short sources (a snippet, an
-    /// infobox, an instant answer), not pages read: the answers cite them by number,
-    /// but the pages behind them count as not read (none in files written before).
-    #[serde(default)]
-    pub short: Vec<usize>,
+    /// The sources read, numbered 1.. in order, and which were a search's short
+    /// sources: the conversations' one record ([`Evidence`]), kept in the file as its
+    /// `sources` and `short` keys. A source's text may be empty when the file's size
+    /// bound dropped it; its number stays.
+    #[serde(flatten)]
+    pub evidence: Evidence,
     /// Turns answered since the conversation began, those no longer kept included
     /// (0 in files written before it was counted: then the turns kept count).
     #[serde(default)]
@@ -271,8 +256,7 @@ impl Session {
             created: now,
             updated: now,
             turns: Vec::new(),
-            sources: Vec::new(),
-            short: Vec::new(),
+            evidence: Evidence::default(),
             answered: 0,
         })
     }
@@ -351,13 +335,14 @@ impl Session {
                 ),
             ));
         }
-        if self.turns.len() > MAX_TURNS || self.sources.len() > MAX_SESSION_SOURCES {
+        if self.turns.len() > MAX_TURNS || self.evidence.sources.len() > MAX_SESSION_SOURCES {
             return Err(unusable(
                 path,
                 "it holds more turns or sources than a session keeps",
             ));
         }
         if self
+            .evidence
             .sources
             .iter()
             .enumerate()
@@ -370,27 +355,15 @@ impl Session {
 
     /// What the next run takes from the session: its turns and sources.
     pub fn prior(&self) -> Prior {
-        Prior {
-            turns: self
-                .turns
-                .iter()
-                .map(|t| PriorTurn {
-                    question: t.question.clone(),
-                    answer: t.supported.clone().unwrap_or_default(),
-                })
-                .collect(),
-            sources: self
-                .sources
-                .iter()
-                .map(|s| SourceText {
-                    number: s.number,
-                    url: s.url.clone(),
-                    title: s.title.clone(),
-                    text: s.text.clone(),
-                })
-                .collect(),
-            short: self.short.clone(),
-        }
+        let turns = self
+            .turns
+            .iter()
+            .map(|t| PriorTurn {
+                question: t.question.clone(),
+                answer: t.supported.clone().unwrap_or_default(),
+            })
+            .collect();
+        self.evidence.prior(turns)
     }
 
     /// The number of the turn being answered: one after every turn answered since the
@@ -450,27 +423,15 @@ impl Session {
         if self.turns.len() > MAX_TURNS {
             self.turns.drain(..self.turns.len() - MAX_TURNS);
         }
-        // The conversations' one numbering rule: only sources numbered after the
-        // session's are new (and only in order); short ones are marked.
-        for new in new_sources(report, self.sources.len()) {
-            let source = new.source;
-            if new.short {
-                self.short.push(source.number);
-            }
-            self.sources.push(Source {
-                number: source.number,
-                url: source.url.clone(),
-                title: source.title.clone(),
-                text: source.text.chars().take(MAX_SOURCE_CHARS).collect(),
-            });
-        }
+        // The conversations' one record and numbering rule: only sources numbered
+        // after the session's are new (and only in order); short ones are marked.
+        self.evidence.add(report, MAX_SOURCE_CHARS);
     }
 
     /// Forgets every turn and source (`/new`), keeping the name.
     pub fn clear(&mut self) {
         self.turns.clear();
-        self.sources.clear();
-        self.short.clear();
+        self.evidence = Evidence::default();
         self.answered = 0;
         self.created = files::unix_secs();
     }
@@ -481,10 +442,10 @@ impl Session {
         let mut dropped = 0;
         loop {
             let bytes = serde_json::to_vec(self).unwrap_or_default();
-            if bytes.len() as u64 <= MAX_SESSION_BYTES || dropped >= self.sources.len() {
+            if bytes.len() as u64 <= MAX_SESSION_BYTES || dropped >= self.evidence.sources.len() {
                 return bytes;
             }
-            self.sources[dropped].text.clear();
+            self.evidence.sources[dropped].text.clear();
             dropped += 1;
         }
     }
@@ -534,6 +495,7 @@ fn sweep_expired(state_dir: &Path) {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::context::SourceText;
 
     #[test]
     fn names_are_plain_never_paths() {
@@ -560,8 +522,8 @@ pub(crate) mod tests {
         }
     }
 
-    fn source(n: usize, chars: usize) -> Source {
-        Source {
+    fn source(n: usize, chars: usize) -> SourceText {
+        SourceText {
             number: n,
             url: format!("https://example.org/{n}"),
             title: format!("Page {n}"),
@@ -592,7 +554,11 @@ pub(crate) mod tests {
         session.record(&report_reading(0, 1, 0));
         // The follow-up was shown source 1 again, read page 2 and sent snippet 3.
         session.record(&report_reading(1, 1, 1));
-        assert_eq!(session.sources.len(), 3, "numbered after the earlier ones");
+        assert_eq!(
+            session.evidence.sources.len(),
+            3,
+            "numbered after the earlier ones"
+        );
         assert_eq!(
             session.prior().short,
             vec![3],
@@ -612,7 +578,7 @@ pub(crate) mod tests {
     fn saved_sessions_load_back_and_stay_under_the_size_bound() {
         let dir = tempfile::tempdir().unwrap();
         let mut session = Session::new("big").unwrap();
-        session.sources = (1..=MAX_SESSION_SOURCES)
+        session.evidence.sources = (1..=MAX_SESSION_SOURCES)
             .map(|n| source(n, 3 * MAX_SOURCE_CHARS))
             .collect();
         session.save(dir.path()).unwrap();
@@ -620,14 +586,14 @@ pub(crate) mod tests {
         let size = std::fs::metadata(&path).unwrap().len();
         assert!(size <= MAX_SESSION_BYTES, "{size}");
         let loaded = Session::load(dir.path(), "big").unwrap().unwrap();
-        assert_eq!(loaded.sources.len(), MAX_SESSION_SOURCES);
+        assert_eq!(loaded.evidence.sources.len(), MAX_SESSION_SOURCES);
         assert!(
-            loaded.sources[0].text.is_empty(),
+            loaded.evidence.sources[0].text.is_empty(),
             "the oldest text goes first"
         );
-        assert!(!loaded.sources.last().unwrap().text.is_empty());
+        assert!(!loaded.evidence.sources.last().unwrap().text.is_empty());
         assert_eq!(
-            loaded.sources[0].url, "https://example.org/1",
+            loaded.evidence.sources[0].url, "https://example.org/1",
             "numbers stay"
         );
     }

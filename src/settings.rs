@@ -708,27 +708,9 @@ mod tests {
 
     fn search(backend: SearchBackend, url: &str, set: Option<u32>) -> SearchSettings {
         SearchSettings {
-            backend,
-            api_key: None,
-            url: Url::parse(url).unwrap(),
-            fallback_urls: Vec::new(),
-            language: None,
-            categories: None,
-            engines: None,
-            time_range: None,
-            safesearch: None,
             timeout: Duration::from_secs(20),
-            max_results: 20,
             max_per_minute: set,
-            rate_window: RATE_WINDOW,
-            monthly_quota: None,
-            state_dir: None,
-            log_searches: false,
-            hosted: Vec::new(),
-            wikipedia_url: DEFAULT_WIKIPEDIA_URL.into(),
-            duckduckgo_url: Url::parse(DEFAULT_DUCKDUCKGO_URL).unwrap(),
-            contact: None,
-            sites: Default::default(),
+            ..crate::testing::search_settings(backend, url)
         }
     }
 

@@ -157,7 +157,7 @@ fn record_line(entry: &Entry, mut fields: Map<String, Value>) -> String {
 fn answer_record(entry: &Entry, answered: &Answered) -> String {
     let mut record = entry.extra.clone();
     record.insert("line".into(), entry.line.into());
-    if let Value::Object(object) = crate::render::json(&answered.report, &answered.verdict) {
+    if let Value::Object(object) = crate::render::json::answered(answered) {
         record.extend(object);
     }
     record_line(entry, record)

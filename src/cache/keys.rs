@@ -161,8 +161,6 @@ pub(super) fn is_temp_name(name: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
     use super::*;
     use crate::cache::Cache;
     use crate::cache::fixtures::*;
@@ -171,27 +169,14 @@ mod tests {
     #[test]
     fn keys_from_settings_name_the_instance_but_not_its_credentials() {
         let settings = SearchSettings {
-            backend: crate::settings::SearchBackend::Searxng,
-            api_key: None,
-            url: url::Url::parse("https://me:secret@searx.example.org/").unwrap(),
-            fallback_urls: Vec::new(),
             language: Some("en".into()),
-            categories: None,
-            engines: None,
             time_range: Some(crate::settings::TimeRange::Week),
             safesearch: Some(1),
-            timeout: Duration::from_secs(5),
-            max_results: 20,
             max_per_minute: Some(10),
-            rate_window: crate::settings::RATE_WINDOW,
-            monthly_quota: None,
-            state_dir: None,
-            log_searches: false,
-            hosted: Vec::new(),
-            wikipedia_url: crate::settings::DEFAULT_WIKIPEDIA_URL.into(),
-            duckduckgo_url: url::Url::parse(crate::settings::DEFAULT_DUCKDUCKGO_URL).unwrap(),
-            contact: None,
-            sites: Default::default(),
+            ..crate::testing::search_settings(
+                crate::settings::SearchBackend::Searxng,
+                "https://me:secret@searx.example.org/",
+            )
         };
         let key = SearchKey::new(&settings, "q", 20);
         assert_eq!(key.backend, "searxng https://searx.example.org/");

@@ -80,8 +80,9 @@ pub use short::{
 use tokens::Counts;
 pub use tokens::{estimate_tokens, is_cjk, is_stop_word};
 
-/// One usable source, numbered as the model will see it.
-#[derive(Debug, Clone)]
+/// One usable source, numbered as the model will see it (and as a conversation keeps
+/// it: [`crate::pipeline::Evidence`], a saved session's `sources`).
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct SourceText {
     /// 1-based number the model cites.
     pub number: usize,

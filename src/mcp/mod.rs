@@ -70,7 +70,7 @@ use rmcp::service::RequestContext;
 use rmcp::{RoleServer, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use self::arguments::{parse_limit, parse_sites};
 use self::failure::{failure, log_failure};
@@ -406,18 +406,7 @@ impl GroundServer {
             Ok(answered) => answered,
             Err(problem) => return failure("grounded_answer", "question", &question, problem),
         };
-        let report = &answered.report;
-        let mut value = crate::render::json(report, &answered.verdict);
-        if let Some((age, ttl)) = answered.reused {
-            value["reused"] = json!({
-                "question": report.question,
-                "age_secs": age.as_secs(),
-                "ttl_secs": ttl.as_secs(),
-            });
-        } else if let Some(followup) = &report.followup {
-            value["conversation"] = crate::render::json::follow_up(Some(followup));
-        }
-        CallToolResult::structured(value)
+        CallToolResult::structured(crate::render::json::answered(&answered))
     }
 }
 

@@ -135,6 +135,57 @@ pub fn new_sources(report: &Report, known: usize) -> Vec<NewSource<'_>> {
     new
 }
 
+/// The evidence of one conversation, the one record every conversation keeps (a saved
+/// session on disk, a server's conversations in memory): the sources its answers
+/// were given, numbered 1.. as they cite them, and which of them were short sources
+/// (snippets, infoboxes, instant answers). Every source is kept, short ones too: the
+/// answers cite them by number, so a follow-up's new pages are numbered after them.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Evidence {
+    /// Every source, numbered from 1 without a gap.
+    pub sources: Vec<SourceText>,
+    /// The numbers of those that were short sources (none in session files written
+    /// before they were marked).
+    #[serde(default)]
+    pub short: Vec<usize>,
+}
+
+impl Evidence {
+    /// Adds `report`'s sources new to this conversation by the one numbering rule
+    /// ([`new_sources`]), each text cut to `max_text_chars` characters.
+    pub fn add(&mut self, report: &Report, max_text_chars: usize) {
+        let known = self.sources.len();
+        for new in new_sources(report, known) {
+            let source = new.source;
+            if new.short {
+                self.short.push(source.number);
+            }
+            let mut kept = source.clone();
+            if kept.text.chars().count() > max_text_chars {
+                kept.text = kept.text.chars().take(max_text_chars).collect();
+            }
+            self.sources.push(kept);
+        }
+    }
+
+    /// Bytes of text held (texts, addresses and titles).
+    pub fn bytes(&self) -> usize {
+        self.sources
+            .iter()
+            .map(|s| s.text.len() + s.url.len() + s.title.len())
+            .sum()
+    }
+
+    /// What a run of this conversation is given: `turns` and this evidence.
+    pub fn prior(&self, turns: Vec<PriorTurn>) -> Prior {
+        Prior {
+            turns,
+            sources: self.sources.clone(),
+            short: self.short.clone(),
+        }
+    }
+}
+
 /// Tokens the prompt's history may take: an eighth of the window, so the sources
 /// keep most of it however long the conversation gets.
 pub fn history_budget(context_tokens: u32) -> u32 {

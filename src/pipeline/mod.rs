@@ -38,7 +38,7 @@ use crate::settings::Settings;
 
 pub use direct::{Direct, answer_directly, direct_prompt};
 pub use followup::{
-    MAX_PRIOR_TURNS, MAX_SESSION_SOURCES, NewSource, Prior, PriorTurn, new_sources,
+    Evidence, MAX_PRIOR_TURNS, MAX_SESSION_SOURCES, NewSource, Prior, PriorTurn, new_sources,
 };
 
 /// Watches the answer call while the model writes: the command line's live progress

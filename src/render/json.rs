@@ -155,6 +155,24 @@ pub fn json(report: &Report, verdict: &Verdict) -> Value {
     })
 }
 
+/// The `--json` object of an answer a face got from the service, the one shape every
+/// face gives (MCP's structured output, serve's `ground` object, batch's records):
+/// [`json`], with a reused answer's `reused {question, age_secs, ttl_secs}` or, for a
+/// follow-up, the `conversation {standalone_question, reused_sources, searched}`.
+pub fn answered(answered: &crate::service::Answered) -> Value {
+    let mut value = json(&answered.report, &answered.verdict);
+    if let Some((age, ttl)) = answered.reused {
+        value["reused"] = json!({
+            "question": answered.report.question,
+            "age_secs": age.as_secs(),
+            "ttl_secs": ttl.as_secs(),
+        });
+    } else if let Some(followup) = &answered.report.followup {
+        value["conversation"] = follow_up(Some(followup));
+    }
+    value
+}
+
 /// What the follow-up step did for a turn of a conversation, as `--json`'s `session`
 /// and MCP's `conversation` say it: the question as answered, the earlier sources
 /// shown again, and whether a search was made (a turn that was not a follow-up

@@ -29,6 +29,7 @@ pub fn markdown(session: &Session) -> String {
         .flat_map(|t| t.cited.iter().copied())
         .collect();
     let sources: Vec<_> = session
+        .evidence
         .sources
         .iter()
         .filter(|s| cited.contains(&s.number))
@@ -68,7 +69,8 @@ fn footnotes(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::session::{Source, Turn};
+    use crate::context::SourceText;
+    use crate::session::Turn;
 
     #[test]
     fn answers_get_footnotes_and_cited_sources_are_listed() {
@@ -81,14 +83,14 @@ mod tests {
             cited: vec![1],
             searched: true,
         });
-        session.sources = vec![
-            Source {
+        session.evidence.sources = vec![
+            SourceText {
                 number: 1,
                 url: "https://example.org/light".into(),
                 title: "Quillfeather\u{1b}[31m Lighthouse".into(),
                 text: String::new(),
             },
-            Source {
+            SourceText {
                 number: 2,
                 url: "https://example.org/other".into(),
                 title: "Other".into(),

@@ -320,27 +320,11 @@ mod tests {
 
     fn settings(searxng: &str, hosted: Vec<HostedService>) -> SearchSettings {
         SearchSettings {
-            backend: SearchBackend::Auto,
-            api_key: None,
-            url: Url::parse(searxng).unwrap(),
-            fallback_urls: Vec::new(),
-            language: None,
-            categories: None,
-            engines: None,
-            time_range: None,
-            safesearch: None,
-            timeout: Duration::from_secs(5),
             max_results: 10,
-            max_per_minute: None,
-            rate_window: crate::settings::RATE_WINDOW,
-            monthly_quota: None,
-            state_dir: None,
-            log_searches: false,
             hosted,
             wikipedia_url: "http://127.0.0.1:9/{lang}".into(),
             duckduckgo_url: Url::parse("http://127.0.0.1:9/").unwrap(),
-            contact: None,
-            sites: Default::default(),
+            ..crate::testing::search_settings(SearchBackend::Auto, searxng)
         }
     }
 
@@ -374,11 +358,7 @@ mod tests {
     async fn searxng_at(base: &str) -> wiremock::MockServer {
         use wiremock::matchers::{method, path};
         let server = wiremock::MockServer::start().await;
-        let config = std::fs::read(
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("fixtures/searxng/searxng/config.body.json"),
-        )
-        .unwrap();
+        let config = crate::testing::fixture("searxng/searxng/config.body.json");
         wiremock::Mock::given(method("GET"))
             .and(path(format!("{base}/config")))
             .respond_with(
@@ -392,11 +372,7 @@ mod tests {
     #[test]
     fn searxngs_configuration_is_told_from_other_replies() {
         for capture in ["searx11", "searxng"] {
-            let body = std::fs::read(
-                std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                    .join(format!("fixtures/searxng/{capture}/config.body.json")),
-            )
-            .unwrap();
+            let body = crate::testing::fixture(&format!("searxng/{capture}/config.body.json"));
             assert!(is_searxng_config(&body), "{capture}");
         }
         for other in [

@@ -139,13 +139,9 @@ pub fn parse_reply(
         max_results,
     );
     Ok(SearchOutcome {
-        query: query.to_string(),
-        hits,
-        unresponsive_engines: Vec::new(),
-        warnings: Vec::new(),
         corrections: altered,
         search_page: Some(public_search_page(query)),
-        ..SearchOutcome::default()
+        ..SearchOutcome::of(query, hits)
     })
 }
 

@@ -333,13 +333,10 @@ pub fn parse_page(html: &str, query: &str, max_results: usize) -> Result<SearchO
     if results.is_empty() && !links_list {
         return Err(PageError::NotAResultsPage);
     }
-    Ok(SearchOutcome {
-        query: query.to_string(),
-        hits: collect_hits(results.into_iter(), max_results),
-        unresponsive_engines: Vec::new(),
-        warnings: Vec::new(),
-        ..SearchOutcome::default()
-    })
+    Ok(SearchOutcome::of(
+        query,
+        collect_hits(results.into_iter(), max_results),
+    ))
 }
 
 /// DuckDuckGo's public results page for `query`.
@@ -431,10 +428,7 @@ mod tests {
     use super::*;
 
     fn fixture(name: &str) -> String {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("fixtures/duckduckgo")
-            .join(name);
-        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        crate::testing::fixture_text(&format!("duckduckgo/{name}"))
     }
 
     #[test]

@@ -234,8 +234,7 @@ mod tests {
     use serde_json::json;
 
     fn fixture(name: &str) -> Value {
-        let path = format!("{}/fixtures/searxng/{name}", env!("CARGO_MANIFEST_DIR"));
-        serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+        serde_json::from_slice(&crate::testing::fixture(&format!("searxng/{name}"))).unwrap()
     }
 
     fn of(reply: &Value) -> Extras {

@@ -95,13 +95,7 @@ pub fn parse_html(
     if hits.is_empty() && !results_list {
         return Err(HtmlPageError::NotAResultsPage);
     }
-    Ok(SearchOutcome {
-        query: query.to_string(),
-        hits,
-        unresponsive_engines: Vec::new(),
-        warnings: Vec::new(),
-        ..SearchOutcome::default()
-    })
+    Ok(SearchOutcome::of(query, hits))
 }
 
 /// What one result of the HTML page holds, gathered during the one walk: each field
@@ -254,10 +248,7 @@ mod tests {
     use super::*;
 
     fn capture(rel: &str) -> String {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("fixtures/searxng")
-            .join(rel);
-        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        crate::testing::fixture_text(&format!("searxng/{rel}"))
     }
 
     #[test]

@@ -102,12 +102,6 @@ pub fn parse_reply(
         }),
         max_results,
     );
-    Ok(SearchOutcome {
-        query: query.to_string(),
-        hits,
-        unresponsive_engines: Vec::new(),
-        warnings: Vec::new(),
-        // Tavily is an API only: no results page a person could open.
-        ..SearchOutcome::default()
-    })
+    // Tavily is an API only: no results page a person could open.
+    Ok(SearchOutcome::of(query, hits))
 }

@@ -350,27 +350,11 @@ mod tests {
 
     fn settings(dir: &Path, backend: SearchBackend, quota: Option<u64>) -> SearchSettings {
         SearchSettings {
-            backend,
-            api_key: None,
-            url: url::Url::parse("http://127.0.0.1:1/").unwrap(),
-            fallback_urls: Vec::new(),
-            language: None,
-            categories: None,
-            engines: None,
-            time_range: None,
-            safesearch: None,
             timeout: std::time::Duration::from_secs(1),
-            max_results: 20,
             max_per_minute: Some(10),
-            rate_window: crate::settings::RATE_WINDOW,
             monthly_quota: quota,
             state_dir: Some(dir.to_path_buf()),
-            log_searches: false,
-            hosted: Vec::new(),
-            wikipedia_url: crate::settings::DEFAULT_WIKIPEDIA_URL.into(),
-            duckduckgo_url: url::Url::parse(crate::settings::DEFAULT_DUCKDUCKGO_URL).unwrap(),
-            contact: None,
-            sites: Default::default(),
+            ..crate::testing::search_settings(backend, "http://127.0.0.1:1/")
         }
     }
 

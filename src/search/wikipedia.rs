@@ -237,13 +237,7 @@ pub fn parse_reply(
         }),
         max_results,
     );
-    Ok(SearchOutcome {
-        query: query.to_string(),
-        hits,
-        unresponsive_engines: Vec::new(),
-        warnings: Vec::new(),
-        ..SearchOutcome::default()
-    })
+    Ok(SearchOutcome::of(query, hits))
 }
 
 #[cfg(test)]
@@ -251,10 +245,7 @@ mod tests {
     use super::*;
 
     fn fixture(name: &str) -> Vec<u8> {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("fixtures/wikipedia")
-            .join(name);
-        std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        crate::testing::fixture(&format!("wikipedia/{name}"))
     }
 
     #[test]

@@ -32,7 +32,7 @@ use serde_json::{Value, json};
 use super::App;
 use super::http::{ApiError, Face, admitted, note, reply_id};
 use crate::report::Report;
-use crate::service::{AnswerRequest, Turn};
+use crate::service::Turn;
 use crate::settings::Settings;
 use crate::sites::SiteFilter;
 
@@ -335,28 +335,24 @@ pub(crate) async fn generate(
                 settings.search.sites = sites.clone();
             }
         };
-        let mut no_download = |_| {};
         let answered = app
-            .service
             .answer(
-                &app.client,
-                AnswerRequest {
-                    question: &request.question,
-                    conversation: &request.turns,
-                    events: crate::events::Events::silent(),
-                    watch: crate::service::unwatched(),
-                    download: &mut no_download,
-                    note: &note,
-                    shown_answer: &shown_answer,
-                    adjust: Some(&adjust),
-                },
+                &request.question,
+                &request.turns,
+                crate::service::unwatched(),
+                &shown_answer,
+                &adjust,
             )
             .await;
         match answered {
             Ok(answered) => {
                 let report = &answered.report;
-                let json = crate::render::json(report, &answered.verdict);
+                // The one answered shape every face gives, of which Gemini's reply
+                // carries the grounding metadata and (outside Gemini's fields: the SDK
+                // drops it, raw HTTP sees it) a reused answer's mark.
+                let json = crate::render::json::answered(&answered);
                 let metadata = json.get("groundingMetadata").cloned();
+                let reused = json.get("reused").map(|r| json!({"reused": r}));
                 let finish = if report.model.done_reason.as_deref() == Some("length") {
                     "MAX_TOKENS"
                 } else {
@@ -364,9 +360,6 @@ pub(crate) async fn generate(
                 };
                 let usage =
                     usage_metadata(report.model.prompt_tokens, report.model.completion_tokens);
-                // Outside Gemini's fields (the SDK drops it; raw HTTP sees it): a reused
-                // answer is marked as MCP and the OpenAI face mark it.
-                let reused = answered.reused_json().map(|r| json!({"reused": r}));
                 (shown_answer(report), metadata, finish, usage, reused)
             }
             Err(failure) => return ApiError::from_run(Face::Gemini, failure).into_response(),

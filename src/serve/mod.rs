@@ -63,6 +63,39 @@ pub(crate) struct App {
     verbose: bool,
 }
 
+impl App {
+    /// Answers a client's `question` in its conversation (`turns`) through the
+    /// service, as every face does: no stage events, no download progress (a server
+    /// has no terminal), the model's choice noted in the log; `watch` sees the answer
+    /// as it streams, `shown_answer` is the text the face shows its client, `adjust`
+    /// applies the request's options.
+    pub(crate) async fn answer(
+        &self,
+        question: &str,
+        turns: &[crate::service::Turn],
+        watch: Arc<dyn crate::pipeline::Watch>,
+        shown_answer: &(dyn Fn(&crate::report::Report) -> String + Sync),
+        adjust: &(dyn Fn(&mut Settings) + Sync),
+    ) -> Result<crate::service::Answered, crate::service::Failure> {
+        let mut no_download = |_| {};
+        self.service
+            .answer(
+                &self.client,
+                crate::service::AnswerRequest {
+                    question,
+                    conversation: turns,
+                    events: crate::events::Events::silent(),
+                    watch,
+                    download: &mut no_download,
+                    note: &http::note,
+                    shown_answer,
+                    adjust: Some(adjust),
+                },
+            )
+            .await
+    }
+}
+
 /// The server's routes over `app`'s state.
 fn routes(app: Arc<App>) -> Router {
     Router::new()

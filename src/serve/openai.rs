@@ -27,14 +27,14 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use super::App;
-use super::http::{ApiError, Face, MAX_MESSAGES, admitted, note, now_secs, reply_id};
+use super::http::{ApiError, Face, MAX_MESSAGES, admitted, now_secs, reply_id};
 use crate::grounding::Statement;
 use crate::pipeline::Watch;
 use crate::render::Style;
 use crate::render::live::Shown;
 use crate::render::person::{statement_part, statement_parts};
 use crate::report::Report;
-use crate::service::{AnswerRequest, Answered, Turn};
+use crate::service::{Answered, Turn};
 use crate::settings::{Settings, TimeRange};
 use crate::sites::SiteFilter;
 
@@ -508,21 +508,13 @@ pub(crate) async fn chat_completions(State(app): State<Arc<App>>, body: Body) ->
         return stream(app, request, admission).into_response();
     }
     let adjust = adjust(&request);
-    let mut no_download = |_| {};
     let answered = app
-        .service
         .answer(
-            &app.client,
-            AnswerRequest {
-                question: &request.question,
-                conversation: &request.turns,
-                events: crate::events::Events::silent(),
-                watch: crate::service::unwatched(),
-                download: &mut no_download,
-                note: &note,
-                shown_answer: &content_of,
-                adjust: Some(&adjust),
-            },
+            &request.question,
+            &request.turns,
+            crate::service::unwatched(),
+            &content_of,
+            &adjust,
         )
         .await;
     drop(admission);
@@ -530,19 +522,6 @@ pub(crate) async fn chat_completions(State(app): State<Arc<App>>, body: Body) ->
         Ok(answered) => axum::Json(completion(&answered)).into_response(),
         Err(failure) => ApiError::from_run(Face::OpenAi, failure).into_response(),
     }
-}
-
-/// The whole `ground answer --json` object of an answer, with the follow-up's
-/// `conversation {standalone_question, reused_sources, searched}` and a reused
-/// answer's `reused {question, age_secs, ttl_secs}` as MCP gives them.
-fn ground_json(answered: &Answered) -> Value {
-    let mut value = crate::render::json(&answered.report, &answered.verdict);
-    if let Some(reused) = answered.reused_json() {
-        value["reused"] = reused;
-    } else if let Some(followup) = &answered.report.followup {
-        value["conversation"] = crate::render::json::follow_up(Some(followup));
-    }
-    value
 }
 
 /// The `chat.completion` object for an answer.
@@ -565,7 +544,7 @@ fn completion(answered: &Answered) -> Value {
         "usage": usage(report),
         "citations": citations,
         "search_results": search_results,
-        "ground": ground_json(answered),
+        "ground": crate::render::json::answered(answered),
     })
 }
 
@@ -635,19 +614,12 @@ fn stream(
             return;
         }
         let adjust = adjust(&request);
-        let mut no_download = |_| {};
-        let run = app.service.answer(
-            &app.client,
-            AnswerRequest {
-                question: &request.question,
-                conversation: &request.turns,
-                events: crate::events::Events::silent(),
-                watch: streamer,
-                download: &mut no_download,
-                note: &note,
-                shown_answer: &content_of,
-                adjust: Some(&adjust),
-            },
+        let run = app.answer(
+            &request.question,
+            &request.turns,
+            streamer,
+            &content_of,
+            &adjust,
         );
         tokio::pin!(run);
         let mut streamed = String::new();
@@ -704,7 +676,7 @@ fn stream(
         );
         last["citations"] = citations;
         last["search_results"] = search_results;
-        last["ground"] = ground_json(&answered);
+        last["ground"] = crate::render::json::answered(&answered);
         let _ = events_out.send(event(&last)).await;
         if usage_chunk {
             let mut usage_only = json!({

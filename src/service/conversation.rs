@@ -11,6 +11,10 @@
 //! know (its answers were not ours, or were forgotten) is a follow-up with no
 //! evidence: it searches.
 //!
+//! What is kept per conversation is the conversations' one record,
+//! [`crate::pipeline::Evidence`], the record a saved session keeps on disk too, with
+//! its one numbering rule: this store keeps it in memory, keyed by the turns.
+//!
 //! Bounded: the newest [`MAX_CONVERSATIONS`] conversations and [`MAX_EVIDENCE_BYTES`]
 //! of source text are kept, the least recently used going first.
 
@@ -22,8 +26,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
-use crate::context::SourceText;
-use crate::pipeline::{MAX_PRIOR_TURNS, Prior, PriorTurn, new_sources};
+pub use crate::pipeline::Evidence;
+use crate::pipeline::{MAX_PRIOR_TURNS, Prior, PriorTurn};
 use crate::report::Report;
 use crate::text::cut_bytes;
 
@@ -52,41 +56,6 @@ pub struct Turn {
     pub question: String,
     /// The answer given (its `[n]` markers name the conversation's sources).
     pub answer: String,
-}
-
-/// The sources of one conversation, numbered as its answers cite them, and which of
-/// them were short sources (snippets, infoboxes, instant answers).
-#[derive(Debug, Default, Clone)]
-pub struct Evidence {
-    /// Every source, numbered from 1 without a gap.
-    pub sources: Vec<SourceText>,
-    /// The numbers of those that were short sources.
-    pub short: Vec<usize>,
-}
-
-impl Evidence {
-    /// Bytes of text held.
-    fn bytes(&self) -> usize {
-        self.sources
-            .iter()
-            .map(|s| s.text.len() + s.url.len() + s.title.len())
-            .sum()
-    }
-
-    /// This evidence with `report`'s new sources added by the conversations' one
-    /// numbering rule ([`new_sources`]). Every source is kept, short ones too: the
-    /// answer the client holds cites them by number, so a follow-up's new pages must
-    /// be numbered after them.
-    fn with_report(&self, report: &Report) -> Evidence {
-        let mut evidence = self.clone();
-        for new in new_sources(report, evidence.sources.len()) {
-            if new.short {
-                evidence.short.push(new.source.number);
-            }
-            evidence.sources.push(new.source.clone());
-        }
-        evidence
-    }
 }
 
 /// The key a conversation's evidence is kept under: a hash of its turns, each
@@ -136,7 +105,9 @@ impl Conversations {
         shown_answer: &str,
         report: &Report,
     ) {
-        let evidence = Arc::new(earlier.with_report(report));
+        let mut evidence = earlier.clone();
+        evidence.add(report, usize::MAX);
+        let evidence = Arc::new(evidence);
         if evidence.sources.is_empty() {
             return;
         }
@@ -185,22 +156,21 @@ impl Conversations {
 /// question and answer cut to [`MAX_TURN_BYTES`], and the conversation's evidence.
 pub fn prior_of(turns: &[Turn], evidence: &Evidence) -> Prior {
     let skip = turns.len().saturating_sub(MAX_PRIOR_TURNS);
-    Prior {
-        turns: turns[skip..]
+    evidence.prior(
+        turns[skip..]
             .iter()
             .map(|t| PriorTurn {
                 question: cut_bytes(&t.question, MAX_TURN_BYTES).to_string(),
                 answer: cut_bytes(&t.answer, MAX_TURN_BYTES).to_string(),
             })
             .collect(),
-        sources: evidence.sources.clone(),
-        short: evidence.short.clone(),
-    }
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::context::SourceText;
 
     fn turn(q: &str, a: &str) -> Turn {
         Turn {

@@ -228,20 +228,6 @@ pub struct Answered {
     pub reused: Option<(Duration, Duration)>,
 }
 
-impl Answered {
-    /// The mark of a reused answer, MCP's `reused` object: the earlier run's
-    /// question as it was asked, its age and the reuse window in seconds; `None` for
-    /// an answer of this request's own run.
-    pub fn reused_json(&self) -> Option<serde_json::Value> {
-        let (age, ttl) = self.reused?;
-        Some(serde_json::json!({
-            "question": self.report.question,
-            "age_secs": age.as_secs(),
-            "ttl_secs": ttl.as_secs(),
-        }))
-    }
-}
-
 /// The embedded model's cache scope for a request of `client` in `conversation`
 /// ([`crate::settings::EmbeddedSettings::cache_scope`]): `None` (shared by every
 /// call) unless the client is isolated; then a follow-up's conversation, known by its

@@ -114,6 +114,5 @@ pub struct AnswerArgs {
     pub session: Option<String>,
 
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub run: RunArgs,
 }

@@ -46,6 +46,5 @@ pub struct BatchArgs {
     pub timeout: Option<u64>,
 
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub run: RunArgs,
 }

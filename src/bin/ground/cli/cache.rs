@@ -16,7 +16,6 @@ pub struct CacheArgs {
     pub json: bool,
 
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub config: ConfigOpts,
 }
 

@@ -29,6 +29,5 @@ pub struct ChatArgs {
     pub format: Format,
 
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub run: RunArgs,
 }

@@ -12,12 +12,9 @@ pub struct DoctorArgs {
     pub json: bool,
 
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub config: ConfigOpts,
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub search: SearchOpts,
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub model: ModelOpts,
 }

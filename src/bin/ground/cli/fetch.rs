@@ -15,9 +15,7 @@ pub struct FetchArgs {
     pub json: bool,
 
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub config: ConfigOpts,
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub fetch: FetchOpts,
 }

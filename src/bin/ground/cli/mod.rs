@@ -395,16 +395,12 @@ pub struct ModelOpts {
 #[derive(Debug, Clone, Default, Args)]
 pub struct RunArgs {
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub config: ConfigOpts,
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub search: SearchOpts,
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub fetch: FetchOpts,
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub model: ModelOpts,
 }
 

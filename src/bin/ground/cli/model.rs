@@ -12,7 +12,6 @@ pub struct ModelArgs {
     pub action: ModelAction,
 
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub config: ConfigOpts,
 }
 

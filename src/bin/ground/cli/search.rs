@@ -24,9 +24,7 @@ pub struct SearchArgs {
     pub timeout: Option<u64>,
 
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub config: ConfigOpts,
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub search: SearchOpts,
 }

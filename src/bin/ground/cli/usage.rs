@@ -12,9 +12,7 @@ pub struct UsageArgs {
     pub json: bool,
 
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub config: ConfigOpts,
     #[command(flatten)]
-    #[allow(missing_docs)]
     pub search: SearchOpts,
 }

@@ -171,9 +171,9 @@ fn batch(args: BatchArgs) -> Result<Tally, Error> {
         .transpose()?;
     if let Some(r) = &resumed {
         if let Some(why) = &r.unlocked {
-            say(&format!(
-                "warning: {why}; nothing keeps a second run off this output (two runs on it would ask every question twice)"
-            ));
+            say(&ground::error::warning(&format!(
+                "{why}; nothing keeps a second run off this output (two runs on it would ask every question twice)"
+            )));
         }
         if r.repaired > 0 {
             say(&format!(

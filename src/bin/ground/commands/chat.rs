@@ -116,7 +116,7 @@ impl Chat<'_> {
                 "ground chat: conversation {:?} ({} turns, {} sources; --session NAME resumes one). /help for commands, Ctrl-D to end.",
                 self.session.name,
                 self.session.turns.len(),
-                self.session.sources.len()
+                self.session.evidence.sources.len()
             );
         }
         loop {
@@ -266,10 +266,11 @@ impl Chat<'_> {
 
 /// The session's sources, one line each, numbered as in every answer.
 fn sources_list(session: &Session) -> String {
-    if session.sources.is_empty() {
+    if session.evidence.sources.is_empty() {
         return "No sources read yet.\n".into();
     }
     session
+        .evidence
         .sources
         .iter()
         .map(|s| {
