@@ -851,8 +851,11 @@ mod engine {
         // R5 finding 12: with clients isolated, one client's prompt must not be the
         // next client's cached prefix (cached_tokens and the speed told client B how
         // much of client A's prompt it had guessed).
+        // The largest window the test model has: B's prompt and the unscoped caller's
+        // fit side by side (A's, the least recently used, gives way).
         let scoped = |scope: Option<&str>, question: &str| GenerateRequest {
             scope: scope.map(str::to_string),
+            context_tokens: 4096,
             ..greedy(llm::SYSTEM_PROMPT, question)
         };
         let (_cold_dir, cold) = fresh_model();
@@ -862,29 +865,67 @@ mod engine {
         let a = run(&model, &scoped(Some("a"), QUESTION));
         assert_eq!(a.cached_prompt_tokens, 0);
         assert_eq!(a.fresh, None, "an empty context is not started afresh");
-        // Client B asks the very same: nothing of A's prompt is found, and B's reply is
-        // that of a context that held nothing.
+        // Client B asks the very same: nothing of A's prompt is found (B's goes to a
+        // sequence of its own), and B's reply is that of a context that held nothing.
         let b = run(&model, &scoped(Some("b"), QUESTION));
         assert_eq!(b.cached_prompt_tokens, 0);
-        assert_eq!(
-            b.fresh.as_deref(),
-            Some("the previous reply was for another client or conversation")
-        );
+        assert_eq!(b.fresh, None);
         assert_eq!(b.text, from_cold.text);
         // B again (its own conversation): its prefix is there.
         let b_again = run(&model, &scoped(Some("b"), QUESTION));
         assert_eq!(b_again.evaluated_prompt_tokens(), 1);
         assert_eq!(b_again.fresh, None);
-        // An unscoped caller neither sees a scoped prompt nor leaves it one.
+        // An unscoped caller neither sees a scoped prompt nor takes B's place: B's own
+        // prefix is still there after it.
         let shared_caller = run(&model, &scoped(None, QUESTION));
         assert_eq!(shared_caller.cached_prompt_tokens, 0);
         let b_after = run(&model, &scoped(Some("b"), QUESTION));
-        assert_eq!(b_after.cached_prompt_tokens, 0);
+        assert_eq!(b_after.evaluated_prompt_tokens(), 1);
         // Unscoped callers share as before.
         let (_dir2, open) = fresh_model();
         run(&open, &scoped(None, QUESTION));
         let second = run(&open, &scoped(None, QUESTION));
         assert_eq!(second.evaluated_prompt_tokens(), 1);
+    }
+
+    #[test]
+    fn a_rewrite_between_an_answer_and_its_follow_up_leaves_the_answers_prompt() {
+        // P3: the follow-up's rewrite call (another system prompt, a short message)
+        // ran between the answer and the follow-up's answer and took the one
+        // sequence, so the follow-up read its sources again (4 of 783 tokens reused).
+        let answer = GenerateRequest {
+            context_tokens: 4096,
+            ..greedy(llm::SYSTEM_PROMPT, QUESTION)
+        };
+        let rewrite = GenerateRequest {
+            system: "Rewrite the follow-up question so that it stands alone.".into(),
+            user: "Earlier: how long did they survive? Follow-up: and in what?".into(),
+            schema: None,
+            max_tokens: 8,
+            ..answer.clone()
+        };
+        let follow_up = GenerateRequest {
+            user: llm::user_message(SOURCES, "In what did the tardigrades survive ten days?"),
+            ..answer.clone()
+        };
+        let (_dir, model) = fresh_model();
+        run(&model, &answer);
+        run(&model, &rewrite);
+        let followed = run(&model, &follow_up);
+        let prompt = |r: &GenerateRequest| model.prompt_tokens(&r.system, &r.user).unwrap();
+        let common = shared(&prompt(&answer), &prompt(&follow_up));
+        assert!(
+            common > followed.prompt_tokens / 2,
+            "{common} of {}",
+            followed.prompt_tokens
+        );
+        assert_eq!(
+            followed.cached_prompt_tokens, common,
+            "the sources were kept"
+        );
+        // And the reply is that of a context that held nothing.
+        let (_cold_dir, cold) = fresh_model();
+        assert_eq!(followed.text, run(&cold, &follow_up).text);
     }
 
     #[test]

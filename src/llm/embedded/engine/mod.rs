@@ -28,15 +28,19 @@
 //!   also the prefill's progress ([`Step::Prefill`]), thinned to at most
 //!   [`PREFILL_STEPS`] reports however long the prompt.
 //! - **A prompt is never read twice** ([`Session`]): each model keeps one context for
-//!   the life of the process, with the tokens its key/value cache holds. A reply
-//!   evaluates only the prompt's tokens after the longest prefix it shares with them
-//!   (the rest is removed from the cache), so a second question on the same sources,
-//!   or a follow-up, costs its own tail. The memory is that of one window, as before;
-//!   a request for another window or thread count, or a cache that cannot be cut,
-//!   starts the context afresh and says why ([`Generated::fresh`]). A request of
-//!   another [`GenerateRequest::scope`] than the previous reply's finds the cache
-//!   emptied: with `[serve] isolate_clients`, one client's prompt is never another's
-//!   cached prefix.
+//!   the life of the process, holding [`SEQUENCES`] sequences (llama.cpp sequence
+//!   ids) in one unified key/value cache of the window's cells. A reply evaluates only
+//!   the prompt's tokens after the longest prefix any sequence shares with them
+//!   ([`place`]), so a second question on the same sources, or a follow-up, costs its
+//!   own tail; a reply that would cut another prompt's tail (a follow-up's short
+//!   rewrite call after the answer) goes to another sequence with the prefix copied
+//!   there (the copy shares the cells), so the answer's prompt stays for the
+//!   follow-up's answer. The least recently used sequences give way when the cells
+//!   run short. The memory is that of one window, as with one sequence; a request
+//!   for another window or thread count, or a cache that cannot be cut, starts the
+//!   context afresh and says why ([`Generated::fresh`]). Only a sequence of the same
+//!   [`GenerateRequest::scope`] is searched: with `[serve] isolate_clients`, one
+//!   client's prompt is never another's cached prefix.
 //! - **On the GPU when built with one** ([`GPU_BACKEND`]): every layer offloaded
 //!   unless `gpu_layers` says fewer; [`devices`] lists what llama.cpp found, and
 //!   [`Model::placement`] where the load put the weights (from llama.cpp's log, its
@@ -167,24 +171,129 @@ pub struct Model {
     trained_context: u32,
     file_bytes: u64,
     placement: Placement,
-    /// The context kept between replies; its lock is also "one reply at a time per
-    /// model": contexts are not built concurrently (llama.cpp mutates the model while
+    /// The context kept between replies (its sequences hold the recent prompts); its
+    /// lock is also "one reply at a time per model": contexts are not built concurrently (llama.cpp mutates the model while
     /// building one) and two replies would halve each other's speed on a CPU anyway.
     session: Mutex<Option<Session>>,
 }
 
-/// The context a model keeps between replies, and what its key/value cache holds.
+/// How many sequences one context keeps: the prompts of that many recent replies
+/// stay in the key/value cache side by side, so a follow-up's rewrite call, a
+/// planning call or another conversation does not push an answer's prompt out.
+pub const SEQUENCES: usize = 4;
+
+/// The context a model keeps between replies, and what its key/value cache holds:
+/// [`SEQUENCES`] sequences sharing the window's cells (llama.cpp's unified cache, so
+/// the memory is that of one window, as with one sequence).
 struct Session {
-    /// The window it was made for.
+    /// The window it was made for: the cells all sequences share.
     window: u32,
     /// The threads it was made for.
     threads: i32,
-    /// The tokens in the cache, position by position (prompt, then the reply's tokens
-    /// that were fed back).
+    /// What each sequence (its llama.cpp sequence id is its index) holds.
+    sequences: Vec<Sequence>,
+    /// Counts replies, to tell which sequence was used least recently.
+    clock: u64,
+    ctx: LlamaContext<'static>,
+}
+
+/// One sequence of a [`Session`]: the tokens it holds and whose they are.
+#[derive(Debug, Default)]
+struct Sequence {
+    /// The tokens in the cache for it, position by position (prompt, then the reply's
+    /// tokens that were fed back).
     tokens: Vec<LlamaToken>,
     /// The scope of the reply that left them ([`GenerateRequest::scope`]).
     scope: Option<String>,
-    ctx: LlamaContext<'static>,
+    /// The [`Session::clock`] of the reply that last used it (0: never).
+    used: u64,
+}
+
+impl Session {
+    /// Cells the sequences hold at most (cells a prefix copy shares are counted once
+    /// per sequence: an over-count, so a reply never finds the cache full).
+    fn cells_held(&self) -> usize {
+        self.sequences.iter().map(|s| s.tokens.len()).sum()
+    }
+
+    /// Empties the whole cache.
+    fn clear(&mut self) {
+        self.ctx.clear_kv_cache();
+        for sequence in &mut self.sequences {
+            sequence.tokens.clear();
+        }
+    }
+
+    /// Empties sequence `seq`; `false` when llama.cpp could not (then nothing is
+    /// known of the cache and the caller empties it all).
+    fn clear_sequence(&mut self, seq: usize) -> bool {
+        if self.sequences[seq].tokens.is_empty() {
+            return true;
+        }
+        let ok = self.ctx.kv_cache_seq_rm(seq as i32, None, None).is_ok();
+        self.sequences[seq].tokens.clear();
+        ok
+    }
+}
+
+/// Where a reply goes: the sequence it is written in, and the sequence (maybe the
+/// same) holding the longest prefix of its prompt, with that prefix's length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Placed {
+    /// The sequence the reply is read and written in.
+    target: usize,
+    /// The sequence whose first `prefix` tokens are the prompt's.
+    source: usize,
+    /// Tokens of the prompt found in `source` (at most the prompt's length less one:
+    /// its last token is always read again, its scores start the reply).
+    prefix: usize,
+}
+
+/// Chooses where a reply to `tokens` of `scope` goes among `sequences`: the longest
+/// prefix of the prompt found in a sequence of the same scope is reused. When using
+/// that sequence would cut off tokens it holds past the prefix (another prompt's
+/// tail, an answer's sources when this is a short rewrite), the reply goes to an
+/// empty or the least recently used other sequence instead, the prefix copied there
+/// (a copy shares the cells, it reads nothing). Pure: the engine applies it.
+fn place(sequences: &[Sequence], tokens: &[LlamaToken], scope: Option<&String>) -> Placed {
+    let reusable = tokens.len().saturating_sub(1);
+    let best = sequences
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.scope.as_ref() == scope)
+        .map(|(i, s)| (i, shared_prefix(&s.tokens, tokens).min(reusable), s.used))
+        .filter(|(_, prefix, _)| *prefix > 0)
+        .max_by_key(|(_, prefix, used)| (*prefix, *used));
+    let least_used_but = |keep: Option<usize>| {
+        sequences
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| Some(*i) != keep)
+            .min_by_key(|(_, s)| (!s.tokens.is_empty(), s.used))
+            .map_or(0, |(i, _)| i)
+    };
+    match best {
+        None => {
+            let target = least_used_but(None);
+            Placed {
+                target,
+                source: target,
+                prefix: 0,
+            }
+        }
+        Some((i, prefix, _)) if prefix == sequences[i].tokens.len() || sequences.len() == 1 => {
+            Placed {
+                target: i,
+                source: i,
+                prefix,
+            }
+        }
+        Some((i, prefix, _)) => Placed {
+            target: least_used_but(Some(i)),
+            source: i,
+            prefix,
+        },
+    }
 }
 
 impl std::fmt::Debug for Model {
@@ -395,9 +504,8 @@ pub struct GenerateRequest {
     pub stop_at_end_of_text: bool,
     /// Who may reuse the prompt prefix this reply leaves in the cache, and whose
     /// prefix it may reuse: `None`, any caller; `Some(scope)`, only calls of the same
-    /// scope. The cache is emptied when a call's scope differs from the previous
-    /// reply's ([`Generated::fresh`] says so), so one isolated client never finds
-    /// another's prompt there (`[serve] isolate_clients`).
+    /// scope. A call searches only the sequences of its own scope, so one isolated
+    /// client never finds another's prompt there (`[serve] isolate_clients`).
     pub scope: Option<String>,
 }
 
@@ -422,8 +530,7 @@ pub struct Generated {
     /// Writing the reply.
     pub decode: Duration,
     /// Why the context was started afresh for this reply when it held an earlier one
-    /// (another window or thread count, a cache llama.cpp could not cut, or another
-    /// [`GenerateRequest::scope`] than the previous reply's).
+    /// (another window or thread count, or a cache llama.cpp could not cut).
     pub fresh: Option<String>,
 }
 
@@ -551,6 +658,10 @@ fn open_session(
     *held = None;
     let params = LlamaContextParams::default()
         .with_n_ctx(NonZeroU32::new(window))
+        // Several sequences in one cache of the window's cells (unified: any sequence
+        // may use any cell, so each still has the whole window).
+        .with_n_seq_max(SEQUENCES as u32)
+        .with_kv_unified(true)
         .with_n_batch(MAX_BATCH as u32)
         .with_n_ubatch(MAX_BATCH as u32)
         .with_n_threads(threads)
@@ -565,8 +676,8 @@ fn open_session(
     *held = Some(Session {
         window,
         threads,
-        tokens: Vec::new(),
-        scope: None,
+        sequences: (0..SEQUENCES).map(|_| Sequence::default()).collect(),
+        clock: 0,
         ctx,
     });
     Ok(fresh)
@@ -605,34 +716,57 @@ fn write_reply(
     let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
     let mut fresh = None;
 
-    // Another scope's tokens are not this caller's to reuse (nor is this caller's
-    // prompt the next one's, if scopes differ): the cache starts empty.
-    if session.scope != request.scope {
-        if !session.tokens.is_empty() {
-            session.ctx.clear_kv_cache();
-            session.tokens.clear();
-            fresh = Some("the previous reply was for another client or conversation".into());
-        }
-        session.scope = request.scope.clone();
-    }
-
-    // What the cache holds of this prompt already. The prompt's last token is always
+    // Which sequence the reply goes to, and what the cache holds of its prompt
+    // already (only a sequence of the same scope is searched: one isolated client
+    // never finds another's prompt there). The prompt's last token is always
     // evaluated again: its scores start the reply.
-    let keep = shared_prefix(&session.tokens, tokens).min(prompt_len - 1);
-    if session.tokens.len() > keep {
-        if session
-            .ctx
-            .kv_cache_seq_rm(0, Some(count(keep)), None)
-            .is_ok()
-        {
-            session.tokens.truncate(keep);
-        } else {
-            session.ctx.clear_kv_cache();
-            session.tokens.clear();
+    session.clock += 1;
+    let placed = place(&session.sequences, tokens, request.scope.as_ref());
+    let seq = placed.target;
+    let cut = if placed.source == seq {
+        let held = &session.sequences[seq].tokens;
+        held.len() <= placed.prefix
+            || session
+                .ctx
+                .kv_cache_seq_rm(seq as i32, Some(count(placed.prefix)), None)
+                .is_ok()
+    } else {
+        session.clear_sequence(seq)
+            && session
+                .ctx
+                .kv_cache_seq_cp(
+                    placed.source as i32,
+                    seq as i32,
+                    None,
+                    Some(count(placed.prefix)),
+                )
+                .is_ok()
+    };
+    if cut {
+        let prefix = session.sequences[placed.source].tokens[..placed.prefix].to_vec();
+        session.sequences[seq].tokens = prefix;
+    } else {
+        session.clear();
+        fresh = Some("llama.cpp cannot cut this model's cache, so it was emptied".into());
+    }
+    session.sequences[seq].scope = request.scope.clone();
+    session.sequences[seq].used = session.clock;
+    // Room for the rest of the prompt and the reply: the least recently used other
+    // sequences give way while the cells held could leave too few.
+    let needed = prompt_len - session.sequences[seq].tokens.len() + max_new;
+    while session.cells_held() + needed > window_len {
+        let Some(oldest) = (0..session.sequences.len())
+            .filter(|&i| i != seq && !session.sequences[i].tokens.is_empty())
+            .min_by_key(|&i| session.sequences[i].used)
+        else {
+            break;
+        };
+        if !session.clear_sequence(oldest) {
+            session.clear();
             fresh = Some("llama.cpp cannot cut this model's cache, so it was emptied".into());
         }
     }
-    let cached = session.tokens.len();
+    let cached = session.sequences[seq].tokens.len();
     let total = count(prompt_len);
     let step = |done: usize| Step::Prefill {
         done: count(done),
@@ -657,7 +791,7 @@ fn write_reply(
         batch.clear();
         for (i, token) in tokens.iter().enumerate().take(end).skip(done) {
             batch
-                .add(*token, i as i32, &[0], i + 1 == prompt_len)
+                .add(*token, i as i32, &[seq as i32], i + 1 == prompt_len)
                 .map_err(|e| engine_error("cannot fill the batch", &e))?;
         }
         let t = Instant::now();
@@ -665,7 +799,9 @@ fn write_reply(
             .ctx
             .decode(&mut batch)
             .map_err(|e| engine_error("cannot read the prompt", &e))?;
-        session.tokens.extend_from_slice(&tokens[done..end]);
+        session.sequences[seq]
+            .tokens
+            .extend_from_slice(&tokens[done..end]);
         let per_token = t.elapsed() / (end - done) as u32;
         chunk = match per_token.as_nanos() {
             0 => MAX_BATCH,
@@ -722,14 +858,15 @@ fn write_reply(
             break;
         }
         batch.clear();
+        let position = session.sequences[seq].tokens.len() as i32;
         batch
-            .add(token, session.tokens.len() as i32, &[0], true)
+            .add(token, position, &[seq as i32], true)
             .map_err(|e| engine_error("cannot fill the batch", &e))?;
         session
             .ctx
             .decode(&mut batch)
             .map_err(|e| engine_error("cannot write the reply", &e))?;
-        session.tokens.push(token);
+        session.sequences[seq].tokens.push(token);
         logits_at = 0;
     }
     let rest = utf8.finish();
@@ -770,6 +907,97 @@ mod tests {
         assert_eq!(u.push(b"a\xffb"), "a\u{fffd}b");
         assert_eq!(u.push(&"€".as_bytes()[..2]), "");
         assert_eq!(u.finish(), "\u{fffd}");
+    }
+
+    fn held(tokens: &[i32], scope: Option<&str>, used: u64) -> Sequence {
+        Sequence {
+            tokens: tokens.iter().map(|&t| LlamaToken::new(t)).collect(),
+            scope: scope.map(str::to_string),
+            used,
+        }
+    }
+
+    fn prompt(tokens: &[i32]) -> Vec<LlamaToken> {
+        tokens.iter().map(|&t| LlamaToken::new(t)).collect()
+    }
+
+    #[test]
+    fn a_prompt_that_extends_a_sequence_continues_it() {
+        let sequences = [held(&[1, 2, 3], None, 1), held(&[], None, 0)];
+        let placed = place(&sequences, &prompt(&[1, 2, 3, 4, 5]), None);
+        assert_eq!(
+            placed,
+            Placed {
+                target: 0,
+                source: 0,
+                prefix: 3
+            }
+        );
+    }
+
+    #[test]
+    fn a_short_rewrite_leaves_the_answers_prompt_and_takes_another_sequence() {
+        // Sequence 0 holds an answer's prompt (system, sources, question); the
+        // follow-up's rewrite shares only the opening.
+        let sequences = [
+            held(&[1, 2, 10, 11, 12, 13], None, 2),
+            held(&[], None, 0),
+            held(&[7], None, 1),
+        ];
+        let placed = place(&sequences, &prompt(&[1, 2, 50, 51]), None);
+        assert_eq!(
+            placed,
+            Placed {
+                target: 1,
+                source: 0,
+                prefix: 2
+            },
+            "an empty sequence, the opening copied"
+        );
+        // With no empty one, the least recently used other sequence gives way.
+        let full = [
+            held(&[1, 2, 10, 11], None, 3),
+            held(&[5], None, 1),
+            held(&[6], None, 2),
+        ];
+        assert_eq!(place(&full, &prompt(&[1, 2, 50]), None).target, 1);
+    }
+
+    #[test]
+    fn the_longest_prefix_wins_and_nothing_shared_takes_the_least_used() {
+        let sequences = [
+            held(&[1, 2, 3], None, 5),
+            held(&[1, 2, 3, 4, 9], None, 1),
+            held(&[8, 8], None, 2),
+        ];
+        let placed = place(&sequences, &prompt(&[1, 2, 3, 4, 5, 6]), None);
+        assert_eq!((placed.source, placed.prefix), (1, 4));
+        assert_ne!(placed.target, 1, "its tail (9) is kept");
+        let unrelated = place(&sequences, &prompt(&[42, 43]), None);
+        assert_eq!((unrelated.target, unrelated.prefix), (1, 0));
+    }
+
+    #[test]
+    fn another_scopes_sequence_is_never_a_prefix() {
+        let sequences = [held(&[1, 2, 3, 4], Some("a"), 2), held(&[], None, 0)];
+        let placed = place(&sequences, &prompt(&[1, 2, 3, 4, 5]), Some(&"b".into()));
+        assert_eq!(
+            placed,
+            Placed {
+                target: 1,
+                source: 1,
+                prefix: 0
+            }
+        );
+        let own = place(&sequences, &prompt(&[1, 2, 3, 4, 5]), Some(&"a".into()));
+        assert_eq!((own.target, own.prefix), (0, 4));
+    }
+
+    #[test]
+    fn the_last_prompt_token_is_always_read_again() {
+        let sequences = [held(&[1, 2, 3], None, 1)];
+        let placed = place(&sequences, &prompt(&[1, 2, 3]), None);
+        assert_eq!((placed.target, placed.prefix), (0, 2));
     }
 
     #[test]
