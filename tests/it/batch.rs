@@ -359,6 +359,14 @@ async fn batch_shards_partition_the_ids_exactly() {
     }
 }
 
+/// A shard that must be refused: its arguments, its environment, and what the
+/// message must say.
+type Refused = (
+    &'static [&'static str],
+    &'static [(&'static str, &'static str)],
+    &'static [&'static str],
+);
+
 #[tokio::test]
 async fn batch_shards_that_cannot_be_are_refused_naming_the_forms() {
     let world = World::new().await;
@@ -371,7 +379,7 @@ async fn batch_shards_that_cannot_be_are_refused_naming_the_forms() {
         cmd.envs(env.iter().copied());
         cmd
     };
-    let cases: [(&[&str], &[(&str, &str)], &[&str]); 7] = [
+    let cases: [Refused; 7] = [
         // Counted from 0 by habit: the message names the 1-based form and the index flags.
         (
             &["--shard", "0/2"],
