@@ -274,7 +274,7 @@ impl Run<'_> {
                 plan::rewrite_followup(&self.client, &self.history, question, window).await?;
             self.calls += 1;
             self.so_far.timings.llm += elapsed_ms(t);
-            self.so_far.warnings.extend(warning);
+            self.warn_all(warning);
             self.watch.rewritten(&rewrite.question);
             followup.standalone = rewrite.question;
             followup.must_have_evidence = rewrite.must_have_evidence;

@@ -85,7 +85,7 @@ impl Run<'_> {
                 json!({"backend": service.backend, "note": chosen.note}),
             );
         }
-        self.so_far.warnings.extend(chosen.note);
+        self.warn_all(chosen.note);
         let Searched {
             hits,
             searches,
@@ -109,7 +109,7 @@ impl Run<'_> {
         }
         if searches.iter().any(|s| !s.cached) {
             let quota = search::usage::warning(&service);
-            self.so_far.warnings.extend(quota);
+            self.warn_all(quota);
         }
         // Only the queries that ran are the run's queries.
         let queries = planned
@@ -147,7 +147,7 @@ impl Run<'_> {
                 return Err(error);
             }
         };
-        self.so_far.warnings.extend(warnings);
+        self.warn_all(warnings);
         self.so_far.searches = searches.clone();
         self.so_far.extras = extras.clone();
         let pages = self.fetch_pages(&hits, 0).await;
@@ -198,11 +198,7 @@ impl Run<'_> {
                 Ok((found, runs, warnings, more)) => {
                     searches.extend(runs);
                     extras.merge(more);
-                    for warning in warnings {
-                        if !self.so_far.warnings.contains(&warning) {
-                            self.so_far.warnings.push(warning);
-                        }
-                    }
+                    self.warn_all(warnings);
                     found
                         .into_iter()
                         .filter(|hit| seen.insert(normalise_url(&hit.url)))

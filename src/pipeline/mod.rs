@@ -61,6 +61,10 @@ pub trait Watch: Send + Sync {
     /// A follow-up was rewritten into `standalone`, the question searched for and
     /// answered (before any search or answer call).
     fn rewritten(&self, _standalone: &str) {}
+    /// The run added `warning` to its report's warnings, now (each text once): a
+    /// terminal shows it when it happens (a SearXNG with JSON off, a fallback to
+    /// Wikipedia, results dropped by the site filter) rather than after the answer.
+    fn warning(&self, _warning: &str) {}
 }
 
 /// Most [`Watch::reading`] reports per answer attempt: the embedded engine's first
@@ -228,9 +232,21 @@ impl<'a> Run<'a> {
             && matches!(error.exit_code(), exit::SEARCH | exit::RATE_LIMITED)
     }
 
-    /// Adds a warning for the report.
+    /// Adds a warning for the report (a text already there is not added twice) and
+    /// tells the watcher at once.
     fn warn(&mut self, warning: String) {
+        if self.so_far.warnings.contains(&warning) {
+            return;
+        }
+        self.watch.warning(&warning);
         self.so_far.warnings.push(warning);
+    }
+
+    /// [`Run::warn`] for each of `warnings`.
+    fn warn_all(&mut self, warnings: impl IntoIterator<Item = String>) {
+        for warning in warnings {
+            self.warn(warning);
+        }
     }
 }
 

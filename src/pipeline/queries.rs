@@ -60,7 +60,7 @@ impl Run<'_> {
             plan::decide(&self.client, question, self.settings.llm.context_tokens).await?;
         self.calls += 1;
         self.so_far.timings.llm += elapsed_ms(t);
-        self.so_far.warnings.extend(warning);
+        self.warn_all(warning);
         self.events.emit(
             "decided",
             json!({"need_search": verdict.need_search, "reason_codes": verdict.reason_codes, "max_queries": verdict.max_queries}),
@@ -98,7 +98,7 @@ impl Run<'_> {
         } else {
             (plan::Plan::as_asked(question), None)
         };
-        self.so_far.warnings.extend(warning);
+        self.warn_all(warning);
         // --max-searches (with --queries and the gate's max_queries) is the hard cap.
         let queries: Vec<String> = plan.queries.iter().take(budget).cloned().collect();
         let over_budget: Vec<String> = plan.queries.iter().skip(budget).cloned().collect();

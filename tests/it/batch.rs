@@ -282,6 +282,30 @@ async fn batch_resumes_after_a_kill_without_asking_an_answered_id_again() {
     assert_eq!(ids(&all), (1..=8).map(|n| format!("Q{n:02}")).collect());
 }
 
+/// The ids `ground batch INPUT -q` answers with `args` and `env` added.
+async fn answered_ids(
+    world: &World,
+    input: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> BTreeSet<String> {
+    let mut cmd = world.ground();
+    cmd.arg("batch").arg(input).args(args).arg("-q");
+    cmd.envs(env.iter().copied());
+    let out = run_within(cmd, RUN_DEADLINE).await;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{args:?} {env:?}: {}",
+        stderr(&out)
+    );
+    let got: Vec<Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    ids(&got)
+}
+
 #[tokio::test]
 async fn batch_shards_partition_the_ids_exactly() {
     let world = World::new().await;
@@ -291,19 +315,11 @@ async fn batch_shards_partition_the_ids_exactly() {
         .map(|n| format!("How do tardigrades survive space, take {n}?\n"))
         .collect();
     std::fs::write(&input, text).unwrap();
+    // K counts from 1: 1/3, 2/3 and 3/3 are the three shards.
     let mut shards = Vec::new();
-    for k in 0..3 {
-        let mut cmd = world.ground();
-        cmd.arg("batch")
-            .arg(&input)
-            .args(["--shard", &format!("{k}/3"), "-q"]);
-        let out = run_within(cmd, RUN_DEADLINE).await;
-        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-        let got: Vec<Value> = stdout(&out)
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
-        shards.push(ids(&got));
+    for k in 1..=3 {
+        let shard = format!("{k}/3");
+        shards.push(answered_ids(&world, &input, &["--shard", &shard], &[]).await);
     }
     let mut union = BTreeSet::new();
     for shard in &shards {
@@ -314,6 +330,104 @@ async fn batch_shards_partition_the_ids_exactly() {
     assert!(
         shards.iter().filter(|s| !s.is_empty()).count() >= 2,
         "{shards:?}"
+    );
+    // The 0-based form, as flags and as a Kubernetes Indexed Job passes it (the
+    // environment), is the same partition: index I is K = I+1.
+    for (i, shard) in shards.iter().enumerate() {
+        let index = i.to_string();
+        let by_flags = answered_ids(
+            &world,
+            &input,
+            &["--shard-index", &index, "--shard-count", "3"],
+            &[],
+        )
+        .await;
+        assert_eq!(&by_flags, shard, "--shard-index {i} is --shard {}/3", i + 1);
+        let by_env = answered_ids(
+            &world,
+            &input,
+            &[],
+            &[("GROUND_SHARD_INDEX", &index), ("GROUND_SHARD_COUNT", "3")],
+        )
+        .await;
+        assert_eq!(
+            &by_env,
+            shard,
+            "GROUND_SHARD_INDEX={i} is --shard {}/3",
+            i + 1
+        );
+    }
+}
+
+/// A shard that must be refused: its arguments, its environment, and what the
+/// message must say.
+type Refused = (
+    &'static [&'static str],
+    &'static [(&'static str, &'static str)],
+    &'static [&'static str],
+);
+
+#[tokio::test]
+async fn batch_shards_that_cannot_be_are_refused_naming_the_forms() {
+    let world = World::new().await;
+    world.healthy(&good_answer()).await;
+    let input = world.home.path().join("questions.txt");
+    std::fs::write(&input, "How do tardigrades survive space?\n").unwrap();
+    let refused = |args: &'static [&'static str], env: &'static [(&'static str, &'static str)]| {
+        let mut cmd = world.ground();
+        cmd.arg("batch").arg(&input).args(args).arg("-q");
+        cmd.envs(env.iter().copied());
+        cmd
+    };
+    let cases: [Refused; 7] = [
+        // Counted from 0 by habit: the message names the 1-based form and the index flags.
+        (
+            &["--shard", "0/2"],
+            &[],
+            &["--shard 1/2", "--shard-index 0 --shard-count 2"],
+        ),
+        (
+            &["--shard", "3/2"],
+            &[],
+            &["K from 1 to N", "--shard-index"],
+        ),
+        (
+            &["--shard", "1/0"],
+            &[],
+            &["K from 1 to N", "--shard-index"],
+        ),
+        (
+            &["--shard", "two"],
+            &[],
+            &["K from 1 to N", "--shard-index"],
+        ),
+        (
+            &["--shard-index", "2", "--shard-count", "2"],
+            &[],
+            &["0 to 1", "--shard K/N"],
+        ),
+        (&[], &[("GROUND_SHARD_INDEX", "0")], &["--shard-count"]),
+        (
+            &["--shard", "1/2", "--shard-index", "0", "--shard-count", "2"],
+            &[],
+            &["--shard-index"],
+        ),
+    ];
+    for (args, env, says) in cases {
+        let out = run_within(refused(args, env), RUN_DEADLINE).await;
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?} {env:?}: {err}");
+        for said in says {
+            assert!(
+                err.contains(said),
+                "{args:?} {env:?} should say {said:?}: {err}"
+            );
+        }
+        assert!(stdout(&out).is_empty(), "{args:?}: nothing answered");
+    }
+    assert!(
+        world.ollama.received_requests().await.unwrap().is_empty(),
+        "a refused shard asks nothing"
     );
 }
 

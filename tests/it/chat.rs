@@ -692,72 +692,10 @@ mod terminal {
     //! answer and the session goes on.
 
     use super::*;
-    use std::io::{Read, Write};
-    use std::os::fd::{FromRawFd, OwnedFd};
+    use crate::common::pty::{collect, open_pty, wait_for};
+    use std::io::Write;
     use std::os::unix::process::CommandExt;
-    use std::sync::{Arc, Mutex};
     use std::time::{Duration, Instant};
-
-    /// A pseudo-terminal pair: the side the test reads and types into, and the side
-    /// the child gets as its terminal.
-    fn open_pty() -> (std::fs::File, OwnedFd) {
-        let (mut main, mut child) = (0, 0);
-        let size = libc::winsize {
-            ws_row: 24,
-            ws_col: 100,
-            ws_xpixel: 0,
-            ws_ypixel: 0,
-        };
-        let made = unsafe {
-            libc::openpty(
-                &mut main,
-                &mut child,
-                std::ptr::null_mut(),
-                std::ptr::null_mut(),
-                &size,
-            )
-        };
-        assert_eq!(made, 0, "openpty");
-        unsafe {
-            (
-                std::fs::File::from_raw_fd(main),
-                OwnedFd::from_raw_fd(child),
-            )
-        }
-    }
-
-    /// Everything the child wrote, gathered by a thread.
-    fn collect(mut main: std::fs::File) -> Arc<Mutex<String>> {
-        let seen = Arc::new(Mutex::new(String::new()));
-        let into = Arc::clone(&seen);
-        std::thread::spawn(move || {
-            let mut buf = [0u8; 4096];
-            while let Ok(n) = main.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                into.lock()
-                    .unwrap()
-                    .push_str(&String::from_utf8_lossy(&buf[..n]));
-            }
-        });
-        seen
-    }
-
-    async fn wait_for(seen: &Arc<Mutex<String>>, what: &str, after: usize) -> usize {
-        let started = Instant::now();
-        loop {
-            if let Some(at) = seen.lock().unwrap()[after..].find(what) {
-                return after + at + what.len();
-            }
-            assert!(
-                started.elapsed() < Duration::from_secs(60),
-                "waited for {what:?}; the terminal shows:\n{}",
-                seen.lock().unwrap()
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    }
 
     #[tokio::test]
     async fn ctrl_c_cancels_the_answer_and_keeps_the_session() {

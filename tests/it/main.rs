@@ -18,6 +18,7 @@ mod cache;
 mod calibration;
 mod chat;
 mod deadline;
+mod dev_script;
 mod doctor;
 mod duckduckgo;
 mod embedded;

@@ -241,6 +241,12 @@ async fn a_failed_search_keeps_the_search_and_its_error() {
 /// results page (the real capture) for the same query without `format`. The three
 /// result URLs are served with the tardigrade pages, so the usual answer verifies.
 async fn json_off_instance(world: &World) {
+    json_off_search(world).await;
+    world.model_replies(&good_answer()).await;
+}
+
+/// [`json_off_instance`] without the model.
+async fn json_off_search(world: &World) {
     Mock::given(method("GET"))
         .and(path("/search"))
         .and(query_param("format", "json"))
@@ -274,7 +280,6 @@ async fn json_off_instance(world: &World) {
             .mount(&world.pages)
             .await;
     }
-    world.model_replies(&good_answer()).await;
 }
 
 #[tokio::test]
@@ -309,6 +314,71 @@ async fn json_off_searxng_answers_through_its_html_page_with_one_warning() {
         "{}",
         v["warnings"]
     );
+}
+
+/// On a terminal the JSON-off warning, which names the fix, is shown as soon as the
+/// search knows it: before the model's first token (the model here takes 3 s), not
+/// after the answer; and once, not again at the end (`--json` still lists it:
+/// `json_off_searxng_answers_through_its_html_page_with_one_warning`).
+#[tokio::test]
+async fn json_off_warning_shows_on_a_terminal_before_the_model_writes() {
+    use crate::common::pty::{collect, open_pty, wait_for};
+    use wiremock::matchers::body_partial_json;
+
+    let world = World::new().await;
+    json_off_search(&world).await;
+    Mock::given(method("POST"))
+        .and(path("/api/chat"))
+        .and(body_partial_json(json!({"stream": false})))
+        .respond_with(
+            ResponseTemplate::new(200).set_body_json(ollama_reply(&good_answer(), "stop")),
+        )
+        .mount(&world.ollama)
+        .await;
+    Mock::given(method("POST"))
+        .and(path("/api/chat"))
+        .and(body_partial_json(json!({"stream": true})))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_raw(
+                    ollama_stream(&good_answer(), Some("stop"), 7),
+                    "application/x-ndjson",
+                )
+                .set_delay(Duration::from_secs(3)),
+        )
+        .mount(&world.ollama)
+        .await;
+
+    let (main, child) = open_pty();
+    let seen = collect(main);
+    let mut cmd = world.ground();
+    cmd.args(["answer", "do tardigrades survive in space"])
+        .env("TERM", "xterm");
+    cmd.stdout(child.try_clone().unwrap()).stderr(child);
+    let mut process = cmd.spawn().unwrap();
+    drop(cmd); // the child's ends of the pty now belong to it alone
+    let warned = wait_for(&seen, "JSON format off", 0).await;
+    let first_token = wait_for(&seen, "Dried tardigrades survived", 0).await;
+    let status = tokio::task::spawn_blocking(move || process.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    wait_for(&seen, "Sources:", first_token).await;
+    let screen = seen.lock().unwrap().clone();
+    assert_eq!(status.code(), Some(0), "{screen}");
+    assert!(
+        warned < first_token,
+        "the warning comes before the model's first token:\n{screen}"
+    );
+    assert!(screen.contains("warning: "), "{screen}");
+    assert!(screen.contains("`formats: [html, json]`"), "{screen}");
+    assert_eq!(
+        screen.matches("JSON format off").count(),
+        1,
+        "printed once:\n{screen}"
+    );
+    // Ollama's model needs no download: no empty download bar before the stages.
+    assert!(!screen.contains("downloading"), "{screen}");
 }
 
 #[tokio::test]

@@ -106,14 +106,30 @@ async fn run_everything(world: &World, search: &str, label: &str) {
         let out = run_within(cmd, RUN_DEADLINE).await;
         check_output(&format!("{label}: ground {}", args.join(" ")), &out);
     }
-    if let Ok(text) = std::fs::read_to_string(&events) {
-        assert_no_key(&format!("{label}: events file"), &text);
-    }
+    // The events file is checked, never skipped: the runs above must have written it.
+    let text = std::fs::read_to_string(&events)
+        .unwrap_or_else(|e| panic!("{label}: the events file {}: {e}", events.display()));
+    assert!(!text.trim().is_empty(), "{label}: the events file is empty");
+    assert_no_key(&format!("{label}: events file"), &text);
+}
+
+/// What `server` recorded: at least one request, or the check that reads them would
+/// pass having looked at nothing.
+async fn recorded(server: &MockServer, what: &str) -> Vec<wiremock::Request> {
+    let requests = server
+        .received_requests()
+        .await
+        .expect("wiremock records requests");
+    assert!(
+        !requests.is_empty(),
+        "{what} received no request: nothing to check"
+    );
+    requests
 }
 
 /// No request to the page server carries any key, in any header or the URL.
 async fn pages_saw_no_key(world: &World) {
-    for request in world.pages.received_requests().await.unwrap_or_default() {
+    for request in recorded(&world.pages, "the page server").await {
         let mut seen = request.url.to_string();
         for (name, value) in &request.headers {
             seen.push_str(&format!("\n{name}: {}", value.to_str().unwrap_or("")));
@@ -124,8 +140,11 @@ async fn pages_saw_no_key(world: &World) {
 
 /// The search server never sees the model's key and vice versa.
 async fn keys_stay_with_their_servers(world: &World, search_key: &str) {
-    for (server, own) in [(&world.searx, search_key), (&world.ollama, LLM_KEY)] {
-        for request in server.received_requests().await.unwrap_or_default() {
+    for (server, own, what) in [
+        (&world.searx, search_key, "the search server"),
+        (&world.ollama, LLM_KEY, "the model server"),
+    ] {
+        for request in recorded(server, what).await {
             let mut seen = format!(
                 "{}\n{}",
                 request.url,

@@ -97,7 +97,9 @@ pub fn answer_and_print(
             }
             if !printing.quiet {
                 for warning in &failed.partial.warnings {
-                    eprintln!("{}", error::warning(warning));
+                    if !live.warned(warning) {
+                        eprintln!("{}", error::warning(warning));
+                    }
                 }
             }
             eprintln!("{}", failed.error.report());
@@ -147,8 +149,11 @@ pub fn answer_and_print(
         );
     }
     if !printing.quiet {
+        // Those a terminal was shown as they came are not printed again.
         for warning in &report.warnings {
-            eprintln!("{}", error::warning(warning));
+            if !live.warned(warning) {
+                eprintln!("{}", error::warning(warning));
+            }
         }
     }
 

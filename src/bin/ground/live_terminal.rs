@@ -7,6 +7,12 @@
 //! place by a small timer thread and cleared before any answer line is printed; once
 //! statements are on a terminal's current line it stays away, so the two never mix.
 //!
+//! Warnings come on stderr as the run adds them (on a terminal, not with `-q`), so a
+//! person can act on one (a SearXNG with JSON off) while the model still works; the
+//! ones shown are remembered, and the end of the run prints only the others
+//! ([`Live::warned`]). One that comes while statements hold the terminal's current
+//! line waits for the end.
+//!
 //! Which statements to print, what the progress line and the notes say, and how the
 //! printed statements are reconciled with the report at the end are
 //! [`ground::render::live`]'s; this file is only the terminal plumbing: the timer
@@ -17,6 +23,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use ground::error;
 use ground::grounding::Statement;
 use ground::pipeline::Watch;
 use ground::render::Style;
@@ -53,6 +60,8 @@ struct State {
     stopped: bool,
     /// Say a follow-up's standalone question on stderr (not with `-q`).
     tell_rewrites: bool,
+    /// The warnings printed as they came (with `progress` only).
+    warned: Vec<String>,
 }
 
 struct Asking {
@@ -80,6 +89,7 @@ impl Live {
             stdout_closed: false,
             stopped: false,
             tell_rewrites: false,
+            warned: Vec::new(),
         }));
         let ticker = progress.then(|| {
             let state = Arc::clone(&state);
@@ -121,6 +131,12 @@ impl Live {
         if !state.holds_line() {
             eprintln!("ground: {line}…");
         }
+    }
+
+    /// Whether `warning` was already printed as it came (so the end leaves it out).
+    pub fn warned(&self, warning: &str) -> bool {
+        self.lock()
+            .is_some_and(|s| s.warned.iter().any(|w| w == warning))
     }
 
     /// Whether statements were printed.
@@ -177,6 +193,16 @@ impl Watch for Live {
                 ground::text::sanitize_line(standalone)
             );
         }
+    }
+
+    fn warning(&self, warning: &str) {
+        let Some(mut state) = self.lock() else { return };
+        if !state.progress || state.stopped || state.holds_line() {
+            return;
+        }
+        state.clear();
+        eprintln!("{}", error::warning(warning));
+        state.warned.push(warning.to_string());
     }
 
     fn attempt(&self, attempt: u32) {

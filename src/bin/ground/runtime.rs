@@ -52,7 +52,10 @@ pub async fn ready_model(
     deadline: Option<Duration>,
 ) -> Result<Settings, Error> {
     let slot = ModelSlot::new(settings.llm.clone());
+    // The bar is made on the first progress report: a model that needs no download
+    // (Ollama's, an embedded file already on disk) draws none.
     let progress: Mutex<Option<DownloadProgress>> = Mutex::new(None);
+    let model = Mutex::new(String::new());
     let cache = &settings.cache;
     let chosen = |llm: &LlmSettings, note: Option<&str>| {
         // How long an answer takes, with the line naming the embedded model: when auto
@@ -68,12 +71,12 @@ pub async fn ready_model(
                 (None, _) => {}
             }
         }
-        *lock(&progress) = Some(DownloadProgress::new(&llm.model, quiet));
+        *lock(&model) = llm.model.clone();
     };
     let mut on_progress = |p| {
-        if let Some(bar) = lock(&progress).as_mut() {
-            bar.update(p);
-        }
+        lock(&progress)
+            .get_or_insert_with(|| DownloadProgress::new(&lock(&model), quiet))
+            .update(p);
     };
     let ready = slot.ready_within(&chosen, &mut on_progress, deadline).await;
     if let Some(bar) = lock(&progress).as_ref() {

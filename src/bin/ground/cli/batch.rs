@@ -23,10 +23,31 @@ pub struct BatchArgs {
           value_parser = clap::value_parser!(u16).range(1..=256))]
     pub jobs: u16,
 
-    /// Answer only shard K of N (K from 0): the ids whose 64-bit FNV-1a hash, mod N,
-    /// is K. N machines with K = 0..N-1 split one file with no coordinator.
+    /// Answer only shard K of N, K from 1 to N (as split, Jest and Playwright count):
+    /// the ids whose 64-bit FNV-1a hash, mod N, is K-1. N machines with K = 1..N split
+    /// one file with no coordinator.
     #[arg(long, value_name = "K/N")]
     pub shard: Option<ground::batch::shard::Shard>,
+
+    /// The same split with a 0-based index, for runners that give one (a Kubernetes
+    /// Indexed Job's JOB_COMPLETION_INDEX): I from 0 to N-1 is --shard I+1/N.
+    #[arg(
+        long,
+        value_name = "I",
+        env = "GROUND_SHARD_INDEX",
+        requires = "shard_count",
+        conflicts_with = "shard"
+    )]
+    pub shard_index: Option<u64>,
+
+    /// How many shards --shard-index splits the input into.
+    #[arg(
+        long,
+        value_name = "N",
+        env = "GROUND_SHARD_COUNT",
+        requires = "shard_index"
+    )]
+    pub shard_count: Option<u64>,
 
     /// Ask again the ids whose record in --out is a failure (their failure records
     /// are removed first).

@@ -15,6 +15,7 @@ use std::sync::Arc;
 
 use ground::batch::input::Line;
 use ground::batch::out::{FileId, Lookup, Resumed, file_id};
+use ground::batch::shard::Shard;
 use ground::batch::{Lines, Options, Tally};
 use ground::error::{Error, exit};
 use ground::service::Service;
@@ -48,6 +49,21 @@ pub fn run(args: BatchArgs) -> ExitCode {
             say(&e.report());
             code(e.exit_code())
         }
+    }
+}
+
+/// The shard to answer: `--shard K/N` (checked by clap), or `--shard-index I
+/// --shard-count N` (clap has made sure both or neither are given).
+fn shard(args: &BatchArgs) -> Result<Option<Shard>, Error> {
+    match (args.shard, args.shard_index, args.shard_count) {
+        (Some(shard), ..) => Ok(Some(shard)),
+        (None, Some(index), Some(count)) => Shard::from_index(index, count)
+            .map(Some)
+            .map_err(|e| Error::Usage {
+                message: e.to_string(),
+                hint: "give --shard-index I --shard-count N (or GROUND_SHARD_INDEX and GROUND_SHARD_COUNT) with I from 0 to N-1".into(),
+            }),
+        _ => Ok(None),
     }
 }
 
@@ -162,6 +178,7 @@ impl Questions {
 
 /// The batch itself: the tally at its end, or the error that kept it from running.
 fn batch(args: BatchArgs) -> Result<Tally, Error> {
+    let shard = shard(&args)?;
     let questions = open_questions(&args.input)?;
     let settings = settings(&args.run.overrides(args.pages, args.timeout))?;
     let resumed = args
@@ -200,10 +217,7 @@ fn batch(args: BatchArgs) -> Result<Tally, Error> {
         }
     }
     let jobs = usize::from(args.jobs);
-    let options = Options {
-        jobs,
-        shard: args.shard,
-    };
+    let options = Options { jobs, shard };
     let runtime = tokio::runtime::Runtime::new().map_err(|e| Error::Internal {
         message: format!("cannot start the async runtime: {e}"),
     })?;
