@@ -18,8 +18,15 @@
 //!   exactly one name the statement lacks, sharing no word with it, after the same two
 //!   words ("designed *by the* engineer ..." is not enough: the two words before the
 //!   names must be the same).
-//! - **negation**: every anchor agrees, and the negation disagrees (the matcher's
-//!   [`super::anchors::negation_conflict`]).
+//! - **negation**: every anchor agrees, the negation disagrees (the matcher's
+//!   [`super::anchors::negation_conflict`]), and a cue of one side negates what the
+//!   other says plainly: its head word and at least half of what it negates
+//!   ([`crossing_negation`]; "did not play each other during the regular season" does
+//!   not deny "played in the tournament").
+//!
+//! Days of the week are no names here (two live pages "from Tuesday" and "from
+//! Wednesday" are two days' news), and words such as "since" or "until" are no slot
+//! ("served since 2005" and "led since 2007" are two slots).
 //!
 //! How many of the statement's words the sentence must hold is the matcher's business
 //! (`matches.rs`); here only anchors and names are compared.
@@ -126,6 +133,12 @@ pub fn slotted(text: &str) -> Vec<Slotted> {
     out
 }
 
+/// Words that say how a number or date stands to its slot rather than what the slot
+/// is ("served *since* 2005", "led *since* 2007"): passed over when finding the slot.
+const RELATION_WORDS: [&str; 9] = [
+    "since", "until", "till", "from", "before", "after", "during", "through", "between",
+];
+
 /// The nearest content word at the end of `tokens` within its clause, folded.
 fn slot_word(tokens: &[super::numbers::Token], used: &[bool]) -> Option<String> {
     for (t, &u) in tokens.iter().zip(used).rev() {
@@ -133,7 +146,11 @@ fn slot_word(tokens: &[super::numbers::Token], used: &[bool]) -> Option<String> 
             Kind::Stop | Kind::Break => return None,
             Kind::Word if !u => {
                 let w = t.lower.as_str();
-                if !is_stop_word(w) && number_word(w).is_none() && w.chars().count() >= 2 {
+                if !is_stop_word(w)
+                    && !RELATION_WORDS.contains(&w)
+                    && number_word(w).is_none()
+                    && w.chars().count() >= 2
+                {
                     return Some(fold(w));
                 }
             }
@@ -241,7 +258,11 @@ pub fn differing_name(
     };
     let mut others = window.names.iter().filter(|n| !in_statement(n));
     let other = others.next()?;
-    if others.next().is_some() || other.iter().any(|w| wanted.contains(w)) {
+    if others.next().is_some()
+        || other.iter().any(|w| wanted.contains(w))
+        || is_time_name(wanted)
+        || is_time_name(other)
+    {
         return None;
     }
     let before = |sequence: &[String], name: &[String]| -> Option<Vec<String>> {
@@ -250,6 +271,50 @@ pub fn differing_name(
     };
     let slot = before(&statement.sequence, wanted)?;
     (before(&window.sequence, other)? == slot).then(|| other.clone())
+}
+
+/// Days of the week: capitalised, so read as names, but a page dated Tuesday and one
+/// dated Wednesday are two days' news, not a conflict.
+const WEEKDAYS: [&str; 7] = [
+    "monday",
+    "tuesday",
+    "wednesday",
+    "thursday",
+    "friday",
+    "saturday",
+    "sunday",
+];
+
+/// Whether a name is only days of the week or months: a time, which the date
+/// comparison reads when it is one, never a name in conflict.
+fn is_time_name(name: &[String]) -> bool {
+    name.iter()
+        .all(|w| WEEKDAYS.contains(&w.as_str()) || super::numbers::month(w).is_some())
+}
+
+/// Whether `statement` and `window` contradict each other on a negation: a cue of
+/// one side whose head word the other side says plainly, with at least half of what
+/// the cue negates ("did not *play* each other during the regular season" is no
+/// denial of "played in the tournament", which holds none of "regular season").
+pub fn crossing_negation(statement: &Features, window: &Features) -> bool {
+    let crosses = |from: &Features, to: &Features| {
+        let negated_in_to: std::collections::HashSet<&String> =
+            to.cues.iter().flat_map(|c| &c.scope).collect();
+        from.cues.iter().any(|cue| {
+            let Some(head) = cue.scope.first().filter(|_| !cue.elliptical) else {
+                return false;
+            };
+            let held = cue
+                .scope
+                .iter()
+                .filter(|t| to.term_set.contains(*t) && !negated_in_to.contains(t))
+                .count();
+            to.term_set.contains(head)
+                && !negated_in_to.contains(head)
+                && held * 2 >= cue.scope.len()
+        })
+    };
+    crosses(statement, window) || crosses(window, statement)
 }
 
 /// A name's words as a person reads them: each capitalised ("ottilie brannock" ->
@@ -332,6 +397,50 @@ mod tests {
             ),
             Some((ConflictKind::Number, "6000 kg".to_string()))
         );
+    }
+
+    #[test]
+    fn a_relation_word_is_no_slot() {
+        // Real pages: one senator served since 2005, another led since 2007.
+        assert_eq!(
+            value(
+                "Thune has served in the Senate since 2005.",
+                "McConnell has led the Senate Republicans since 2007."
+            ),
+            None
+        );
+    }
+
+    #[test]
+    fn a_negation_crosses_only_over_what_it_negates() {
+        let crossing = |s: &str, w: &str| {
+            crossing_negation(&Features::of_statement(s), &Features::of_source(w))
+        };
+        assert!(crossing(
+            "The keepers lived in the tower with their families.",
+            "The keepers did not live in the tower with their families."
+        ));
+        // From real pages: what the cue negates is another part of the sentence.
+        assert!(!crossing(
+            "Tennessee and Texas A&M played in the SEC Tournament on May 23.",
+            "Tennessee and Texas A&M did not play each other during the regular season, but the two squads did face off during the SEC tournament in late May."
+        ));
+        assert!(!crossing(
+            "L Brands canceled the fashion show in 2019, and it hasn't been held since then.",
+            "L Brands canceled the show in 2019, citing its decision to end the fashion show at the time."
+        ));
+    }
+
+    #[test]
+    fn days_of_the_week_are_no_names_in_conflict() {
+        let s = Features::of_statement(
+            "This page is the news on a potential government shutdown from Tuesday.",
+        );
+        let w = Features::of_source(
+            "This page is the news on a potential government shutdown from Wednesday.",
+        );
+        let present = |n: &[String]| w.sequence.windows(n.len()).any(|r| r == n);
+        assert_eq!(differing_name(&s, &w, present), None);
     }
 
     #[test]

@@ -169,7 +169,7 @@ mod tests {
 
     const CITED: &str = "The Quillfeather Lighthouse stands on the cape of Varnholm. \
         The Quillfeather Lighthouse was first lit on 14 October 1911. \
-        The keepers lived in the tower. \
+        The keepers lived in the tower with their families. \
         The lighthouse was designed by the engineer Mara Lindqvist.";
 
     fn lighthouse_sources() -> Vec<SourceText> {
@@ -183,7 +183,7 @@ mod tests {
             source(
                 3,
                 "Northern lights",
-                "The Quillfeather Lighthouse was first lit on 9 June 1936. The keepers did not live in the tower.",
+                "The Quillfeather Lighthouse was first lit on 9 June 1936. The keepers did not live in the tower with their families.",
             ),
             source(
                 4,
@@ -230,7 +230,7 @@ mod tests {
     fn a_negation_and_another_name_in_the_same_slot_contradict() {
         let checked = cross(
             &[
-                "The keepers lived in the tower.",
+                "The keepers lived in the tower with their families.",
                 "The lighthouse was designed by the engineer Mara Lindqvist.",
             ],
             &lighthouse_sources(),

@@ -88,6 +88,9 @@ pub const MAX_CROSS_CANDIDATES: usize = 64;
 pub const MIN_CONFLICT_COVERAGE: f64 = 0.8;
 /// Fewest content words a statement must share with a sentence contradicting it.
 pub const MIN_CONFLICT_SHARED: usize = 3;
+/// Fewest content words of a statement a negation may contradict: on fewer ("there
+/// were no lines at the library") the sentence is as likely about another place.
+pub const MIN_NEGATED_TERMS: usize = 4;
 /// A statement with this many content words or fewer is contradicted by a negation
 /// only in a sentence holding all of them.
 pub const ALL_NEGATED_TERMS_UP_TO: usize = 5;
@@ -418,6 +421,11 @@ impl Shown {
             (true, false, false) => conflicts::differing_value(slots, &window_slots)
                 .filter(|_| covered(&terms, MIN_CONFLICT_COVERAGE)),
             (true, true, true) => {
+                if terms.len() < MIN_NEGATED_TERMS
+                    || !conflicts::crossing_negation(statement, window)
+                {
+                    return None;
+                }
                 let wanted = if terms.len() <= ALL_NEGATED_TERMS_UP_TO {
                     1.0
                 } else {
