@@ -256,8 +256,8 @@ pub enum Strictness {
     #[default]
     Lenient,
     /// `--strict`: every statement must be supported, by a verified quote of the
-    /// model's or by ground's own match of a sentence it was shown; "not answerable"
-    /// is rejected too.
+    /// model's or by ground's own match of a sentence it was shown, and contradicted
+    /// by no source read (the cross-check); "not answerable" is rejected too.
     Supported,
     /// `--strict-quotes`: like `--strict`, but only verified quotes count: a statement
     /// that ground's match alone supports is not enough.
@@ -281,8 +281,8 @@ pub fn verdict(report: &Report, strictness: Strictness) -> Verdict {
     }
     let accepted = match strictness {
         Strictness::Lenient => true,
-        Strictness::Supported => answer.grounded(),
-        Strictness::Quoted => answer.grounded_by_quotes(),
+        Strictness::Supported => answer.grounded() && answer.contradicted() == 0,
+        Strictness::Quoted => answer.grounded_by_quotes() && answer.contradicted() == 0,
     };
     if !accepted {
         let reason = if !grounded_run {
@@ -321,6 +321,21 @@ fn unsupported_reason(answer: &GroundedAnswer, strictness: Strictness) -> String
     if mismatched > 0 {
         reason.push_str(&format!(
             "; {mismatched} say something their quoted text does not"
+        ));
+    }
+    let contradicted = answer.contradicted();
+    let lacking = if strictness == Strictness::Quoted {
+        count(|s| !s.quoted())
+    } else {
+        count(|s| !s.supported())
+    };
+    if contradicted > 0 && lacking == 0 {
+        reason = format!(
+            "{contradicted} of {total} statements are contradicted by another source read (another number, date or name, or the negation)"
+        );
+    } else if contradicted > 0 {
+        reason.push_str(&format!(
+            "; {contradicted} contradicted by another source read"
         ));
     }
     reason

@@ -44,7 +44,10 @@
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 
-use super::anchors::{Features, fold, missing_anchor, negation_conflict, refers_back};
+use super::anchors::{
+    Features, fold, made_of_names, missing_anchor, negation_conflict, refers_back,
+};
+use super::conflicts::{self, ConflictKind, Slotted};
 use crate::context::sentence_spans;
 
 /// Share of a statement's content words a window must hold.
@@ -76,6 +79,39 @@ pub const MAX_MATCHED_SOURCES: usize = 3;
 pub const CONFIDENCE_MATCH: f64 = 0.7;
 /// Sentences indexed per run, at most: the prompt holds far fewer.
 const MAX_SENTENCES: usize = 50_000;
+/// Candidate sentences tried per statement by the cross-check, which reads every
+/// source whole.
+pub const MAX_CROSS_CANDIDATES: usize = 64;
+/// Share of a statement's content words (the subject a sentence refers back to, and
+/// the name that differs, aside) a sentence must hold to contradict it: more than a
+/// support asks, as a sentence sharing fewer words may be about something else.
+pub const MIN_CONFLICT_COVERAGE: f64 = 0.8;
+/// Fewest content words a statement must share with a sentence contradicting it.
+pub const MIN_CONFLICT_SHARED: usize = 3;
+/// Fewest content words of a statement a negation may contradict: on fewer ("there
+/// were no lines at the library") the sentence is as likely about another place.
+pub const MIN_NEGATED_TERMS: usize = 4;
+/// A statement with this many content words or fewer is contradicted by a negation
+/// only in a sentence holding all of them.
+pub const ALL_NEGATED_TERMS_UP_TO: usize = 5;
+/// Longest sentence (words) read for a contradiction.
+pub const MAX_CONFLICT_WORDS: usize = 60;
+
+/// A sentence of a source that says otherwise than a statement.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Conflict {
+    /// The source's number.
+    pub source: usize,
+    /// UTF-8 byte offsets of the sentence in the source's text.
+    pub start: usize,
+    /// See `start`.
+    pub end: usize,
+    /// What it says otherwise.
+    pub kind: ConflictKind,
+    /// The value it gives instead ("9 June 1936", a name), or for a negation
+    /// "negated" or "affirmed".
+    pub value: String,
+}
 
 /// A window of shown text that supports a statement.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -218,10 +254,27 @@ impl Shown {
         statement: &Features,
         source_number: impl Fn(usize) -> usize,
     ) -> Vec<Window> {
-        let terms = &statement.terms[..statement.terms.len().min(MAX_STATEMENT_TERMS)];
-        if terms.len() < MIN_SHARED_TERMS {
-            return Vec::new();
-        }
+        self.find_among(
+            statement,
+            source_number,
+            MAX_CANDIDATES,
+            MAX_MATCHED_SOURCES,
+        )
+    }
+
+    /// [`Shown::find`] for the cross-check: more candidates tried (the text is every
+    /// source read, not the few passages of a prompt), and the best window of every
+    /// source that has one.
+    pub fn find_everywhere(
+        &self,
+        statement: &Features,
+        source_number: impl Fn(usize) -> usize,
+    ) -> Vec<Window> {
+        self.find_among(statement, source_number, MAX_CROSS_CANDIDATES, usize::MAX)
+    }
+
+    /// The sentences sharing most of `terms`, most first, at most `limit`.
+    fn candidates(&self, terms: &[String], limit: usize) -> Vec<(u32, usize)> {
         let mut counts: HashMap<u32, usize> = HashMap::new();
         for term in terms {
             if let Some(postings) = self.index.get(term) {
@@ -230,10 +283,24 @@ impl Shown {
                 }
             }
         }
-        let mut candidates: Vec<(u32, usize)> =
-            counts.into_iter().filter(|&(_, n)| n >= 1).collect();
+        let mut candidates: Vec<(u32, usize)> = counts.into_iter().collect();
         candidates.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-        candidates.truncate(MAX_CANDIDATES);
+        candidates.truncate(limit);
+        candidates
+    }
+
+    fn find_among(
+        &self,
+        statement: &Features,
+        source_number: impl Fn(usize) -> usize,
+        limit: usize,
+        sources: usize,
+    ) -> Vec<Window> {
+        let terms = &statement.terms[..statement.terms.len().min(MAX_STATEMENT_TERMS)];
+        if terms.len() < MIN_SHARED_TERMS {
+            return Vec::new();
+        }
+        let candidates = self.candidates(terms, limit);
 
         // Single sentences first; pairs only when no single sentence passes.
         let mut best: Vec<(usize, Window)> = Vec::new();
@@ -261,8 +328,142 @@ impl Shown {
                 .total_cmp(&a.1.confidence)
                 .then(a.0.cmp(&b.0))
         });
-        best.truncate(MAX_MATCHED_SOURCES);
+        best.truncate(sources);
         best.into_iter().map(|(_, w)| w).collect()
+    }
+
+    /// The sentences that contradict `statement` (its `slots` read by
+    /// [`conflicts::slotted`]), the first of each source whose number `skip` does not
+    /// refuse, in the order of the sources: a sentence about the statement's subject
+    /// holding at least [`MIN_CONFLICT_COVERAGE`] of its words (at least
+    /// [`MIN_CONFLICT_SHARED`]) that gives another number, date or name in the same
+    /// slot, or every anchor and the opposite negation (see `conflicts.rs`). Only
+    /// single sentences of at most [`MAX_CONFLICT_WORDS`] words are read: two sentences
+    /// or a long run of text share words with anything.
+    pub fn conflicts(
+        &self,
+        statement: &Features,
+        slots: &[Slotted],
+        source_number: impl Fn(usize) -> usize,
+        skip: impl Fn(usize) -> bool,
+    ) -> Vec<Conflict> {
+        let terms = &statement.terms[..statement.terms.len().min(MAX_STATEMENT_TERMS)];
+        if terms.len() < MIN_CONFLICT_SHARED {
+            return Vec::new();
+        }
+        let mut found: Vec<(usize, Conflict)> = Vec::new();
+        for (i, _) in self.candidates(terms, MAX_CROSS_CANDIDATES) {
+            let i = i as usize;
+            let sentence = &self.sentences[i];
+            let number = source_number(sentence.source);
+            if skip(number)
+                || found.iter().any(|(_, c)| c.source == number)
+                || sentence.features.sequence.len() > MAX_CONFLICT_WORDS
+            {
+                continue;
+            }
+            if let Some((kind, value)) = self.conflict(statement, terms, slots, i) {
+                let conflict = Conflict {
+                    source: number,
+                    start: sentence.span.start,
+                    end: sentence.span.end,
+                    kind,
+                    value,
+                };
+                found.push((sentence.source, conflict));
+            }
+        }
+        found.sort_by_key(|(source, c)| (*source, c.start));
+        found.into_iter().map(|(_, c)| c).collect()
+    }
+
+    /// What sentence `i` says otherwise than `statement`, if it contradicts it.
+    fn conflict(
+        &self,
+        statement: &Features,
+        terms: &[String],
+        slots: &[Slotted],
+        i: usize,
+    ) -> Option<(ConflictKind, String)> {
+        let sentence = &self.sentences[i];
+        let window = &sentence.features;
+        // The page's subject, referred to rather than named, as for a support.
+        let referred = self.referred(statement, &[i]);
+        let subject: HashSet<String> = referred
+            .iter()
+            .flat_map(|n| n.iter())
+            .map(|w| fold(w))
+            .collect();
+        let stripped = statement.without_names(&referred);
+        let statement = &stripped;
+        let terms: Vec<&String> = terms.iter().filter(|t| !subject.contains(*t)).collect();
+        let covered = |terms: &[&String], wanted: f64| {
+            let shared = terms
+                .iter()
+                .filter(|t| window.term_set.contains(**t))
+                .count();
+            shared >= MIN_CONFLICT_SHARED && shared as f64 >= wanted * terms.len() as f64
+        };
+        let present = |name: &[String]| {
+            window.sequence.windows(name.len()).any(|run| run == name)
+                || made_of_names(name, &[window])
+        };
+        let names_present = statement.names.iter().all(|n| present(n))
+            && statement
+                .quoted
+                .iter()
+                .all(|q| window.normalised.contains(q.as_str()));
+        let text = self.sentence_text(i);
+        let window_slots = conflicts::slotted(text);
+        let values_agree = conflicts::all_agree(slots, &window_slots);
+        let negation = negation_conflict(statement, &[window]);
+        match (names_present, values_agree, negation) {
+            (true, false, false) => conflicts::differing_value(slots, &window_slots)
+                .filter(|_| covered(&terms, MIN_CONFLICT_COVERAGE)),
+            (true, true, true) => {
+                if terms.len() < MIN_NEGATED_TERMS
+                    || !conflicts::crossing_negation(statement, window)
+                {
+                    return None;
+                }
+                let wanted = if terms.len() <= ALL_NEGATED_TERMS_UP_TO {
+                    1.0
+                } else {
+                    MIN_CONFLICT_COVERAGE
+                };
+                let value = if window.negated && !statement.negated {
+                    "negated"
+                } else {
+                    "affirmed"
+                };
+                covered(&terms, wanted).then(|| (ConflictKind::Negation, value.to_string()))
+            }
+            (false, true, false) => {
+                let other = conflicts::differing_name(statement, window, present)?;
+                let missing: HashSet<String> = statement
+                    .names
+                    .iter()
+                    .filter(|n| !present(n))
+                    .flatten()
+                    .map(|w| fold(w))
+                    .collect();
+                let rest: Vec<&String> = terms
+                    .iter()
+                    .copied()
+                    .filter(|t| !missing.contains(*t))
+                    .collect();
+                covered(&rest, MIN_CONFLICT_COVERAGE)
+                    .then(|| (ConflictKind::Name, conflicts::describe_name(&other)))
+            }
+            _ => None,
+        }
+    }
+
+    /// The text of sentence `i`.
+    fn sentence_text(&self, i: usize) -> &str {
+        let sentence = &self.sentences[i];
+        let (offset, text) = &self.blocks[sentence.block as usize];
+        &text[sentence.span.start - offset..sentence.span.end - offset]
     }
 
     /// Whether sentences `a` and `b` (`b` right after `a`) were sent together.

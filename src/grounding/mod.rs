@@ -28,6 +28,8 @@
 //! enough to run as the answer streams.
 
 mod anchors;
+mod conflicts;
+mod cross;
 mod gemini;
 mod matches;
 mod numbers;
@@ -43,10 +45,14 @@ use crate::text::normalise;
 use anchors::{Features, missing_anchor, negation_conflict};
 use matches::Shown;
 
+pub use conflicts::ConflictKind;
+pub use cross::Contradiction;
 pub use gemini::{grounding_metadata, search_entry_point};
 pub use matches::{
-    ALL_TERMS_UP_TO, CONFIDENCE_MATCH, MAX_CANDIDATES, MAX_MATCHED_SOURCES, MAX_POSTINGS,
-    MAX_STATEMENT_TERMS, MIN_COVERAGE, MIN_PAIR_COVERAGE, MIN_SHARED_TERMS, MIN_WINDOW_COVERAGE,
+    ALL_NEGATED_TERMS_UP_TO, ALL_TERMS_UP_TO, CONFIDENCE_MATCH, MAX_CANDIDATES, MAX_CONFLICT_WORDS,
+    MAX_CROSS_CANDIDATES, MAX_MATCHED_SOURCES, MAX_POSTINGS, MAX_STATEMENT_TERMS,
+    MIN_CONFLICT_COVERAGE, MIN_CONFLICT_SHARED, MIN_COVERAGE, MIN_NEGATED_TERMS, MIN_PAIR_COVERAGE,
+    MIN_SHARED_TERMS, MIN_WINDOW_COVERAGE,
 };
 pub use quotes::{
     CONFIDENCE_EXACT, CONFIDENCE_FRAGMENTS, CONFIDENCE_NORMALISED, MAX_FRAGMENT_GAP_BYTES,
@@ -158,6 +164,12 @@ pub struct Statement {
     /// Why its verified quotes do not support it, when they do not: "the number 2009
     /// is not in the quoted text", ...
     pub mismatch: Option<String>,
+    /// Other sources read (not cited, not its match) that support it too, by ground's
+    /// match or by its quote: filled by [`Checker::cross_reference`].
+    pub corroborated_by: Vec<usize>,
+    /// Sentences of sources read that say otherwise (another number, date or name in
+    /// its slot, or the negation): filled by [`Checker::cross_reference`].
+    pub contradicted_by: Vec<Contradiction>,
 }
 
 impl Statement {
@@ -171,7 +183,15 @@ impl Statement {
             support: Support::None,
             matches: Vec::new(),
             mismatch: None,
+            corroborated_by: Vec::new(),
+            contradicted_by: Vec::new(),
         }
+    }
+
+    /// Whether a source read says otherwise ([`Statement::contradicted_by`]): `--strict`
+    /// counts such a statement as unsupported.
+    pub fn contradicted(&self) -> bool {
+        !self.contradicted_by.is_empty()
     }
 
     /// Whether something supports it: a verified quote or ground's match.
@@ -259,6 +279,11 @@ impl GroundedAnswer {
         self.answerable
             && !self.statements.is_empty()
             && self.statements.iter().all(Statement::quoted)
+    }
+
+    /// How many statements a source read contradicts.
+    pub fn contradicted(&self) -> usize {
+        self.statements.iter().filter(|s| s.contradicted()).count()
     }
 
     /// Whether any citation at all was given (valid or not).

@@ -8,7 +8,7 @@
 //! "twenty five", "1.2 million"), with the unit after them in a canonical form ("5
 //! kilometres" and "5 km" are both `km`; "0.01 percent" and "0.01%" are both `%`; a
 //! currency sign before them counts). Dates are read as "14 October 1911", "October 14,
-//! 1911", "the 14th of October 1911", "Oct 14 1911", "1911-10-14", "October 1911" and a
+//! 1911", "the 14th of October 1911", "Oct 14 1911", "1911-10-14", "14.10.1911", "October 1911" and a
 //! capitalised month alone; "may" the verb is a month only beside a number.
 //!
 //! All of it is one pass over the text with small fixed tables, at most [`MAX_WORDS`]
@@ -115,7 +115,7 @@ pub enum Kind {
     Number(f64, Option<&'static str>),
     /// A number with an ordinal ending ("14th").
     Ordinal(f64),
-    /// A date written as YYYY-MM-DD.
+    /// A date written in digits: YYYY-MM-DD, or D.M.YYYY.
     Iso(Date),
     /// `$ € £ % °`.
     Symbol(char),
@@ -298,6 +298,10 @@ fn number_at(text: &str, chars: &[(usize, char)], i: usize) -> (Option<Kind>, us
             return (Some(Kind::Iso(date)), j + 6);
         }
     }
+    // D.M.YYYY ("3.5.1934"), the European way of writing a date in digits: day first.
+    if let Some((date, next)) = dotted_date(text, chars, i, j) {
+        return (Some(Kind::Iso(date)), next);
+    }
     let mut digits: String = text[byte(i)..byte(j)].to_string();
     let mut decimal = false;
     while let Some(&(_, c)) = chars.get(j) {
@@ -333,6 +337,35 @@ fn number_at(text: &str, chars: &[(usize, char)], i: usize) -> (Option<Kind>, us
         other => unit_word(other).map(|u| Kind::Number(value, Some(u))),
     };
     (kind, k)
+}
+
+/// A date written D.M.YYYY or DD.MM.YYYY starting at char `i` (its first digits end
+/// at `j`), with the char after it; `None` for anything else ("3.5" is a number, and
+/// "3.5.19" or a day or month out of range is no date).
+fn dotted_date(text: &str, chars: &[(usize, char)], i: usize, j: usize) -> Option<(Date, usize)> {
+    let byte = |k: usize| chars.get(k).map_or(text.len(), |&(b, _)| b);
+    let digit = |k: usize| chars.get(k).is_some_and(|&(_, c)| c.is_ascii_digit());
+    let dot = |k: usize| chars.get(k).is_some_and(|&(_, c)| c == '.');
+    let run = |from: usize| (from..).take_while(|&k| digit(k)).count();
+    let day_len = j - i;
+    if !(1..=2).contains(&day_len) || !dot(j) {
+        return None;
+    }
+    let month_len = run(j + 1);
+    let m = j + 1 + month_len;
+    if !(1..=2).contains(&month_len) || !dot(m) || run(m + 1) != 4 {
+        return None;
+    }
+    let part = |a: usize, b: usize| text[byte(a)..byte(b)].parse::<u32>().ok();
+    let (day, month, year) = (part(i, j)?, part(j + 1, m)?, part(m + 1, m + 5)?);
+    ((1..=31).contains(&day) && (1..=12).contains(&month)).then_some((
+        Date {
+            year: Some(year as i32),
+            month: Some(month as u8),
+            day: Some(day as u8),
+        },
+        m + 5,
+    ))
 }
 
 // Tables ------------------------------------------------------------------------------
@@ -727,6 +760,7 @@ mod tests {
             "It was first lit on Oct 14 1911.",
             "It was first lit on Oct. 14, 1911.",
             "It was first lit on 14 Oct. 1911.",
+            "It was first lit on 14.10.1911.",
         ] {
             assert_eq!(read(text), (vec![], vec![full]), "{text}");
         }
@@ -735,6 +769,14 @@ mod tests {
             [date(Some(1911), Some(10), None)]
         );
         assert_eq!(read("It opens in October.").1, [date(None, Some(10), None)]);
+        // Day first when written with dots; a decimal or a short year is no date.
+        assert_eq!(
+            read("It opened on 3.5.1934.").1,
+            [date(Some(1934), Some(5), Some(3))]
+        );
+        assert_eq!(read("It grew 3.5 times.").0, [q(3.5, None)]);
+        assert!(read("Version 3.5.19 is out.").1.is_empty());
+        assert!(read("On 32.5.1934 nothing happened.").1.is_empty());
         // "may" the verb is no month; "may" beside a number is.
         assert!(read("Tardigrades may survive.").1.is_empty());
         assert!(read("May they survive?").1.is_empty());

@@ -1,6 +1,7 @@
 //! The last stage: every statement checked against the sources the model was shown
 //! (its quotes, then ground's own match; the pack's bucket items with the same
-//! check), off the async runtime, then the run's [`Report`].
+//! check), then cross-checked against every source read (what else supports or
+//! contradicts it), off the async runtime, then the run's [`Report`].
 
 use serde_json::json;
 
@@ -49,7 +50,8 @@ impl Run<'_> {
             .pack
             .then(|| answered.asked.reply.content.clone());
         let (answer, pack_items) = off_runtime(move || {
-            let answer = checker.verify(&model_answer);
+            let mut answer = checker.verify(&model_answer);
+            checker.cross_reference(&mut answer);
             let pack_items = content
                 .map(|content| pack_entries(&content, &checker))
                 .unwrap_or_default();

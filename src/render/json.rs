@@ -74,6 +74,8 @@ pub fn json(report: &Report, verdict: &Verdict) -> Value {
                 "support": s.support.name(),
                 "mismatch": s.mismatch,
                 "sources": markers(s),
+                "corroborated_by": s.corroborated_by,
+                "contradicted_by": s.contradicted_by,
             })
         })
         .collect();

@@ -6,7 +6,9 @@
 //! verified, 1 statement matched"). `[n?]` means the statement's quote is really in
 //! source n but the statement says something the quote does not (another number or
 //! date, or a negation): a note under the answer says what, and it counts as
-//! unsupported. `[unsupported]` means nothing supports it.
+//! unsupported. `[unsupported]` means nothing supports it. A second note says what the
+//! cross-check found in the other sources read: "also [2]" (they support it too),
+//! "[3] says 9 June 1936" (one says otherwise).
 //!
 //! Everything that came from a web page or a model passes through
 //! [`sanitize_text`](crate::text::sanitize_text) before it reaches a terminal, so no
@@ -16,7 +18,7 @@
 use std::fmt::Write as _;
 
 use crate::context::SourceKind;
-use crate::grounding::{Statement, Support};
+use crate::grounding::{ConflictKind, Statement, Support};
 use crate::render::json::markers;
 use crate::report::{AnswerMode, Report};
 use crate::text::{sanitize_line, sanitize_text, shorten};
@@ -142,6 +144,36 @@ fn mismatches(report: &Report) -> Vec<(String, String)> {
         .collect()
 }
 
+/// The statements the cross-check has something to say about, each with what: "also
+/// [2]" for other sources that support it, "[3] says 9 June 1936" for one that says
+/// otherwise (a negation: "[3] says otherwise"), for the note under the answer.
+fn cross_checked(report: &Report) -> Vec<(String, String)> {
+    report
+        .answer
+        .statements
+        .iter()
+        .filter(|s| !s.corroborated_by.is_empty() || s.contradicted())
+        .map(|s| {
+            let mut said = Vec::new();
+            if !s.corroborated_by.is_empty() {
+                let also: Vec<String> =
+                    s.corroborated_by.iter().map(|n| format!("[{n}]")).collect();
+                said.push(format!("also {}", also.join("")));
+            }
+            for c in &s.contradicted_by {
+                said.push(match c.kind {
+                    ConflictKind::Negation => format!("[{}] says otherwise", c.source),
+                    _ => format!("[{}] says {}", c.source, sanitize_line(&c.value)),
+                });
+            }
+            (shorten(&sanitize_line(&s.text), 80), said.join("; "))
+        })
+        .collect()
+}
+
+/// The heading of the note on the cross-check.
+const CROSS_NOTE: &str = "Checked against every source read:";
+
 /// The heading of the note on `[n?]` statements.
 const MISMATCH_NOTE: &str =
     "Marked [n?]: the quote is in source n, but the statement says something it does not:";
@@ -204,6 +236,13 @@ fn text(report: &Report, paint: &Paint) -> String {
         let _ = writeln!(out, "\n{}", paint.yellow(MISMATCH_NOTE));
         for (statement, why) in &mismatched {
             let _ = writeln!(out, "  - \"{statement}\": {why}");
+        }
+    }
+    let crossed = cross_checked(report);
+    if !crossed.is_empty() {
+        let _ = writeln!(out, "\n{}", paint.bold(CROSS_NOTE));
+        for (statement, said) in &crossed {
+            let _ = writeln!(out, "  - \"{statement}\": {said}");
         }
     }
     if !answer.unknowns.is_empty() {
@@ -425,6 +464,18 @@ fn markdown(report: &Report) -> String {
                 "- \"{}\": {}",
                 escape_markdown(statement),
                 escape_markdown(why)
+            );
+        }
+    }
+    let crossed = cross_checked(report);
+    if !crossed.is_empty() {
+        let _ = writeln!(out, "\n**{CROSS_NOTE}**\n");
+        for (statement, said) in &crossed {
+            let _ = writeln!(
+                out,
+                "- \"{}\": {}",
+                escape_markdown(statement),
+                escape_markdown(said)
             );
         }
     }

@@ -329,7 +329,7 @@ pub fn missing_anchor(statement: &Features, window: &[&Features], names: bool) -
 /// ("Pittsburgh Maurkice Pouncey" from "Pittsburgh center Maurkice Pouncey"), which a
 /// word of another name never is ("United District" from "United States" and "Western
 /// District").
-fn made_of_names(name: &[String], window: &[&Features]) -> bool {
+pub fn made_of_names(name: &[String], window: &[&Features]) -> bool {
     // can[i]: name[i..] splits into names of the window.
     let mut can = vec![false; name.len() + 1];
     can[name.len()] = true;
