@@ -216,7 +216,10 @@ pub fn file_location(
     let path = url.to_file_path().ok()?;
     let text = &source.text;
     let sent = cut.map(|c| c.sent.as_slice()).unwrap_or_default();
-    let (line_start, line_end) = match (sent.iter().map(|r| r.start).min(), sent.iter().map(|r| r.end).max()) {
+    let (line_start, line_end) = match (
+        sent.iter().map(|r| r.start).min(),
+        sent.iter().map(|r| r.end).max(),
+    ) {
         (Some(start), Some(end)) => (
             crate::docs::line_of(text, start),
             crate::docs::line_of(text, end.saturating_sub(1).max(start)),

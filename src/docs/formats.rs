@@ -190,13 +190,26 @@ mod tests {
 
     #[test]
     fn titles() {
-        let md = read(Path::new("n.md"), Format::Markdown, b"intro\n\n## Setup ##\nx".to_vec());
+        let md = read(
+            Path::new("n.md"),
+            Format::Markdown,
+            b"intro\n\n## Setup ##\nx".to_vec(),
+        );
         assert_eq!(md.unwrap().title, "Setup");
-        let rst = read(Path::new("n.rst"), Format::Rst, b"Guide\n=====\n\nbody".to_vec());
+        let rst = read(
+            Path::new("n.rst"),
+            Format::Rst,
+            b"Guide\n=====\n\nbody".to_vec(),
+        );
         assert_eq!(rst.unwrap().title, "Guide");
-        let plain = read(Path::new("dir/notes.txt"), Format::Text, b"no heading".to_vec());
+        let plain = read(
+            Path::new("dir/notes.txt"),
+            Format::Text,
+            b"no heading".to_vec(),
+        );
         assert_eq!(plain.unwrap().title, "notes.txt");
-        let html = b"<html><head><title>Page T</title></head><body><p>Hello there.</p></body></html>";
+        let html =
+            b"<html><head><title>Page T</title></head><body><p>Hello there.</p></body></html>";
         let html = read(Path::new("p.html"), Format::Html, html.to_vec()).unwrap();
         assert_eq!(html.title, "Page T");
         assert!(html.text.contains("Hello there."));

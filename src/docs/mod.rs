@@ -91,7 +91,9 @@ pub fn check_name(name: &str) -> Result<(), IndexError> {
 #[derive(Debug, thiserror::Error)]
 pub enum IndexError {
     /// No folder for the index: none of the variables is set.
-    #[error("there is no folder for the document index: none of GROUND_INDEX_DIR, XDG_DATA_HOME and HOME is set")]
+    #[error(
+        "there is no folder for the document index: none of GROUND_INDEX_DIR, XDG_DATA_HOME and HOME is set"
+    )]
     NoHome,
     /// A collection name that cannot name a folder.
     #[error("{0:?} is not a collection name")]

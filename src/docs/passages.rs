@@ -84,13 +84,21 @@ fn is_heading(line: &str) -> bool {
 pub fn lines(text: &str, start: u64, end: u64) -> String {
     let skip = start.saturating_sub(1) as usize;
     let take = end.saturating_sub(start) as usize + 1;
-    text.lines().skip(skip).take(take).collect::<Vec<_>>().join("\n")
+    text.lines()
+        .skip(skip)
+        .take(take)
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// The 1-based line of byte offset `at` in `text`.
 pub fn line_of(text: &str, at: usize) -> u64 {
     let at = at.min(text.len());
-    text.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count() as u64 + 1
+    text.as_bytes()[..at]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count() as u64
+        + 1
 }
 
 #[cfg(test)]

@@ -4,11 +4,11 @@
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
+use tantivy::TantivyDocument;
 use tantivy::collector::TopDocs;
 use tantivy::query::QueryParser;
 use tantivy::schema::Value;
 use tantivy::snippet::SnippetGenerator;
-use tantivy::TantivyDocument;
 
 use super::formats::{self, DocText, Format};
 use super::store::Collection;

@@ -266,9 +266,14 @@ impl Collection {
     /// The writer's lock file, locked.
     fn lock(&self) -> Result<fs::File, IndexError> {
         let path = self.dir.join("write.lock");
-        let file = crate::files::private(fs::OpenOptions::new().create(true).truncate(false).write(true))
-            .open(&path)
-            .map_err(|e| self.write_error(e))?;
+        let file = crate::files::private(
+            fs::OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true),
+        )
+        .open(&path)
+        .map_err(|e| self.write_error(e))?;
         #[cfg(unix)]
         {
             use std::os::fd::AsRawFd;
@@ -313,7 +318,8 @@ impl Collection {
                 match entry.file_type() {
                     Ok(t) if t.is_dir() => walk(&entry.path()),
                     Ok(t) if t.is_file() => {
-                        let _ = fs::set_permissions(entry.path(), fs::Permissions::from_mode(0o600));
+                        let _ =
+                            fs::set_permissions(entry.path(), fs::Permissions::from_mode(0o600));
                     }
                     _ => {}
                 }

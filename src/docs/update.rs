@@ -18,7 +18,7 @@ use tantivy::{TantivyDocument, Term};
 
 use super::formats::{self, Unreadable};
 use super::passages;
-use super::store::{Collection, FileEntry, Fields, Writing};
+use super::store::{Collection, Fields, FileEntry, Writing};
 use super::walk::{self, Found, LINK_OUT};
 use super::{IndexError, IndexHome};
 
@@ -169,7 +169,12 @@ pub fn add(
         summary.removed.push(path);
     }
     for root in roots {
-        if !writing.manifest.roots.iter().any(|r| walk::is_under(&root, r)) {
+        if !writing
+            .manifest
+            .roots
+            .iter()
+            .any(|r| walk::is_under(&root, r))
+        {
             writing.manifest.roots.retain(|r| !walk::is_under(r, &root));
             writing.manifest.roots.push(root);
         }
@@ -260,8 +265,7 @@ fn read_all(
 ) -> Vec<Outcome> {
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<Outcome>>> =
-        Mutex::new((0..found.len()).map(|_| None).collect());
+    let results: Mutex<Vec<Option<Outcome>>> = Mutex::new((0..found.len()).map(|_| None).collect());
     let threads = num_cpus::get().clamp(1, 8);
     std::thread::scope(|scope| {
         for _ in 0..threads {

@@ -335,7 +335,12 @@ pub fn file_chunks(mut metadata: Value, report: &Report) -> Value {
             .sources
             .iter()
             .find(|c| c.number == number)
-            .map(|c| c.sent.iter().filter_map(|r| source.text.get(r.clone())).collect())
+            .map(|c| {
+                c.sent
+                    .iter()
+                    .filter_map(|r| source.text.get(r.clone()))
+                    .collect()
+            })
             .unwrap_or_default();
         *chunk = json!({"retrievedContext": {
             "uri": source.url,

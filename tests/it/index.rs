@@ -72,7 +72,8 @@ fn notes(dir: &Path) {
 /// that a coarse clock could not miss).
 fn touch(path: &Path) {
     let file = fs::File::options().write(true).open(path).unwrap();
-    let later = fs::metadata(path).unwrap().modified().unwrap() + std::time::Duration::from_secs(60);
+    let later =
+        fs::metadata(path).unwrap().modified().unwrap() + std::time::Duration::from_secs(60);
     file.set_modified(later).unwrap();
 }
 
@@ -84,24 +85,41 @@ async fn a_rerun_reads_only_what_changed_and_drops_what_is_gone() {
     let first = add(&world, &dir).await;
     assert_eq!(first["added"], 3);
     assert_eq!(first["files"], 3);
-    assert_eq!(names(&first, "added"), ["garden.txt", "lighthouse.md", "setup.rst"]);
+    assert_eq!(
+        names(&first, "added"),
+        ["garden.txt", "lighthouse.md", "setup.rst"]
+    );
 
     // Nothing changed: nothing read.
     let again = add(&world, &dir).await;
-    assert_eq!((again["added"].as_u64(), again["updated"].as_u64(), again["removed"].as_u64()), (Some(0), Some(0), Some(0)));
+    assert_eq!(
+        (
+            again["added"].as_u64(),
+            again["updated"].as_u64(),
+            again["removed"].as_u64()
+        ),
+        (Some(0), Some(0), Some(0))
+    );
     assert_eq!(again["unchanged"], 3);
 
     // Touched (same content): not indexed again. Changed: updated. Deleted: removed.
     // Renamed: the old name removed, the new one added.
     touch(&dir.join("garden.txt"));
-    fs::write(dir.join("lighthouse.md"), "# The Quillfeather Lighthouse\n\nIt was automated in 1967.\n").unwrap();
+    fs::write(
+        dir.join("lighthouse.md"),
+        "# The Quillfeather Lighthouse\n\nIt was automated in 1967.\n",
+    )
+    .unwrap();
     fs::remove_file(dir.join("setup.rst")).unwrap();
     fs::write(dir.join("extra.md"), "# Extra\n\nsomething new\n").unwrap();
     let third = add(&world, &dir).await;
     assert_eq!(names(&third, "updated"), ["lighthouse.md"]);
     assert_eq!(names(&third, "removed"), ["setup.rst"]);
     assert_eq!(names(&third, "added"), ["extra.md"]);
-    assert_eq!(third["unchanged"], 1, "the touched file is not read again: {third}");
+    assert_eq!(
+        third["unchanged"], 1,
+        "the touched file is not read again: {third}"
+    );
 
     fs::rename(dir.join("extra.md"), dir.join("renamed.md")).unwrap();
     let fourth = add(&world, &dir).await;
@@ -113,13 +131,33 @@ async fn a_rerun_reads_only_what_changed_and_drops_what_is_gone() {
     let (_, found) = index_json(&world, &["search", "automated"]).await;
     let results = found["results"].as_array().unwrap();
     assert_eq!(results.len(), 1, "{found}");
-    assert!(results[0]["path"].as_str().unwrap().ends_with("lighthouse.md"));
+    assert!(
+        results[0]["path"]
+            .as_str()
+            .unwrap()
+            .ends_with("lighthouse.md")
+    );
     assert_eq!(results[0]["title"], "The Quillfeather Lighthouse");
-    assert_eq!((results[0]["line_start"].as_u64(), results[0]["line_end"].as_u64()), (Some(1), Some(3)));
-    assert!(results[0]["snippet"].as_str().unwrap().contains("automated"));
+    assert_eq!(
+        (
+            results[0]["line_start"].as_u64(),
+            results[0]["line_end"].as_u64()
+        ),
+        (Some(1), Some(3))
+    );
+    assert!(
+        results[0]["snippet"]
+            .as_str()
+            .unwrap()
+            .contains("automated")
+    );
     assert!(results[0]["score"].as_f64().unwrap() > 0.0);
     let (_, old) = index_json(&world, &["search", "kerosene"]).await;
-    assert_eq!(old["results"], Value::Array(vec![]), "the old text is gone: {old}");
+    assert_eq!(
+        old["results"],
+        Value::Array(vec![]),
+        "the old text is gone: {old}"
+    );
 }
 
 #[tokio::test]
@@ -144,7 +182,11 @@ async fn files_not_read_are_listed_with_their_reason() {
         .unwrap()
         .iter()
         .map(|s| {
-            let name = Path::new(s["path"].as_str().unwrap()).file_name().unwrap().to_string_lossy().into_owned();
+            let name = Path::new(s["path"].as_str().unwrap())
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
             (name, s["reason"].as_str().unwrap().to_string())
         })
         .collect();
@@ -159,7 +201,10 @@ async fn files_not_read_are_listed_with_their_reason() {
             ("link-out.md".into(), "link_outside".into()),
         ]
     );
-    assert_eq!(summary["not_documents"], 1, "code.rs is passed over quietly");
+    assert_eq!(
+        summary["not_documents"], 1,
+        "code.rs is passed over quietly"
+    );
     // The link inside the folder is read; the one out of it never is.
     assert_eq!(summary["files"], 4);
     let (_, found) = index_json(&world, &["search", "vault code"]).await;
@@ -170,8 +215,15 @@ async fn files_not_read_are_listed_with_their_reason() {
     cmd.args(["index", "add"]).arg(&dir);
     let out = run(cmd).await;
     let text = stdout(&out);
-    assert!(text.contains("skipped  ") && text.contains("link-out.md: a symbolic link leading out of the folder"), "{text}");
-    assert!(text.contains("huge.txt: over the size limit (16 MiB)"), "{text}");
+    assert!(
+        text.contains("skipped  ")
+            && text.contains("link-out.md: a symbolic link leading out of the folder"),
+        "{text}"
+    );
+    assert!(
+        text.contains("huge.txt: over the size limit (16 MiB)"),
+        "{text}"
+    );
 }
 
 #[tokio::test]
@@ -186,9 +238,22 @@ async fn gitignore_and_hidden_files_are_honoured() {
     fs::create_dir_all(dir.join(".private")).unwrap();
     fs::write(dir.join(".private/diary.md"), "# Diary\n\ngenerated text\n").unwrap();
     let summary = add(&world, &dir).await;
-    assert_eq!(names(&summary, "added"), ["garden.txt", "lighthouse.md", "setup.rst"]);
+    assert_eq!(
+        names(&summary, "added"),
+        ["garden.txt", "lighthouse.md", "setup.rst"]
+    );
 
-    let (out, with_hidden) = index_json(&world, &["add", dir.to_str().unwrap(), "--hidden", "--collection", "all"]).await;
+    let (out, with_hidden) = index_json(
+        &world,
+        &[
+            "add",
+            dir.to_str().unwrap(),
+            "--hidden",
+            "--collection",
+            "all",
+        ],
+    )
+    .await;
     assert!(out.status.success());
     assert!(names(&with_hidden, "added").contains(&"diary.md".to_string()));
     assert!(!names(&with_hidden, "added").contains(&"out.md".to_string()));
@@ -199,22 +264,49 @@ async fn html_and_pdf_are_read_through_the_extractor_and_the_pdf_reader() {
     let world = World::new().await;
     let dir = world.home.path().join("docs");
     fs::create_dir_all(&dir).unwrap();
-    fs::copy(fixtures().join("extract/news-article.html"), dir.join("article.html")).unwrap();
+    fs::copy(
+        fixtures().join("extract/news-article.html"),
+        dir.join("article.html"),
+    )
+    .unwrap();
     fs::copy(fixtures().join("pdf/report.pdf"), dir.join("report.pdf")).unwrap();
     let summary = add(&world, &dir).await;
-    assert_eq!(names(&summary, "added"), ["article.html", "report.pdf"], "{summary}");
+    assert_eq!(
+        names(&summary, "added"),
+        ["article.html", "report.pdf"],
+        "{summary}"
+    );
 
-    let pdf_text = ground::extract_files::extract_path(&fixtures().join("pdf/report.pdf"), None).unwrap().text;
-    let word = pdf_text.split_whitespace().find(|w| w.len() > 7 && w.chars().all(char::is_alphabetic)).unwrap().to_string();
+    // The PDF's text layer says (as `ground extract` prints it): "... dried
+    // tardigrades were exposed to open space for ten days on the FOTON-M3 mission".
+    let word = "rehydration";
     let (_, found) = index_json(&world, &["search", &word]).await;
-    let paths: Vec<&str> = found["results"].as_array().unwrap().iter().map(|r| r["path"].as_str().unwrap()).collect();
-    assert!(paths.iter().any(|p| p.ends_with("report.pdf")), "{word}: {found}");
+    let paths: Vec<&str> = found["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["path"].as_str().unwrap())
+        .collect();
+    assert!(
+        paths.iter().any(|p| p.ends_with("report.pdf")),
+        "{word}: {found}"
+    );
+    let pdf = found["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["path"].as_str().unwrap().ends_with("report.pdf"))
+        .unwrap();
+    assert_eq!(pdf["title"], "Tardigrades in Space: A Field Report");
 
     let html = fs::read_to_string(fixtures().join("extract/news-article.html")).unwrap();
     let extracted = ground::extract::extract_html(&html, None);
     let (_, found) = index_json(&world, &["search", extracted.title.as_deref().unwrap()]).await;
     let first = &found["results"][0];
-    assert!(first["path"].as_str().unwrap().ends_with("article.html"), "{found}");
+    assert!(
+        first["path"].as_str().unwrap().ends_with("article.html"),
+        "{found}"
+    );
     assert_eq!(first["title"].as_str(), extracted.title.as_deref());
     // No markup reaches the index.
     assert!(!first["snippet"].as_str().unwrap().contains('<'), "{found}");
@@ -230,7 +322,12 @@ async fn a_damaged_index_is_a_clear_error_and_add_rebuilds_it() {
     // Every file of the tantivy index cut to nothing.
     for entry in fs::read_dir(index_dir.join("index")).unwrap() {
         let path = entry.unwrap().path();
-        if path.file_name().unwrap().to_string_lossy().ends_with(".json") {
+        if path
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .ends_with(".json")
+        {
             fs::write(&path, b"{ not json").unwrap();
         }
     }
@@ -238,8 +335,14 @@ async fn a_damaged_index_is_a_clear_error_and_add_rebuilds_it() {
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert_eq!(value["error"]["kind"], "index_corrupt");
     let err = stderr(&out);
-    assert!(err.contains("error: the index of collection \"default\" cannot be read"), "{err}");
-    assert!(err.contains("hint: rebuild it: ground index add --collection default"), "{err}");
+    assert!(
+        err.contains("error: the index of collection \"default\" cannot be read"),
+        "{err}"
+    );
+    assert!(
+        err.contains("hint: rebuild it: ground index add --collection default"),
+        "{err}"
+    );
 
     // `add` with no path reads the collection's folders again into a new index.
     let mut cmd = world.ground();
@@ -249,7 +352,9 @@ async fn a_damaged_index_is_a_clear_error_and_add_rebuilds_it() {
     let rebuilt = json_stdout(&out);
     assert_eq!(rebuilt["rebuilt"], true);
     assert_eq!(rebuilt["added"], 3);
-    assert!(stderr(&out).contains("warning: the index of collection \"default\" could not be read"));
+    assert!(
+        stderr(&out).contains("warning: the index of collection \"default\" could not be read")
+    );
     let (out, found) = index_json(&world, &["search", "lighthouse"]).await;
     assert!(out.status.success());
     assert_eq!(found["results"].as_array().unwrap().len(), 1);
@@ -263,7 +368,9 @@ async fn the_index_is_private_and_listed_and_removed() {
     notes(&dir);
     let index_home = world.home.path().join("elsewhere");
     let mut cmd = world.ground();
-    cmd.env("GROUND_INDEX_DIR", &index_home).args(["index", "add", "--collection", "notes", "--json"]).arg(&dir);
+    cmd.env("GROUND_INDEX_DIR", &index_home)
+        .args(["index", "add", "--collection", "notes", "--json"])
+        .arg(&dir);
     let out = run(cmd).await;
     assert!(out.status.success(), "{}", stderr(&out));
     let collection = index_home.join("notes");
@@ -283,26 +390,44 @@ async fn the_index_is_private_and_listed_and_removed() {
     assert!(checked > 3);
 
     let mut cmd = world.ground();
-    cmd.env("GROUND_INDEX_DIR", &index_home).args(["index", "list", "--json"]);
+    cmd.env("GROUND_INDEX_DIR", &index_home)
+        .args(["index", "list", "--json"]);
     let listed = json_stdout(&run(cmd).await);
     let first = &listed["collections"][0];
     assert_eq!(first["name"], "notes");
     assert_eq!(first["files"], 3);
-    assert_eq!(first["folders"][0], dir.canonicalize().unwrap().to_str().unwrap());
+    assert_eq!(
+        first["folders"][0],
+        dir.canonicalize().unwrap().to_str().unwrap()
+    );
 
     let mut cmd = world.ground();
     cmd.env("GROUND_INDEX_DIR", &index_home)
         .args(["index", "remove", "--collection", "notes", "--json"])
         .arg(dir.join("garden.txt"));
     let removed = json_stdout(&run(cmd).await);
-    assert_eq!((removed["removed"].as_u64(), removed["files"].as_u64()), (Some(1), Some(2)));
+    assert_eq!(
+        (removed["removed"].as_u64(), removed["files"].as_u64()),
+        (Some(1), Some(2))
+    );
 
     // A collection never made is an error with the way out.
     let mut cmd = world.ground();
-    cmd.env("GROUND_INDEX_DIR", &index_home).args(["index", "search", "tomato", "--collection", "nope"]);
+    cmd.env("GROUND_INDEX_DIR", &index_home).args([
+        "index",
+        "search",
+        "tomato",
+        "--collection",
+        "nope",
+    ]);
     let out = run(cmd).await;
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("hint: index a folder first: ground index add PATH --collection nope"), "{}", stderr(&out));
+    assert!(
+        stderr(&out)
+            .contains("hint: index a folder first: ground index add PATH --collection nope"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[tokio::test]
@@ -310,7 +435,11 @@ async fn person_output_escapes_what_files_say() {
     let world = World::new().await;
     let dir = world.home.path().join("notes");
     fs::create_dir_all(&dir).unwrap();
-    fs::write(dir.join("evil.md"), "# Title \x1b[31mred\x1b[0m\n\nthe beacon \x1b]0;pwned\x07 shines\n").unwrap();
+    fs::write(
+        dir.join("evil.md"),
+        "# Title \x1b[31mred\x1b[0m\n\nthe beacon \x1b]0;pwned\x07 shines\n",
+    )
+    .unwrap();
     add(&world, &dir).await;
     let mut cmd = world.ground();
     cmd.args(["index", "search", "beacon"]);

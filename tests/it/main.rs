@@ -18,6 +18,7 @@ mod cache;
 mod calibration;
 mod chat;
 mod deadline;
+mod docs;
 mod doctor;
 mod duckduckgo;
 mod embedded;

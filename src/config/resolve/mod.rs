@@ -727,7 +727,8 @@ pub(super) fn docs(
     if flags.no_web && unique.is_empty() {
         return Err(Error::Config {
             message: "--no-web leaves nothing to answer from: no local collection is named".into(),
-            hint: "add --docs (the collection `default`) or --docs=NAME, or set [docs] collections".into(),
+            hint: "add --docs (the collection `default`) or --docs=NAME, or set [docs] collections"
+                .into(),
         });
     }
     Ok(crate::settings::DocsSettings {
