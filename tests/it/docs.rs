@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use wiremock::matchers::any;
 use wiremock::{Mock, ResponseTemplate};
 
-use crate::common::{World, json_stdout, run, stderr, stdout};
+use crate::common::{World, assert_matches_schema, json_stdout, run, stderr, stdout};
 
 const NOTE: &str = "# The Quillfeather Lighthouse\n\nSome history first.\n\nThe lighthouse was first lit in 1871 by the harbour board.\n\nIts lamp burned whale oil until 1902, then kerosene.\n";
 
@@ -79,6 +79,8 @@ async fn no_web_answers_from_the_file_without_any_search_request() {
     let out = run(cmd).await;
     assert!(out.status.success(), "{}", stderr(&out));
     let value = json_stdout(&out);
+    // The MCP tool's declared schema holds for a file source too.
+    assert_matches_schema(ground::mcp::schemas::GROUNDED_ANSWER, &value);
     let source = &value["sources"][0];
     assert_eq!(source["kind"], "file", "{value}");
     assert_eq!(source["path"], file.to_str().unwrap());
@@ -161,6 +163,7 @@ async fn a_mixed_answer_carries_pages_and_files() {
     let out = run(cmd).await;
     assert!(out.status.success(), "{}", stderr(&out));
     let value = json_stdout(&out);
+    assert_matches_schema(ground::mcp::schemas::GROUNDED_ANSWER, &value);
     let kinds = source_kinds(&value);
     assert!(
         kinds.contains(&"page".to_string()) && kinds.contains(&"file".to_string()),
