@@ -280,7 +280,7 @@ async fn html_and_pdf_are_read_through_the_extractor_and_the_pdf_reader() {
     // The PDF's text layer says (as `ground extract` prints it): "... dried
     // tardigrades were exposed to open space for ten days on the FOTON-M3 mission".
     let word = "rehydration";
-    let (_, found) = index_json(&world, &["search", &word]).await;
+    let (_, found) = index_json(&world, &["search", word]).await;
     let paths: Vec<&str> = found["results"]
         .as_array()
         .unwrap()
