@@ -20,7 +20,7 @@
    figure /usr/bin/time -v prints as "Maximum resident set size"); then the median
    of the per-pair wall ratios ground/peer. The issue's target is <= 0.2 for both.
 
-ground runs with XDG_DATA_HOME, HOME and XDG_CONFIG_HOME under WORK and an empty
+ground runs with GROUND_INDEX_DIR, XDG_DATA_HOME, HOME and XDG_CONFIG_HOME under WORK and an empty
 config file, so nothing of the user's is read or written. Build ground with
 `cargo build --release` first: a debug build is several times slower.
 """
@@ -104,7 +104,7 @@ def ground_env(work, data):
     (work / "home").mkdir(exist_ok=True)
     cfg = work / "config.toml"
     cfg.write_text("")
-    env.update(HOME=str(work / "home"), XDG_DATA_HOME=str(data), XDG_CONFIG_HOME=str(work / "config"), GROUND_CONFIG=str(cfg), NO_COLOR="1")
+    env.update(HOME=str(work / "home"), XDG_DATA_HOME=str(data), GROUND_INDEX_DIR=str(data / "ground" / "index"), XDG_CONFIG_HOME=str(work / "config"), GROUND_CONFIG=str(cfg), NO_COLOR="1")
     return env
 
 

@@ -5,8 +5,8 @@
 
 Lays out the set (scripts/docs-devset/assemble.py: 84 crate READMEs and docs from
 cargo's registry sources, pinned by sha256), indexes it with `ground index add` into
-a throwaway data folder (a temporary XDG_DATA_HOME and HOME, and an empty config
-file, so nothing of the user's is read or written), then asks each question of
+a throwaway data folder (a temporary GROUND_INDEX_DIR, XDG_DATA_HOME and HOME, and an
+empty config file, so nothing of the user's is read or written), then asks each question of
 scripts/docs-devset/questions.json with `ground index search --json -n N`.
 
 Prints, over the questions:
@@ -48,6 +48,7 @@ def isolated_env(tmp):
     env.update(
         HOME=str(home),
         XDG_DATA_HOME=str(tmp / "data"),
+        GROUND_INDEX_DIR=str(tmp / "data" / "ground" / "index"),
         XDG_CONFIG_HOME=str(tmp / "config"),
         XDG_CACHE_HOME=str(tmp / "cache"),
         GROUND_CONFIG=str(config),
@@ -141,6 +142,10 @@ def main():
 
         if not args.model_file:
             print("answers citing an expected file: not measured (no model; give --model-file PATH.gguf or set GROUND_TEST_GGUF)")
+            return
+        help_text = subprocess.run([args.bin, "answer", "--help"], env=env, capture_output=True, text=True).stdout
+        if "--docs" not in help_text or "--no-web" not in help_text:
+            print("answers citing an expected file: not measured (this ground's `answer` has no --docs/--no-web)")
             return
         cited, grounded, failed = 0, 0, 0
         t0 = time.monotonic()
