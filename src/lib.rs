@@ -47,6 +47,7 @@ pub mod cache;
 pub(crate) mod calibration;
 pub mod config;
 pub mod context;
+pub mod docs;
 pub mod doctor;
 pub mod error;
 pub mod events;

@@ -190,7 +190,64 @@ pub struct PackEntry {
     pub policy_or_legal: bool,
 }
 
+/// Where a local document source is (`--docs`): its file and the lines of it the
+/// model was shown.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FileLocation {
+    /// The file, absolute.
+    pub path: std::path::PathBuf,
+    /// First line sent (1-based).
+    pub line_start: u64,
+    /// Last line sent.
+    pub line_end: u64,
+}
+
+/// The location of `source` when it is a local document (its URL a `file://` URI;
+/// a web page never has one), with the lines `cut` says were sent (all of it when
+/// nothing says).
+pub fn file_location(
+    source: &SourceText,
+    cut: Option<&crate::context::SourceCut>,
+) -> Option<FileLocation> {
+    let url = url::Url::parse(&source.url).ok()?;
+    if url.scheme() != "file" {
+        return None;
+    }
+    let path = url.to_file_path().ok()?;
+    let text = &source.text;
+    let sent = cut.map(|c| c.sent.as_slice()).unwrap_or_default();
+    let (line_start, line_end) = match (sent.iter().map(|r| r.start).min(), sent.iter().map(|r| r.end).max()) {
+        (Some(start), Some(end)) => (
+            crate::docs::line_of(text, start),
+            crate::docs::line_of(text, end.saturating_sub(1).max(start)),
+        ),
+        _ => (1, text.lines().count().max(1) as u64),
+    };
+    Some(FileLocation {
+        path,
+        line_start,
+        line_end,
+    })
+}
+
 impl Report {
+    /// Where source `number` is when it is a local document, else `None`.
+    pub fn file_location(&self, number: usize) -> Option<FileLocation> {
+        let source = self.sources.get(number.checked_sub(1)?)?;
+        let cut = self.context.sources.iter().find(|c| c.number == number);
+        file_location(source, cut)
+    }
+
+    /// The kind `--json` and the faces name source `number` by: `"file"` for a local
+    /// document, else its [`SourceKind`]'s name.
+    pub fn kind_name(&self, number: usize) -> &'static str {
+        if self.file_location(number).is_some() {
+            "file"
+        } else {
+            self.kind(number).name()
+        }
+    }
+
     /// What source `number` is: a page read, or a short source the search gave.
     pub fn kind(&self, number: usize) -> SourceKind {
         let first_short = self.sources.len() - self.short_kinds.len().min(self.sources.len());

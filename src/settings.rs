@@ -44,6 +44,19 @@ pub struct Settings {
     pub cache: CacheSettings,
     /// `ground serve`: address, key and limits.
     pub serve: ServeSettings,
+    /// Local document collections searched beside the web (`--docs`, `[docs]`).
+    pub docs: DocsSettings,
+}
+
+/// Local documents in a run (`--docs`, `--no-web`, `[docs] collections`).
+#[derive(Debug, Clone, Default)]
+pub struct DocsSettings {
+    /// Where the collections live (`None` when no home folder is known).
+    pub home: Option<crate::docs::IndexHome>,
+    /// The collections searched; none: the web alone.
+    pub collections: Vec<String>,
+    /// No search request at all: the collections alone.
+    pub no_web: bool,
 }
 
 /// `ground serve`'s address, key and limits (`[serve]`, `GROUND_SERVE_*`, flags).

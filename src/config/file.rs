@@ -43,6 +43,17 @@ pub(crate) struct FileConfig {
     /// `[serve]`.
     #[serde(default)]
     pub serve: FileServe,
+    /// `[docs]`.
+    #[serde(default)]
+    pub docs: FileDocs,
+}
+
+/// `[docs]` in the config file: the local collections every answer searches.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct FileDocs {
+    /// `collections`: names made with `ground index add --collection NAME`.
+    pub collections: Option<Vec<String>>,
 }
 
 /// `[serve]` in the config file: `ground serve`'s address, key and limits.

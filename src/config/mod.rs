@@ -61,6 +61,7 @@ pub fn resolve_with_keyring(
     let run = resolve::run(flags, &file)?;
     let cache = resolve::cache(flags, &env, &file);
     let serve = serve::serve(flags, &env, &file)?;
+    let docs = resolve::docs(flags, &env, &file)?;
     Ok(Settings {
         search,
         fetch,
@@ -68,6 +69,7 @@ pub fn resolve_with_keyring(
         run,
         cache,
         serve,
+        docs,
     })
 }
 

@@ -110,4 +110,8 @@ pub struct Overrides {
     /// The fetches are an agent's (`ground mcp`): obeys robots.txt under the default
     /// policy.
     pub agent: bool,
+    /// `--docs [NAME]`, repeatable: local collections searched beside the web.
+    pub docs: Vec<String>,
+    /// `--no-web`: the local collections alone, no search request.
+    pub no_web: bool,
 }

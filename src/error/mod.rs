@@ -495,6 +495,10 @@ pub enum Error {
         hint: Option<&'static str>,
     },
 
+    /// The local document index could not be used (`ground index`, `--docs`).
+    #[error(transparent)]
+    Index(#[from] crate::docs::IndexError),
+
     /// Standard output could not be written (closed, or a full disk behind it).
     #[error("cannot write to stdout: {reason}")]
     WriteStdout {
@@ -564,6 +568,7 @@ impl Error {
             | ReadDir { .. }
             | WriteFile { .. }
             | ReadPdf { .. }
+            | Index(_)
             | WriteStdout { .. } => exit::USAGE,
             Deadline { stage, .. } => match stage {
                 Stage::Searching => exit::SEARCH,
@@ -626,6 +631,8 @@ impl Error {
             ReadDir { .. } => "read_dir",
             WriteFile { .. } => "write_file",
             ReadPdf { .. } => "read_pdf",
+            Index(crate::docs::IndexError::Corrupt { .. }) => "index_corrupt",
+            Index(_) => "index",
             WriteStdout { .. } => "write_stdout",
             Deadline { .. } => "deadline",
             Interrupted => "interrupted",
@@ -702,6 +709,7 @@ impl Error {
             ReadDir { .. } => "give an existing folder to --input-dir".into(),
             WriteFile { .. } => "check that --output-dir is writable".into(),
             ReadPdf { hint, .. } => hint.unwrap_or("check that the file is complete").into(),
+            Index(e) => e.hint(),
             WriteStdout { .. } => return None,
             Deadline { .. } => "raise --timeout (or [run] timeout_secs), or make the run smaller with fewer --pages".into(),
             Interrupted => return None,

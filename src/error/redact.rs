@@ -170,6 +170,7 @@ impl Error {
             | WriteFile { .. }
             | ReadPdf { .. }
             | WriteStdout { .. }
+            | Index(_)
             | SearchRateLimitedLocally { .. }
             | SearchQuotaSpent { .. }
             | MissingKey { .. }

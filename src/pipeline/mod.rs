@@ -14,12 +14,14 @@
 //! - `sources.rs`: the sources numbered and fitted to the window;
 //! - `ask.rs`: the model request, streamed, and what its reply says of the budget;
 //! - `verify.rs`: the quote check of the answer and the pack's items;
+//! - `local.rs`: local documents (`--docs`) searched and read again as sources;
 //! - `offline.rs`: the model's answer with no sources, labelled as such.
 
 mod ask;
 mod direct;
 mod followup;
 mod gather;
+mod local;
 mod offline;
 mod queries;
 mod sources;
@@ -189,6 +191,17 @@ impl<'a> Run<'a> {
             let checked = self.verify(&answered, &checker).await?;
             return Ok(self.report(as_asked, None, prompt, answered, checked));
         }
+        // --no-web: the local documents alone, and no search request at all.
+        if self.settings.docs.no_web {
+            let mut gathered = gather::Gathered::nothing();
+            gathered.pages = self.read_local(question, 0).await?;
+            self.so_far.pages = gathered.pages.clone();
+            let prompt = self.fit_sources(question, gathered)?;
+            let checker = self.checker(&prompt).await?;
+            let asked = self.ask(question, &prompt, &checker).await?;
+            let checked = self.verify(&asked, &checker).await?;
+            return Ok(self.report(as_asked, None, prompt, asked, checked));
+        }
         // 0. Decide (only with --auto): does this question need the web at all?
         let decision = self.decide(question).await?;
         if decision.as_ref().is_some_and(|d| !d.need_search) {
@@ -211,6 +224,12 @@ impl<'a> Run<'a> {
             }
             Err(error) => return Err(error),
         };
+        // 3b. The local documents (--docs), searched with the question alone, join
+        //     the pages read.
+        let mut gathered = gathered;
+        let local = self.read_local(question, gathered.hits.len()).await?;
+        gathered.pages.extend(local);
+        self.so_far.pages = gathered.pages.clone();
         // 4. The sources, numbered and fitted to the window.
         let prompt = self.fit_sources(question, gathered)?;
         // 5. The model, streamed; each statement checked as it arrives.

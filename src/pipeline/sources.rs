@@ -73,7 +73,7 @@ impl Run<'_> {
                 "no result page could be read: the answer rests on the search's infobox or instant answer"
                     .to_string(),
             );
-        } else if self.prior.is_none() && sources.len() < wanted {
+        } else if self.prior.is_none() && !self.settings.docs.no_web && sources.len() < wanted {
             self.warn(format!(
                 "only {} of the {} pages asked for could be used",
                 sources.len(),

@@ -86,7 +86,11 @@ pub fn json(report: &Report, verdict: &Verdict) -> Value {
             let cut = p
                 .index
                 .and_then(|i| report.context.sources.iter().find(|c| c.number == i));
-            source_json(p, cut.map(|c| (c.chars_sent, c.truncated, c.used())))
+            let mut value = source_json(p, cut.map(|c| (c.chars_sent, c.truncated, c.used())));
+            if let Some(file) = p.index.and_then(|n| report.file_location(n)) {
+                file_fields(&mut value, &file);
+            }
+            value
         })
         .chain(
             report
@@ -142,7 +146,7 @@ pub fn json(report: &Report, verdict: &Verdict) -> Value {
         "unknowns": answer.unknowns,
         "sources": sources,
         "search": search_json(&report.extras),
-        "groundingMetadata": grounding::grounding_metadata(answer, &report.sources, &kinds, &report.queries, &report.extras.search_pages),
+        "groundingMetadata": file_chunks(grounding::grounding_metadata(answer, &report.sources, &kinds, &report.queries, &report.extras.search_pages), report),
         "model": report.model,
         "context": {
             "budget_tokens": report.context.budget_tokens,
@@ -189,7 +193,7 @@ pub fn pack(report: &Report) -> Value {
     let grounded_run = report.mode == AnswerMode::Grounded;
     let source_ref = |n: usize| {
         let s = &report.sources[n - 1];
-        json!({"index": n, "url": s.url, "title": s.title, "kind": report.kind(n).name()})
+        json!({"index": n, "url": s.url, "title": s.title, "kind": report.kind_name(n)})
     };
     // A supported statement or bucket item as a key point, or why it is uncertain.
     let checked = |statement: &Statement| -> Result<Value, String> {
@@ -302,6 +306,44 @@ pub fn json_error(input_name: &str, input: &str, error: &Error) -> Value {
             "exit_code": error.exit_code(),
         }
     })
+}
+
+/// A local document's entry in `sources`: kind `file`, its path and the lines sent
+/// (its `url` is the file's `file://` URI already).
+fn file_fields(value: &mut Value, file: &crate::report::FileLocation) {
+    value["kind"] = json!("file");
+    value["path"] = json!(file.path);
+    value["line_start"] = json!(file.line_start);
+    value["line_end"] = json!(file.line_end);
+}
+
+/// `groundingMetadata` with each local document's chunk in Gemini's own shape for
+/// retrieved files, `retrievedContext {uri, title, text}` (the text: the lines sent),
+/// in place of `web`.
+pub fn file_chunks(mut metadata: Value, report: &Report) -> Value {
+    let Some(chunks) = metadata["groundingChunks"].as_array_mut() else {
+        return metadata;
+    };
+    for (i, chunk) in chunks.iter_mut().enumerate() {
+        let number = i + 1;
+        if report.file_location(number).is_none() {
+            continue;
+        }
+        let source = &report.sources[i];
+        let text: Vec<&str> = report
+            .context
+            .sources
+            .iter()
+            .find(|c| c.number == number)
+            .map(|c| c.sent.iter().filter_map(|r| source.text.get(r.clone())).collect())
+            .unwrap_or_default();
+        *chunk = json!({"retrievedContext": {
+            "uri": source.url,
+            "title": source.title,
+            "text": text.join("\n"),
+        }});
+    }
+    metadata
 }
 
 /// One page tried, for `--json`'s `sources`: `sent` is what of it the prompt holds

@@ -236,7 +236,7 @@ fn text(report: &Report, paint: &Paint) -> String {
             title,
             paint.dim(&format!("({mark})"))
         );
-        let _ = writeln!(out, "      {}", sanitize_line(&source.url));
+        let _ = writeln!(out, "      {}", source_place(report, source));
     }
     if earlier > 0 {
         let _ = writeln!(
@@ -259,6 +259,23 @@ fn text(report: &Report, paint: &Paint) -> String {
         );
     }
     out
+}
+
+/// Where a source is, one safe line: a local document's `path:line` (`path:12-30`
+/// for the lines sent), a page's URL.
+fn source_place(report: &Report, source: &crate::context::SourceText) -> String {
+    match report.file_location(source.number) {
+        Some(file) if file.line_start == file.line_end => {
+            sanitize_line(&format!("{}:{}", file.path.display(), file.line_start))
+        }
+        Some(file) => sanitize_line(&format!(
+            "{}:{}-{}",
+            file.path.display(),
+            file.line_start,
+            file.line_end
+        )),
+        None => sanitize_line(&source.url),
+    }
 }
 
 /// A source's title for the list, one safe line, or "(untitled)".

@@ -51,5 +51,6 @@ fn main() -> ExitCode {
         Command::Key(args) => commands::key::run(args),
         Command::Completions(args) => commands::completions::run(args),
         Command::Model(args) => commands::model::run(args),
+        Command::Index(args) => commands::index::run(args),
     }
 }

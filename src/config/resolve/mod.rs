@@ -701,3 +701,38 @@ pub(super) fn parse_bool(value: &str, name: &str) -> Result<bool, Error> {
 
 #[cfg(test)]
 mod tests;
+
+/// `[docs]`: the local collections a run searches (`--docs` over `[docs]
+/// collections`), where they live, and `--no-web`, which needs at least one.
+pub(super) fn docs(
+    flags: &Overrides,
+    env: &dyn Fn(&str) -> Option<String>,
+    file: &FileConfig,
+) -> Result<crate::settings::DocsSettings, Error> {
+    let collections = if flags.docs.is_empty() {
+        file.docs.collections.clone().unwrap_or_default()
+    } else {
+        flags.docs.clone()
+    };
+    let mut unique: Vec<String> = Vec::new();
+    for name in collections {
+        crate::docs::check_name(&name).map_err(|e| Error::Config {
+            message: e.to_string(),
+            hint: e.hint(),
+        })?;
+        if !unique.contains(&name) {
+            unique.push(name);
+        }
+    }
+    if flags.no_web && unique.is_empty() {
+        return Err(Error::Config {
+            message: "--no-web leaves nothing to answer from: no local collection is named".into(),
+            hint: "add --docs (the collection `default`) or --docs=NAME, or set [docs] collections".into(),
+        });
+    }
+    Ok(crate::settings::DocsSettings {
+        home: crate::docs::IndexHome::resolve(env),
+        collections: unique,
+        no_web: flags.no_web,
+    })
+}

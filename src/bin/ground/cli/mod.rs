@@ -17,9 +17,11 @@ mod batch;
 mod cache;
 mod chat;
 mod completions;
+mod docs;
 mod doctor;
 mod extract;
 mod fetch;
+mod index;
 mod key;
 mod mcp;
 mod model;
@@ -32,9 +34,11 @@ pub use batch::BatchArgs;
 pub use cache::{CacheAction, CacheArgs};
 pub use chat::ChatArgs;
 pub use completions::CompletionsArgs;
+pub use docs::DocsOpts;
 pub use doctor::DoctorArgs;
 pub use extract::ExtractArgs;
 pub use fetch::FetchArgs;
+pub use index::{IndexAction, IndexArgs};
 pub use key::{KeyAction, KeyArgs};
 pub use mcp::McpArgs;
 pub use model::{ModelAction, ModelArgs};
@@ -111,6 +115,10 @@ pub enum Command {
     Usage(UsageArgs),
     /// Store, delete or list API keys in the OS keyring (Brave, Tavily, hosted model).
     Key(KeyArgs),
+    /// Index local documents (folders of Markdown, text, HTML, PDF) and search them;
+    /// `ground answer --docs` answers from them beside the web.
+    #[command(after_help = exit_codes_help(EXIT_CODE_TABLE))]
+    Index(IndexArgs),
     /// Download, list or delete the embedded models (the catalogue built into ground).
     #[command(after_help = exit_codes_help(EXIT_CODE_TABLE))]
     Model(ModelArgs),
@@ -406,6 +414,9 @@ pub struct RunArgs {
     #[command(flatten)]
     #[allow(missing_docs)]
     pub model: ModelOpts,
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub docs: DocsOpts,
 }
 
 impl RunArgs {
@@ -420,6 +431,8 @@ impl RunArgs {
             pages,
         );
         overrides.timeout_secs = timeout;
+        overrides.docs = self.docs.docs.clone();
+        overrides.no_web = self.docs.no_web;
         overrides
     }
 }

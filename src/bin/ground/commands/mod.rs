@@ -8,6 +8,7 @@ pub mod completions;
 pub mod doctor;
 pub mod extract;
 pub mod fetch;
+pub mod index;
 pub mod key;
 pub mod mcp;
 pub mod model;

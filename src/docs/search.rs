@@ -1,0 +1,134 @@
+//! Searching collections (BM25 over passages and titles, English stemming), and a
+//! hit's file read again when a run quotes it.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use tantivy::collector::TopDocs;
+use tantivy::query::QueryParser;
+use tantivy::schema::Value;
+use tantivy::snippet::SnippetGenerator;
+use tantivy::TantivyDocument;
+
+use super::formats::{self, DocText, Format};
+use super::store::Collection;
+use super::{IndexError, IndexHome};
+
+/// Longest snippet shown for a hit, in characters.
+pub const SNIPPET_CHARS: usize = 240;
+
+/// One passage found.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Hit {
+    /// The collection it is in.
+    pub collection: String,
+    /// The file, absolute.
+    pub path: PathBuf,
+    /// The file's title (its first heading, else its name).
+    pub title: String,
+    /// The passage's first line.
+    pub line_start: u64,
+    /// The passage's last line.
+    pub line_end: u64,
+    /// The best-matching stretch of the passage.
+    pub snippet: String,
+    /// The passage's text as indexed.
+    #[serde(skip)]
+    pub text: String,
+    /// BM25 score (higher is better; comparable within one query).
+    pub score: f32,
+}
+
+/// The `n` best passages for `query` in `collections` (merged by score). Blocking:
+/// call it off the async runtime.
+pub fn search(
+    home: &IndexHome,
+    collections: &[String],
+    query: &str,
+    n: usize,
+) -> Result<Vec<Hit>, IndexError> {
+    let mut hits = Vec::new();
+    for name in collections {
+        let collection = Collection::at(home, name)?;
+        hits.extend(search_one(&collection, query, n)?);
+    }
+    hits.sort_by(|a, b| b.score.total_cmp(&a.score));
+    hits.truncate(n);
+    Ok(hits)
+}
+
+fn search_one(collection: &Collection, query: &str, n: usize) -> Result<Vec<Hit>, IndexError> {
+    let (index, reader, f) = collection.reader()?;
+    let corrupt = |e: tantivy::TantivyError| IndexError::Corrupt {
+        collection: collection.name.clone(),
+        reason: e.to_string(),
+    };
+    let searcher = reader.searcher();
+    let parser = QueryParser::for_index(&index, vec![f.title, f.body]);
+    // A person's words, not a query language: what does not parse is read as text.
+    let (query, _) = parser.parse_query_lenient(query);
+    let top = searcher
+        .search(&query, &TopDocs::with_limit(n.max(1)).order_by_score())
+        .map_err(corrupt)?;
+    let mut snippets = SnippetGenerator::create(&searcher, &*query, f.body).map_err(corrupt)?;
+    snippets.set_max_num_chars(SNIPPET_CHARS);
+    let mut hits = Vec::new();
+    for (score, address) in top {
+        let doc: TantivyDocument = searcher.doc(address).map_err(corrupt)?;
+        let text_of = |field| {
+            doc.get_first(field)
+                .and_then(|v| v.as_str())
+                .unwrap_or_default()
+                .to_string()
+        };
+        let number_of = |field| doc.get_first(field).and_then(|v| v.as_u64()).unwrap_or(0);
+        let text = text_of(f.body);
+        let mut snippet = snippets.snippet_from_doc(&doc).fragment().to_string();
+        if snippet.trim().is_empty() {
+            snippet = crate::text::shorten(&text, SNIPPET_CHARS);
+        }
+        hits.push(Hit {
+            collection: collection.name.clone(),
+            path: PathBuf::from(text_of(f.path)),
+            title: text_of(f.title),
+            line_start: number_of(f.line_start),
+            line_end: number_of(f.line_end),
+            snippet: crate::text::clean_inline(&snippet),
+            text,
+            score,
+        });
+    }
+    Ok(hits)
+}
+
+/// A file read again at answer time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReadAgain {
+    /// Its text now (changed or not since it was indexed).
+    Text(DocText),
+    /// It cannot be read now (gone, unreadable, no longer text): why.
+    Gone(String),
+}
+
+/// Reads `path` again, as the index read it. Blocking (a PDF goes through the
+/// sandboxed reader): call it off the async runtime.
+pub fn read_again(path: &Path) -> ReadAgain {
+    let metadata = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) => return ReadAgain::Gone(e.to_string()),
+    };
+    if metadata.len() > formats::MAX_FILE_BYTES {
+        return ReadAgain::Gone("it is now over the size limit".into());
+    }
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(e) => return ReadAgain::Gone(e.to_string()),
+    };
+    let format = Format::of(path).unwrap_or(Format::Text);
+    match formats::read(path, format, bytes) {
+        Ok(doc) => ReadAgain::Text(doc),
+        Err(formats::Unreadable::Binary) => ReadAgain::Gone("it is no longer text".into()),
+        Err(formats::Unreadable::Empty) => ReadAgain::Gone("it is now empty".into()),
+        Err(formats::Unreadable::Failed(why)) => ReadAgain::Gone(why),
+    }
+}
