@@ -13,7 +13,7 @@ Prints, over the questions:
   * recall@N: the share of questions with an expected file among the first N results;
   * MRR: the mean of 1/rank of the first expected file (0 when none is in the N);
   * with --model-file (or GROUND_TEST_GGUF set): the share of
-    `ground answer --docs devset --no-web --json` answers that cite an expected file
+    `ground answer --docs=devset --no-web --json` answers that cite an expected file
     (a citation whose source is a file source with that path), and the share that
     are grounded. Without a model this prints "not measured".
 
@@ -150,7 +150,7 @@ def main():
         cited, grounded, failed = 0, 0, 0
         t0 = time.monotonic()
         for q in questions:
-            cmd = [args.bin, "answer", q["q"], "--docs", COLLECTION, "--no-web", "--json", "--model-file", args.model_file]
+            cmd = [args.bin, "answer", q["q"], f"--docs={COLLECTION}", "--no-web", "--json", "--model-file", args.model_file]
             p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
             try:
                 ans = json.loads(p.stdout)
