@@ -30,12 +30,12 @@ LAYERS = {
     # L0 leaves: plain data and pure functions
     "text": 0, "http": 0, "settings": 0, "answer": 0, "answer_stream": 0, "events": 0,
     "extract": 0, "context": 0, "hits": 0, "language": 0, "robots": 0,
-    "keystore": 0, "files": 0, "sites": 0, "testing": 0,
+    "keystore": 0, "files": 0, "sites": 0, "testing": 0, "index_home": 0,
     # L1
     "error": 1, "config": 1,
     # L2 stages
     "search": 2, "pdf": 2, "fetch": 2, "page": 2, "llm": 2, "grounding": 2, "plan": 2, "cache": 2,
-    "calibration": 2, "extract_files": 2,
+    "calibration": 2, "extract_files": 2, "docs": 2,
     # L3 run
     "pipeline": 3, "report": 3, "session": 3,
     # L4 the service every long-lived face shares
@@ -49,11 +49,11 @@ LAYERS = {
 LAYER_NAMES = ["L0 leaves", "L1 errors+config", "L2 stages", "L3 run", "L4 service", "L5 faces",
                "L6 binary"]
 # Sideways imports the layout allows inside L2 (ARCHITECTURE.md).
-# PDFs: a page or a local file is read through the sandbox, and fetch sizes a PDF body
+# PDFs: a page or a local document is read through the sandbox, and fetch sizes a PDF body
 # by pdf's own limit and signature.
 ALLOWED_SIDEWAYS = {("plan", "llm"), ("page", "fetch"), ("page", "extract"), ("page", "cache"),
                     ("grounding", "answer"), ("llm", "context"), ("page", "pdf"),
-                    ("extract_files", "pdf"), ("fetch", "pdf"),
+                    ("extract_files", "pdf"), ("fetch", "pdf"), ("docs", "pdf"),
                     # the model download applies the page fetcher's address rules to
                     # redirects off the hub's host
                     ("llm", "fetch")}

@@ -58,6 +58,7 @@ pub(crate) mod files;
 pub mod grounding;
 pub(crate) mod hits;
 pub(crate) mod http;
+pub(crate) mod index_home;
 pub mod keystore;
 pub(crate) mod language;
 pub mod llm;

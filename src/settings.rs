@@ -52,7 +52,7 @@ pub struct Settings {
 #[derive(Debug, Clone, Default)]
 pub struct DocsSettings {
     /// Where the collections live (`None` when no home folder is known).
-    pub home: Option<crate::docs::IndexHome>,
+    pub home: Option<crate::index_home::IndexHome>,
     /// The collections searched; none: the web alone.
     pub collections: Vec<String>,
     /// No search request at all: the collections alone.

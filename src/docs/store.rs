@@ -392,7 +392,7 @@ pub fn list(home: &IndexHome) -> Vec<CollectionInfo> {
                     passages: m.files.values().map(|f| f.passages).sum(),
                     size,
                     updated: m.updated,
-                    updated_at: crate::search::state::rfc3339(m.updated * 1000),
+                    updated_at: crate::files::rfc3339(m.updated * 1000),
                     error: None,
                 },
                 Err(IndexError::NoCollection(_)) => return None,

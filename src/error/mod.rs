@@ -14,10 +14,12 @@ use crate::settings::{LlmBackend, SearchBackend};
 use crate::text::sanitize_line;
 
 pub mod exit;
+mod index;
 mod log;
 mod redact;
 
 pub use exit::{EXIT_CODE_TABLE, exit_codes_help};
+pub use index::IndexError;
 pub use log::log_line;
 
 /// Why a model reply was unusable; each has its own hint.
@@ -497,7 +499,7 @@ pub enum Error {
 
     /// The local document index could not be used (`ground index`, `--docs`).
     #[error(transparent)]
-    Index(#[from] crate::docs::IndexError),
+    Index(#[from] IndexError),
 
     /// Standard output could not be written (closed, or a full disk behind it).
     #[error("cannot write to stdout: {reason}")]
@@ -631,7 +633,7 @@ impl Error {
             ReadDir { .. } => "read_dir",
             WriteFile { .. } => "write_file",
             ReadPdf { .. } => "read_pdf",
-            Index(crate::docs::IndexError::Corrupt { .. }) => "index_corrupt",
+            Index(IndexError::Corrupt { .. }) => "index_corrupt",
             Index(_) => "index",
             WriteStdout { .. } => "write_stdout",
             Deadline { .. } => "deadline",

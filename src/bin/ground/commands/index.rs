@@ -24,9 +24,9 @@ pub fn run(args: IndexArgs) -> ExitCode {
         IndexAction::List { json } => (*json, "collection"),
         IndexAction::Search { json, .. } => (*json, "query"),
     };
-    let home = match IndexHome::from_env() {
-        Ok(home) => home,
-        Err(e) => return fail(json, input_name, "", &Error::from(e)),
+    let Some(home) = IndexHome::from_env() else {
+        let e = Error::from(docs::IndexError::NoHome);
+        return fail(json, input_name, "", &e);
     };
     match args.action {
         IndexAction::Add {

@@ -108,3 +108,28 @@ impl Utf8Pieces {
         rest
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pieces_join_split_characters() {
+        let mut u = Utf8Pieces::default();
+        let e = "é".as_bytes();
+        assert_eq!(u.push(&e[..1]), "");
+        assert_eq!(u.push(&e[1..]), "é");
+        assert_eq!(u.push(b"a\xffb"), "a\u{fffd}b");
+        assert_eq!(u.push(&"€".as_bytes()[..2]), "");
+        assert_eq!(u.finish(), "\u{fffd}");
+    }
+
+    #[test]
+    fn argmax_skips_what_is_not_a_score() {
+        assert_eq!(
+            argmax(&[0.0, f32::NAN, 3.0, f32::INFINITY, 2.0]),
+            Some(LlamaToken::new(2))
+        );
+        assert_eq!(argmax(&[f32::NEG_INFINITY]), None);
+    }
+}

@@ -1,0 +1,211 @@
+//! The sequences one context keeps ([`super::SEQUENCES`]), and where a reply goes
+//! among them: a pure choice ([`place`]) the engine applies with llama.cpp's sequence
+//! calls (cut, copy a prefix, clear), kept apart so it is tested without a model.
+
+use llama_cpp_2::token::LlamaToken;
+
+use super::Session;
+
+/// One sequence of a `Session`: the tokens it holds and whose they are.
+#[derive(Debug, Default)]
+pub(super) struct Sequence {
+    /// The tokens in the cache for it, position by position (prompt, then the reply's
+    /// tokens that were fed back).
+    pub(super) tokens: Vec<LlamaToken>,
+    /// The scope of the reply that left them ([`GenerateRequest::scope`]).
+    pub(super) scope: Option<String>,
+    /// The `Session::clock` of the reply that last used it (0: never).
+    pub(super) used: u64,
+}
+
+/// Where a reply goes: the sequence it is written in, and the sequence (maybe the
+/// same) holding the longest prefix of its prompt, with that prefix's length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Placed {
+    /// The sequence the reply is read and written in.
+    pub(super) target: usize,
+    /// The sequence whose first `prefix` tokens are the prompt's.
+    pub(super) source: usize,
+    /// Tokens of the prompt found in `source` (at most the prompt's length less one:
+    /// its last token is always read again, its scores start the reply).
+    pub(super) prefix: usize,
+}
+
+/// Chooses where a reply to `tokens` of `scope` goes among `sequences`: the longest
+/// prefix of the prompt found in a sequence of the same scope is reused. When using
+/// that sequence would cut off tokens it holds past the prefix (another prompt's
+/// tail, an answer's sources when this is a short rewrite), the reply goes to an
+/// empty or the least recently used other sequence instead, the prefix copied there
+/// (a copy shares the cells, it reads nothing). Pure: the engine applies it.
+pub(super) fn place(
+    sequences: &[Sequence],
+    tokens: &[LlamaToken],
+    scope: Option<&String>,
+) -> Placed {
+    let reusable = tokens.len().saturating_sub(1);
+    let best = sequences
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.scope.as_ref() == scope)
+        .map(|(i, s)| (i, shared_prefix(&s.tokens, tokens).min(reusable), s.used))
+        .filter(|(_, prefix, _)| *prefix > 0)
+        .max_by_key(|(_, prefix, used)| (*prefix, *used));
+    let least_used_but = |keep: Option<usize>| {
+        sequences
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| Some(*i) != keep)
+            .min_by_key(|(_, s)| (!s.tokens.is_empty(), s.used))
+            .map_or(0, |(i, _)| i)
+    };
+    match best {
+        None => {
+            let target = least_used_but(None);
+            Placed {
+                target,
+                source: target,
+                prefix: 0,
+            }
+        }
+        Some((i, prefix, _)) if prefix == sequences[i].tokens.len() || sequences.len() == 1 => {
+            Placed {
+                target: i,
+                source: i,
+                prefix,
+            }
+        }
+        Some((i, prefix, _)) => Placed {
+            target: least_used_but(Some(i)),
+            source: i,
+            prefix,
+        },
+    }
+}
+
+/// How many leading tokens `a` and `b` share.
+pub(super) fn shared_prefix(a: &[LlamaToken], b: &[LlamaToken]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
+}
+
+impl Session {
+    /// Cells the sequences hold at most (cells a prefix copy shares are counted once
+    /// per sequence: an over-count, so a reply never finds the cache full).
+    fn cells_held(&self) -> usize {
+        self.sequences.iter().map(|s| s.tokens.len()).sum()
+    }
+
+    /// Empties the whole cache.
+    fn clear(&mut self) {
+        self.ctx.clear_kv_cache();
+        for sequence in &mut self.sequences {
+            sequence.tokens.clear();
+        }
+    }
+
+    /// Empties sequence `seq`; `false` when llama.cpp could not (then nothing is
+    /// known of the cache and the caller empties it all).
+    fn clear_sequence(&mut self, seq: usize) -> bool {
+        if self.sequences[seq].tokens.is_empty() {
+            return true;
+        }
+        let ok = self.ctx.kv_cache_seq_rm(seq as i32, None, None).is_ok();
+        self.sequences[seq].tokens.clear();
+        ok
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn held(tokens: &[i32], scope: Option<&str>, used: u64) -> Sequence {
+        Sequence {
+            tokens: tokens.iter().map(|&t| LlamaToken::new(t)).collect(),
+            scope: scope.map(str::to_string),
+            used,
+        }
+    }
+
+    fn prompt(tokens: &[i32]) -> Vec<LlamaToken> {
+        tokens.iter().map(|&t| LlamaToken::new(t)).collect()
+    }
+
+    #[test]
+    fn a_prompt_that_extends_a_sequence_continues_it() {
+        let sequences = [held(&[1, 2, 3], None, 1), held(&[], None, 0)];
+        let placed = place(&sequences, &prompt(&[1, 2, 3, 4, 5]), None);
+        assert_eq!(
+            placed,
+            Placed {
+                target: 0,
+                source: 0,
+                prefix: 3
+            }
+        );
+    }
+
+    #[test]
+    fn a_short_rewrite_leaves_the_answers_prompt_and_takes_another_sequence() {
+        // Sequence 0 holds an answer's prompt (system, sources, question); the
+        // follow-up's rewrite shares only the opening.
+        let sequences = [
+            held(&[1, 2, 10, 11, 12, 13], None, 2),
+            held(&[], None, 0),
+            held(&[7], None, 1),
+        ];
+        let placed = place(&sequences, &prompt(&[1, 2, 50, 51]), None);
+        assert_eq!(
+            placed,
+            Placed {
+                target: 1,
+                source: 0,
+                prefix: 2
+            },
+            "an empty sequence, the opening copied"
+        );
+        // With no empty one, the least recently used other sequence gives way.
+        let full = [
+            held(&[1, 2, 10, 11], None, 3),
+            held(&[5], None, 1),
+            held(&[6], None, 2),
+        ];
+        assert_eq!(place(&full, &prompt(&[1, 2, 50]), None).target, 1);
+    }
+
+    #[test]
+    fn the_longest_prefix_wins_and_nothing_shared_takes_the_least_used() {
+        let sequences = [
+            held(&[1, 2, 3], None, 5),
+            held(&[1, 2, 3, 4, 9], None, 1),
+            held(&[8, 8], None, 2),
+        ];
+        let placed = place(&sequences, &prompt(&[1, 2, 3, 4, 5, 6]), None);
+        assert_eq!((placed.source, placed.prefix), (1, 4));
+        assert_ne!(placed.target, 1, "its tail (9) is kept");
+        let unrelated = place(&sequences, &prompt(&[42, 43]), None);
+        assert_eq!((unrelated.target, unrelated.prefix), (1, 0));
+    }
+
+    #[test]
+    fn another_scopes_sequence_is_never_a_prefix() {
+        let sequences = [held(&[1, 2, 3, 4], Some("a"), 2), held(&[], None, 0)];
+        let placed = place(&sequences, &prompt(&[1, 2, 3, 4, 5]), Some(&"b".into()));
+        assert_eq!(
+            placed,
+            Placed {
+                target: 1,
+                source: 1,
+                prefix: 0
+            }
+        );
+        let own = place(&sequences, &prompt(&[1, 2, 3, 4, 5]), Some(&"a".into()));
+        assert_eq!((own.target, own.prefix), (0, 4));
+    }
+
+    #[test]
+    fn the_last_prompt_token_is_always_read_again() {
+        let sequences = [held(&[1, 2, 3], None, 1)];
+        let placed = place(&sequences, &prompt(&[1, 2, 3]), None);
+        assert_eq!((placed.target, placed.prefix), (0, 2));
+    }
+}
