@@ -192,6 +192,7 @@ mod tests {
             duckduckgo_url: url::Url::parse(crate::settings::DEFAULT_DUCKDUCKGO_URL).unwrap(),
             contact: None,
             sites: Default::default(),
+            images: false,
         };
         let key = SearchKey::new(&settings, "q", 20);
         assert_eq!(key.backend, "searxng https://searx.example.org/");

@@ -122,7 +122,7 @@ pub fn json(report: &Report, verdict: &Verdict) -> Value {
                 }),
         )
         .collect();
-    json!({
+    let mut value = json!({
         "version": JSON_VERSION,
         "question": report.question,
         "answer": answer.answer,
@@ -152,7 +152,12 @@ pub fn json(report: &Report, verdict: &Verdict) -> Value {
         "timings_ms": report.timings,
         "warnings": report.warnings,
         "verdict": {"name": verdict.name(), "exit_code": verdict.exit_code()},
-    })
+    });
+    // The images beside the answer, only when they were asked for (`--images`).
+    if let Some(images) = &report.images {
+        value["images"] = crate::render::images::list(images, images.len());
+    }
+    value
 }
 
 /// What the follow-up step did for a turn of a conversation, as `--json`'s `session`

@@ -341,6 +341,7 @@ mod tests {
             duckduckgo_url: Url::parse("http://127.0.0.1:9/").unwrap(),
             contact: None,
             sites: Default::default(),
+            images: false,
         }
     }
 

@@ -371,6 +371,7 @@ mod tests {
             duckduckgo_url: url::Url::parse(crate::settings::DEFAULT_DUCKDUCKGO_URL).unwrap(),
             contact: None,
             sites: Default::default(),
+            images: false,
         }
     }
 

@@ -25,6 +25,7 @@ mod evidence;
 mod extract;
 mod fetch;
 mod grounding;
+mod images;
 mod keyring;
 mod language;
 mod limits;

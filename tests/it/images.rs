@@ -1,0 +1,338 @@
+//! Image results (issue 46): `ground search --images` on SearXNG's images category
+//! and Brave's image search, `answer --images` beside the usual search, and the rule
+//! that ground never downloads an image (the stand-in serving the image addresses
+//! counts no request).
+//!
+//! The SearXNG reply is the `images-lighthouse` fixture: not a capture (the captured
+//! instance has no image engines), but SearXNG's own result shapes (see its
+//! `.meta.json`), its image addresses on the page stand-in.
+
+use crate::common::*;
+use serde_json::{Value, json};
+use wiremock::matchers::{header, method, path, path_regex, query_param};
+use wiremock::{Mock, ResponseTemplate};
+
+const BRAVE_KEY: &str = "BSA-FAKE-brave-key-images";
+
+/// SearXNG answering the images category (and only it) with the fixture, its
+/// addresses on the page stand-in; and its `/config` like a real one.
+async fn searxng_images(world: &World) {
+    Mock::given(method("GET"))
+        .and(path("/config"))
+        .respond_with(ResponseTemplate::new(200).set_body_raw(
+            fixture("searxng/searxng/config.body.json"),
+            "application/json",
+        ))
+        .mount(&world.searx)
+        .await;
+    let body = fixture("searxng/searxng/images-lighthouse.body.json")
+        .replace(CAPTURED_PAGES_URL, &world.pages.uri());
+    Mock::given(method("GET"))
+        .and(path("/search"))
+        .and(query_param("format", "json"))
+        .and(query_param("categories", "images"))
+        .respond_with(ResponseTemplate::new(200).set_body_raw(body, "application/json"))
+        .mount(&world.searx)
+        .await;
+}
+
+/// Every request the page stand-in got for an image or a thumbnail.
+async fn image_requests(world: &World) -> usize {
+    world
+        .pages
+        .received_requests()
+        .await
+        .unwrap()
+        .iter()
+        .filter(|r| r.url.path().starts_with("/images/") || r.url.path().starts_with("/thumbs/"))
+        .count()
+}
+
+/// The page stand-in serves the image addresses too, so a request would succeed
+/// (and be counted).
+async fn serve_images(world: &World) {
+    Mock::given(method("GET"))
+        .and(path_regex("^/(images|thumbs)/"))
+        .respond_with(
+            ResponseTemplate::new(200).set_body_raw(vec![0xFFu8, 0xD8, 0xFF], "image/jpeg"),
+        )
+        .mount(&world.pages)
+        .await;
+}
+
+#[tokio::test]
+async fn search_images_lists_title_page_and_image_and_fetches_none() {
+    let world = World::new().await;
+    searxng_images(&world).await;
+    serve_images(&world).await;
+    let mut cmd = world.ground();
+    cmd.args(["search", "--images", "quillfeather lighthouse"]);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let pages = world.pages.uri();
+    let expected = format!(
+        " 1. The Quillfeather Lighthouse at dusk
+    page:  {pages}/pages/quillfeather-lighthouse-history.html
+    image: {pages}/images/quillfeather-dusk.jpg
+    [1920 × 1080 · bing images]
+ 2. Visitors on the lantern gallery
+    page:  {pages}/pages/quillfeather-lighthouse-visiting.html
+    image: {pages}/images/gallery.png
+    [1280 × 853 · png · duckduckgo images]
+ 3. File:Quillfeather Lighthouse.jpg
+    page:  https://commons.wikimedia.org/wiki/File:Quillfeather_Lighthouse.jpg
+    image: {pages}/images/commons-quillfeather.jpg
+    [3000 × 2000 · image/jpeg · wikicommons.images]
+ 4. The light flashes white
+    page:  {pages}/pages/quillfeather-lighthouse-light.html
+    image: {pages}/images/light.webp
+    [google images]
+ 5. Ada Marrow, first keeper
+    page:  {pages}/pages/keeper.html
+    image: {pages}/images/keeper.jpg
+    [startpage images]
+"
+    );
+    assert_eq!(stdout(&out), expected);
+    assert_eq!(
+        image_requests(&world).await,
+        0,
+        "ground never downloads an image"
+    );
+    // The request: the images category, no engines of the web search.
+    let requests = world.searx.received_requests().await.unwrap();
+    let search = requests.iter().find(|r| r.url.path() == "/search").unwrap();
+    let pairs: Vec<(String, String)> = search.url.query_pairs().into_owned().collect();
+    assert!(
+        pairs.contains(&("categories".into(), "images".into())),
+        "{pairs:?}"
+    );
+    assert!(
+        pairs.contains(&("q".into(), "quillfeather lighthouse".into())),
+        "{pairs:?}"
+    );
+}
+
+#[tokio::test]
+async fn search_images_json_has_the_documented_shape() {
+    let world = World::new().await;
+    searxng_images(&world).await;
+    serve_images(&world).await;
+    let mut cmd = world.ground();
+    cmd.args([
+        "search",
+        "--images",
+        "--json",
+        "--limit",
+        "3",
+        "quillfeather lighthouse",
+    ]);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v = json_stdout(&out);
+    assert_eq!(v["backend"], "searxng");
+    assert_eq!(v["query"], "quillfeather lighthouse");
+    let images = v["images"].as_array().unwrap();
+    assert_eq!(images.len(), 3, "{v}");
+    let pages = world.pages.uri();
+    assert_eq!(
+        images[0],
+        json!({
+            "image_url": format!("{pages}/images/quillfeather-dusk.jpg"),
+            "thumbnail_url": format!("{pages}/thumbs/quillfeather-dusk.jpg"),
+            "origin_url": format!("{pages}/pages/quillfeather-lighthouse-history.html"),
+            "title": "The Quillfeather Lighthouse at dusk",
+            "width": 1920,
+            "height": 1080,
+            "format": null,
+            "engine": "bing images",
+        })
+    );
+    assert_eq!(
+        (images[1]["width"].as_u64(), images[1]["height"].as_u64()),
+        (Some(1280), Some(853))
+    );
+    assert_eq!(
+        (images[2]["width"].as_u64(), images[2]["height"].as_u64()),
+        (Some(3000), Some(2000))
+    );
+    // No javascript: or data: address anywhere, and each image once.
+    let text = v.to_string();
+    assert!(
+        !text.contains("javascript:") && !text.contains("data:image"),
+        "{text}"
+    );
+    assert_eq!(image_requests(&world).await, 0);
+}
+
+#[tokio::test]
+async fn an_instance_without_image_engines_finds_no_images() {
+    // The real capture of `categories=images` on an instance with no image engine:
+    // general results, each with `img_src: ""`.
+    let world = World::new().await;
+    world
+        .search_replies_with_capture("searxng/params-category-images.body.json")
+        .await;
+    let mut cmd = world.ground();
+    cmd.args(["search", "--images", "rust"]);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    assert!(stderr(&out).starts_with("error: "), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "");
+}
+
+#[tokio::test]
+async fn services_without_an_images_search_are_told_apart() {
+    let world = World::new().await;
+    for service in ["wikipedia", "duckduckgo"] {
+        let mut cmd = world.ground();
+        cmd.env("GROUND_SEARCH", service)
+            .args(["search", "--images", "lighthouse"]);
+        let out = run(cmd).await;
+        assert_eq!(out.status.code(), Some(2), "{service}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert!(
+            err.starts_with("error: images need SearXNG or Brave: ")
+                && err.contains("\nhint: search with your SearXNG (--search searxng"),
+            "{service}: {err}"
+        );
+        let mut cmd = world.ground();
+        cmd.env("GROUND_SEARCH", service)
+            .args(["search", "--images", "--json", "lighthouse"]);
+        let out = run(cmd).await;
+        assert_eq!(out.status.code(), Some(2));
+        assert_eq!(
+            json_stdout(&out)["error"]["kind"],
+            "images_unsupported",
+            "{}",
+            stdout(&out)
+        );
+    }
+    assert!(world.searx.received_requests().await.unwrap().is_empty());
+}
+
+fn brave_images_reply(images: &str) -> Value {
+    json!({
+        "type": "images",
+        "query": {"original": "quillfeather lighthouse", "spellcheck_off": false, "show_strict_warning": false},
+        "results": [
+            {"type": "image_result", "title": "Quillfeather Lighthouse from the sea",
+             "url": "https://photos.example.org/quillfeather", "source": "photos.example.org",
+             "page_fetched": "2025-06-01T10:00:00Z",
+             "thumbnail": {"src": format!("{images}/thumbs/brave-1.jpg"), "width": 500, "height": 333},
+             "properties": {"url": format!("{images}/images/brave-1.jpg"),
+                            "placeholder": format!("{images}/thumbs/brave-1-p.jpg"), "width": 2400, "height": 1600},
+             "meta_url": {"scheme": "https", "netloc": "photos.example.org", "hostname": "photos.example.org",
+                          "favicon": "https://imgs.search.brave.com/favicon", "path": "› quillfeather"},
+             "confidence": "high"},
+            {"type": "image_result", "title": "No size given",
+             "url": "https://blog.example.net/lights",
+             "thumbnail": {"src": format!("{images}/thumbs/brave-2.png")},
+             "properties": {"url": format!("{images}/images/brave-2.png")},
+             "confidence": "medium"},
+            {"type": "image_result", "title": "Bad", "url": "https://bad.example",
+             "properties": {"url": "data:image/gif;base64,R0lGODlhAQABAAAAACw="}}
+        ],
+        "extra": {"might_be_offensive": false}
+    })
+}
+
+#[tokio::test]
+async fn brave_images_use_their_endpoint_and_count_one_query() {
+    let world = World::new().await;
+    serve_images(&world).await;
+    Mock::given(method("GET"))
+        .and(path("/res/v1/images/search"))
+        .and(query_param("q", "quillfeather lighthouse"))
+        .and(query_param("count", "10"))
+        .and(query_param("safesearch", "strict"))
+        .and(header("x-subscription-token", BRAVE_KEY))
+        .respond_with(
+            ResponseTemplate::new(200).set_body_json(brave_images_reply(&world.pages.uri())),
+        )
+        .expect(1)
+        .mount(&world.searx)
+        .await;
+    let config = world.config_file(&format!(
+        "[search]\nbackend = \"brave\"\nurl = \"{}\"\n",
+        world.searx.uri()
+    ));
+    let mut cmd = world.ground();
+    cmd.env_remove("GROUND_SEARCH")
+        .env("GROUND_BRAVE_API_KEY", BRAVE_KEY)
+        .args([
+            "search",
+            "--images",
+            "--json",
+            "--safesearch",
+            "1",
+            "--config",
+        ])
+        .arg(&config)
+        .arg("quillfeather lighthouse");
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v = json_stdout(&out);
+    assert_eq!(v["backend"], "brave");
+    let images = v["images"].as_array().unwrap();
+    assert_eq!(images.len(), 2, "{v}");
+    let pages = world.pages.uri();
+    assert_eq!(
+        images[0],
+        json!({
+            "image_url": format!("{pages}/images/brave-1.jpg"),
+            "thumbnail_url": format!("{pages}/thumbs/brave-1.jpg"),
+            "origin_url": "https://photos.example.org/quillfeather",
+            "title": "Quillfeather Lighthouse from the sea",
+            "width": 2400, "height": 1600, "format": "JPG", "engine": "brave",
+        })
+    );
+    assert_eq!(
+        (images[1]["width"].clone(), images[1]["height"].clone()),
+        (Value::Null, Value::Null)
+    );
+    assert!(!stdout(&out).contains(BRAVE_KEY) && !stderr(&out).contains(BRAVE_KEY));
+    assert_eq!(image_requests(&world).await, 0);
+    // Counted like a web search: one query this month.
+    let mut cmd = world.ground();
+    cmd.env("GROUND_BRAVE_API_KEY", BRAVE_KEY)
+        .args(["usage", "--json", "--config"])
+        .arg(&config);
+    let usage = json_stdout(&run(cmd).await);
+    let brave = &usage["usage"]["services"][0];
+    assert_eq!(brave["service"], "brave", "{usage}");
+    assert_eq!(brave["used"].as_u64(), Some(1), "{usage}");
+}
+
+#[tokio::test]
+async fn a_refused_brave_key_is_a_search_failure_with_its_hint() {
+    let world = World::new().await;
+    Mock::given(method("GET"))
+        .and(path("/res/v1/images/search"))
+        .respond_with(ResponseTemplate::new(401).set_body_json(json!({
+            "type": "ErrorResponse",
+            "error": {"id": "c1", "status": 401, "code": "SUBSCRIPTION_TOKEN_INVALID",
+                      "detail": "The provided subscription token is invalid."},
+            "time": 1763768412
+        })))
+        .mount(&world.searx)
+        .await;
+    let config = world.config_file(&format!(
+        "[search]\nbackend = \"brave\"\nurl = \"{}\"\n",
+        world.searx.uri()
+    ));
+    let mut cmd = world.ground();
+    cmd.env_remove("GROUND_SEARCH")
+        .env("GROUND_BRAVE_API_KEY", BRAVE_KEY)
+        .args(["search", "--images", "--config"])
+        .arg(&config)
+        .arg("lighthouse");
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("refused the API key"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(stderr(&out).contains("\nhint: "), "{}", stderr(&out));
+}
