@@ -336,3 +336,187 @@ async fn a_refused_brave_key_is_a_search_failure_with_its_hint() {
     );
     assert!(stderr(&out).contains("\nhint: "), "{}", stderr(&out));
 }
+
+// --- answer --images ------------------------------------------------------------------
+
+const QUESTION: &str = "How many steps does the Quillfeather Lighthouse have?";
+
+/// The lighthouse world of `search_extras` (web search, pages, model), with the
+/// images category answered by the fixture ahead of the web search's stand-in.
+async fn lighthouse_with_images(images_status: u16) -> World {
+    let world = World::new().await;
+    world
+        .search_replies_with_capture("searxng/infobox-lighthouse.body.json")
+        .await;
+    crate::search_extras::serve_lighthouse_pages(&world).await;
+    world
+        .model_replies(&crate::search_extras::steps_answer(
+            4,
+            "Steps: 287 Height: 41 m",
+        ))
+        .await;
+    serve_images(&world).await;
+    let body = fixture("searxng/searxng/images-lighthouse.body.json")
+        .replace(CAPTURED_PAGES_URL, &world.pages.uri());
+    Mock::given(method("GET"))
+        .and(path("/search"))
+        .and(query_param("categories", "images"))
+        .respond_with(ResponseTemplate::new(images_status).set_body_raw(body, "application/json"))
+        .with_priority(1)
+        .mount(&world.searx)
+        .await;
+    world
+}
+
+/// The `/search` requests SearXNG got for the images category.
+async fn images_searches(world: &World) -> Vec<Vec<(String, String)>> {
+    world
+        .searx
+        .received_requests()
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.url.query_pairs().into_owned().collect::<Vec<_>>())
+        .filter(|pairs| pairs.contains(&("categories".into(), "images".into())))
+        .collect()
+}
+
+#[tokio::test]
+async fn answer_images_lists_images_beside_an_unchanged_answer() {
+    let world = lighthouse_with_images(200).await;
+    let mut plain = world.ground();
+    plain.args(["answer", "--json", QUESTION]);
+    let plain = run(plain).await;
+    assert_eq!(plain.status.code(), Some(0), "{}", stderr(&plain));
+    let plain = json_stdout(&plain);
+    assert!(
+        plain.get("images").is_none(),
+        "no images unless asked: {plain}"
+    );
+    assert!(images_searches(&world).await.is_empty());
+
+    let mut cmd = world.ground();
+    cmd.args(["answer", "--json", "--images", QUESTION]);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v = json_stdout(&out);
+    // The answer and its citations are the same with images.
+    for key in ["answer", "statements", "citations", "grounded"] {
+        assert_eq!(v[key], plain[key], "{key} changed");
+    }
+    let read = |v: &Value| -> Vec<(Value, Value)> {
+        v["sources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| (s["index"].clone(), s["url"].clone()))
+            .collect()
+    };
+    assert_eq!(read(&v), read(&plain), "the sources changed");
+    let images = v["images"].as_array().unwrap();
+    assert_eq!(images.len(), 5, "{v}");
+    assert_eq!(images[0]["title"], "The Quillfeather Lighthouse at dusk");
+    assert_eq!(images[0]["width"], 1920);
+    // One images search, for the question (the planner's one query).
+    let searches = images_searches(&world).await;
+    assert_eq!(searches.len(), 1, "{searches:?}");
+    assert!(
+        searches[0].contains(&("q".into(), QUESTION.into())),
+        "{searches:?}"
+    );
+    assert_eq!(
+        image_requests(&world).await,
+        0,
+        "ground never downloads an image"
+    );
+}
+
+#[tokio::test]
+async fn answer_images_are_listed_after_the_sources() {
+    let world = lighthouse_with_images(200).await;
+    let config = world.config_file("[search]\nimages = true\n");
+    let mut cmd = world.ground();
+    cmd.args(["answer", "--config"]).arg(&config).arg(QUESTION);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    let pages = world.pages.uri();
+    let listed = format!(
+        "\nImages:\n 1. The Quillfeather Lighthouse at dusk\n    page:  {pages}/pages/quillfeather-lighthouse-history.html\n    image: {pages}/images/quillfeather-dusk.jpg\n"
+    );
+    let at = text.find(&listed).unwrap_or_else(|| panic!("{text}"));
+    let sources = text.find("Quillfeather Lighthouse").unwrap();
+    assert!(sources < at, "{text}");
+    assert!(text.trim_end().ends_with("[startpage images]"), "{text}");
+    assert_eq!(image_requests(&world).await, 0);
+}
+
+#[tokio::test]
+async fn a_failed_images_search_is_a_warning_not_a_failed_answer() {
+    let world = lighthouse_with_images(500).await;
+    let mut cmd = world.ground();
+    cmd.args(["answer", "--json", "--images", QUESTION]);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v = json_stdout(&out);
+    assert_eq!(v["images"], json!([]), "{v}");
+    let warnings = v["warnings"].as_array().unwrap();
+    assert!(
+        warnings.iter().any(|w| w.as_str().unwrap().starts_with(
+            "the images search failed, so no images are listed (the answer is unaffected): SearXNG"
+        )),
+        "{v}"
+    );
+    assert!(
+        stderr(&out).contains("warning: the images search failed"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(v["answer"].as_str().is_some_and(|a| !a.is_empty()), true);
+}
+
+#[tokio::test]
+async fn batch_and_chat_take_images_too() {
+    let world = lighthouse_with_images(200).await;
+    let input = world.home.path().join("questions.jsonl");
+    std::fs::write(
+        &input,
+        json!({"id": "q1", "question": QUESTION}).to_string() + "\n",
+    )
+    .unwrap();
+    let mut cmd = world.ground();
+    cmd.arg("batch").arg(&input).arg("--images");
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let record: Value = serde_json::from_str(stdout(&out).lines().next().unwrap()).unwrap();
+    assert_eq!(record["id"], "q1");
+    assert_eq!(
+        record["images"].as_array().map(Vec::len),
+        Some(5),
+        "{record}"
+    );
+
+    let mut cmd = world.ground();
+    cmd.args(["chat", "--images", "--session", "pictures"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let out = tokio::task::spawn_blocking(move || {
+        use std::io::Write;
+        let mut child = cmd.spawn().unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(format!("{QUESTION}\n").as_bytes()).unwrap();
+        drop(stdin);
+        child.wait_with_output().unwrap()
+    })
+    .await
+    .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("\nImages:\n 1. The Quillfeather Lighthouse at dusk\n"),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(images_searches(&world).await.len(), 2);
+    assert_eq!(image_requests(&world).await, 0);
+}

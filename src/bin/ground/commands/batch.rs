@@ -163,7 +163,9 @@ impl Questions {
 /// The batch itself: the tally at its end, or the error that kept it from running.
 fn batch(args: BatchArgs) -> Result<Tally, Error> {
     let questions = open_questions(&args.input)?;
-    let settings = settings(&args.run.overrides(args.pages, args.timeout))?;
+    let mut overrides = args.run.overrides(args.pages, args.timeout);
+    overrides.images = args.images;
+    let settings = settings(&overrides)?;
     let resumed = args
         .out
         .as_deref()
