@@ -65,6 +65,12 @@ struct ChatRequest {
     /// server's own filter narrowed by it; `None` when absent (the server's own
     /// filter holds).
     sites: Option<SiteFilter>,
+    /// Perplexity's `return_images`: an images search beside the answer, its images
+    /// in a top-level `images` (Perplexity's shape).
+    images: bool,
+    /// Perplexity's `return_related_questions`: the search service's suggestions as a
+    /// top-level `related_questions`.
+    related: bool,
 }
 
 fn bad(param: &'static str, message: impl Into<String>, hint: impl Into<String>) -> ApiError {
@@ -174,6 +180,7 @@ fn parse(body: &Value) -> Result<ChatRequest, ApiError> {
         }
     };
     let stream = flag("stream")?;
+    let (images, related) = (flag("return_images")?, flag("return_related_questions")?);
     let include_usage = match body.get("stream_options") {
         None | Some(Value::Null) => false,
         Some(Value::Object(options)) => options
@@ -313,6 +320,8 @@ fn parse(body: &Value) -> Result<ChatRequest, ApiError> {
         max_tokens,
         recency,
         sites,
+        images,
+        related,
     })
 }
 
@@ -449,6 +458,19 @@ fn perplexity_fields(report: &Report) -> (Value, Value) {
     (json!(urls), json!(results))
 }
 
+/// Perplexity's `images` (`return_images`: each image's `image_url`, `origin_url`,
+/// `height`, `width`) and `related_questions` (`return_related_questions`: the search
+/// service's suggestions), each only when the request asked for it.
+fn perplexity_extras(request: &ChatRequest, report: &Report, reply: &mut Value) {
+    if request.images {
+        let images = report.images.as_deref().unwrap_or_default();
+        reply["images"] = json!(images.iter().map(|i| i.perplexity()).collect::<Vec<_>>());
+    }
+    if request.related {
+        reply["related_questions"] = json!(report.extras.suggestions);
+    }
+}
+
 /// OpenAI's `usage` from the report's token counts (zero where the server did not
 /// say), with `prompt_tokens_details.cached_tokens` where the model said it.
 fn usage(report: &Report) -> Value {
@@ -477,7 +499,11 @@ fn finish_reason(report: &Report) -> &'static str {
 fn adjust(request: &ChatRequest) -> impl Fn(&mut Settings) + Sync + use<> {
     let (max_tokens, recency) = (request.max_tokens, request.recency);
     let sites = request.sites.clone();
+    let images = request.images;
     move |settings: &mut Settings| {
+        if images {
+            settings.search.images = true;
+        }
         if let Some(n) = max_tokens {
             // Within the configured cap: a client may ask for less, never more.
             settings.llm.max_answer_tokens = settings.llm.max_answer_tokens.min(n.max(64));
@@ -527,7 +553,7 @@ pub(crate) async fn chat_completions(State(app): State<Arc<App>>, body: Body) ->
         .await;
     drop(admission);
     match answered {
-        Ok(answered) => axum::Json(completion(&answered)).into_response(),
+        Ok(answered) => axum::Json(completion(&answered, &request)).into_response(),
         Err(failure) => ApiError::from_run(Face::OpenAi, failure).into_response(),
     }
 }
@@ -545,13 +571,13 @@ fn ground_json(answered: &Answered) -> Value {
     value
 }
 
-/// The `chat.completion` object for an answer.
-fn completion(answered: &Answered) -> Value {
+/// The `chat.completion` object for an answer to `request`.
+fn completion(answered: &Answered, request: &ChatRequest) -> Value {
     let report = &answered.report;
     let content = content_of(report);
     let cited = citations_in(report, &content);
     let (citations, search_results) = perplexity_fields(report);
-    json!({
+    let mut reply = json!({
         "id": reply_id("chatcmpl-"),
         "object": "chat.completion",
         "created": now_secs(),
@@ -566,7 +592,9 @@ fn completion(answered: &Answered) -> Value {
         "citations": citations,
         "search_results": search_results,
         "ground": ground_json(answered),
-    })
+    });
+    perplexity_extras(request, report, &mut reply);
+    reply
 }
 
 /// Passes the statements of the first answer attempt, as ground checks them, to the
@@ -705,6 +733,7 @@ fn stream(
         last["citations"] = citations;
         last["search_results"] = search_results;
         last["ground"] = ground_json(&answered);
+        perplexity_extras(&request, report, &mut last);
         let _ = events_out.send(event(&last)).await;
         if usage_chunk {
             let mut usage_only = json!({

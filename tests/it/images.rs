@@ -16,7 +16,7 @@ const BRAVE_KEY: &str = "BSA-FAKE-brave-key-images";
 
 /// SearXNG answering the images category (and only it) with the fixture, its
 /// addresses on the page stand-in; and its `/config` like a real one.
-async fn searxng_images(world: &World) {
+pub(crate) async fn searxng_images(world: &World) {
     Mock::given(method("GET"))
         .and(path("/config"))
         .respond_with(ResponseTemplate::new(200).set_body_raw(
@@ -37,7 +37,7 @@ async fn searxng_images(world: &World) {
 }
 
 /// Every request the page stand-in got for an image or a thumbnail.
-async fn image_requests(world: &World) -> usize {
+pub(crate) async fn image_requests(world: &World) -> usize {
     world
         .pages
         .received_requests()
@@ -50,7 +50,7 @@ async fn image_requests(world: &World) -> usize {
 
 /// The page stand-in serves the image addresses too, so a request would succeed
 /// (and be counted).
-async fn serve_images(world: &World) {
+pub(crate) async fn serve_images(world: &World) {
     Mock::given(method("GET"))
         .and(path_regex("^/(images|thumbs)/"))
         .respond_with(
@@ -519,4 +519,209 @@ async fn batch_and_chat_take_images_too() {
     );
     assert_eq!(images_searches(&world).await.len(), 2);
     assert_eq!(image_requests(&world).await, 0);
+}
+
+// --- ground serve ---------------------------------------------------------------------
+
+use crate::serve::{Server, http};
+
+fn openai_ask(extra: Value) -> Value {
+    let mut body = json!({"model": "ground", "messages": [{"role": "user", "content": QUESTION}]});
+    for (key, value) in extra.as_object().unwrap() {
+        body[key] = value.clone();
+    }
+    body
+}
+
+#[tokio::test]
+async fn the_openai_face_returns_images_and_related_questions_only_when_asked() {
+    let world = lighthouse_with_images(200).await;
+    let server = Server::start(world.ground(), &["--allow-private-addresses"]).await;
+    let url = server.url("/v1/chat/completions");
+    let plain: Value = http()
+        .post(&url)
+        .json(&openai_ask(json!({})))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(
+        plain.get("images").is_none() && plain.get("related_questions").is_none(),
+        "{plain}"
+    );
+    assert!(images_searches(&world).await.is_empty());
+
+    let asked = openai_ask(json!({"return_images": true, "return_related_questions": true}));
+    let body: Value = http()
+        .post(&url)
+        .json(&asked)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(body["object"], "chat.completion", "{body}");
+    let pages = world.pages.uri();
+    let images = body["images"].as_array().unwrap();
+    assert_eq!(images.len(), 5, "{body}");
+    assert_eq!(
+        images[0],
+        json!({
+            "image_url": format!("{pages}/images/quillfeather-dusk.jpg"),
+            "origin_url": format!("{pages}/pages/quillfeather-lighthouse-history.html"),
+            "height": 1080,
+            "width": 1920,
+        })
+    );
+    assert_eq!(
+        body["related_questions"],
+        json!([
+            "quillfeather lighthouse steps characteristics",
+            "quillfeather lighthouse steps history"
+        ])
+    );
+    // The answer is the same one.
+    assert_eq!(
+        body["choices"][0]["message"]["content"],
+        plain["choices"][0]["message"]["content"]
+    );
+
+    // Streamed: both on the last chunk.
+    let mut streamed = asked.clone();
+    streamed["stream"] = json!(true);
+    let text = http()
+        .post(&url)
+        .json(&streamed)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let chunks: Vec<Value> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .filter(|d| *d != "[DONE]")
+        .map(|d| serde_json::from_str(d).unwrap())
+        .collect();
+    let last = chunks
+        .iter()
+        .rev()
+        .find(|c| c.get("citations").is_some())
+        .unwrap();
+    assert_eq!(last["images"].as_array().map(Vec::len), Some(5), "{last}");
+    assert!(last["related_questions"].is_array(), "{last}");
+    assert!(chunks[0].get("images").is_none());
+
+    // A bad value is a 400 naming it.
+    let bad = http()
+        .post(&url)
+        .json(&openai_ask(json!({"return_images": "yes"})))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bad.status(), 400);
+    let bad: Value = bad.json().await.unwrap();
+    assert_eq!(bad["error"]["param"], "return_images", "{bad}");
+    assert_eq!(image_requests(&world).await, 0);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn the_gemini_face_gives_image_chunks_for_an_image_search_tool() {
+    let world = lighthouse_with_images(200).await;
+    let server = Server::start(world.ground(), &["--allow-private-addresses"]).await;
+    let url = server.url("/v1beta/models/gemini-2.5-flash:generateContent");
+    let ask = |tool: Value| json!({"contents": [{"role": "user", "parts": [{"text": QUESTION}]}], "tools": [tool]});
+    let plain: Value = http()
+        .post(&url)
+        .json(&ask(json!({"googleSearch": {}})))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let plain_chunks = plain["candidates"][0]["groundingMetadata"]["groundingChunks"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert!(
+        plain_chunks.iter().all(|c| c.get("image").is_none()),
+        "{plain}"
+    );
+    let pages = world.pages.uri();
+    for tool in [
+        json!({"googleSearch": {"searchTypes": {"webSearch": {}, "imageSearch": {}}}}),
+        json!({"google_search": {"search_types": {"image_search": {}}}}),
+    ] {
+        let body: Value = http()
+            .post(&url)
+            .json(&ask(tool.clone()))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let metadata = &body["candidates"][0]["groundingMetadata"];
+        let chunks = metadata["groundingChunks"].as_array().unwrap();
+        // The web chunks first, as before (the supports index them), then the images.
+        assert_eq!(&chunks[..plain_chunks.len()], &plain_chunks[..], "{tool}");
+        let images: Vec<&Value> = chunks[plain_chunks.len()..]
+            .iter()
+            .map(|c| &c["image"])
+            .collect();
+        assert_eq!(images.len(), 5, "{tool}: {body}");
+        assert_eq!(
+            images[0],
+            &json!({
+                "sourceUri": format!("{pages}/pages/quillfeather-lighthouse-history.html"),
+                "imageUri": format!("{pages}/images/quillfeather-dusk.jpg"),
+                "title": "The Quillfeather Lighthouse at dusk",
+                "domain": "127.0.0.1",
+            })
+        );
+        assert_eq!(
+            metadata["groundingSupports"],
+            plain["candidates"][0]["groundingMetadata"]["groundingSupports"]
+        );
+    }
+    // excludeDomains is an exclusion for the images too.
+    let excluded = json!({"googleSearch": {"searchTypes": {"imageSearch": {}}, "excludeDomains": ["commons.wikimedia.org"]}});
+    let body: Value = http()
+        .post(&url)
+        .json(&ask(excluded))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let chunks = body["candidates"][0]["groundingMetadata"]["groundingChunks"]
+        .as_array()
+        .unwrap();
+    let sources: Vec<&str> = chunks
+        .iter()
+        .filter_map(|c| c["image"]["sourceUri"].as_str())
+        .collect();
+    assert_eq!(sources.len(), 4, "{body}");
+    assert!(
+        sources.iter().all(|s| !s.contains("wikimedia")),
+        "{sources:?}"
+    );
+    let bad = http()
+        .post(&url)
+        .json(&ask(
+            json!({"googleSearch": {"searchTypes": {"imageSearch": true}}}),
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bad.status(), 400);
+    assert_eq!(image_requests(&world).await, 0);
+    server.stop().await;
 }
