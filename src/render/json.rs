@@ -153,9 +153,10 @@ pub fn json(report: &Report, verdict: &Verdict) -> Value {
         "warnings": report.warnings,
         "verdict": {"name": verdict.name(), "exit_code": verdict.exit_code()},
     });
-    // The images beside the answer, only when they were asked for (`--images`).
+    // The images beside the answer (the shape of `render::images`), only when they
+    // were asked for (`--images`).
     if let Some(images) = &report.images {
-        value["images"] = crate::render::images::list(images, images.len());
+        value["images"] = json!(images);
     }
     value
 }

@@ -438,39 +438,6 @@ fn annotations(citations: &[Citation]) -> Vec<Value> {
         .collect()
 }
 
-/// Perplexity's `citations` (every source's URL, numbered as the markers) and
-/// `search_results` (title, url, date, snippet of each).
-fn perplexity_fields(report: &Report) -> (Value, Value) {
-    let urls: Vec<&str> = report.sources.iter().map(|s| s.url.as_str()).collect();
-    let results: Vec<Value> = report
-        .sources
-        .iter()
-        .map(|s| {
-            let hit = report.hits.iter().find(|h| h.url == s.url);
-            json!({
-                "title": s.title,
-                "url": s.url,
-                "date": hit.and_then(|h| h.published.clone()),
-                "snippet": hit.map(|h| h.snippet.clone()).unwrap_or_default(),
-            })
-        })
-        .collect();
-    (json!(urls), json!(results))
-}
-
-/// Perplexity's `images` (`return_images`: each image's `image_url`, `origin_url`,
-/// `height`, `width`) and `related_questions` (`return_related_questions`: the search
-/// service's suggestions), each only when the request asked for it.
-fn perplexity_extras(request: &ChatRequest, report: &Report, reply: &mut Value) {
-    if request.images {
-        let images = report.images.as_deref().unwrap_or_default();
-        reply["images"] = json!(images.iter().map(|i| i.perplexity()).collect::<Vec<_>>());
-    }
-    if request.related {
-        reply["related_questions"] = json!(report.extras.suggestions);
-    }
-}
-
 /// OpenAI's `usage` from the report's token counts (zero where the server did not
 /// say), with `prompt_tokens_details.cached_tokens` where the model said it.
 fn usage(report: &Report) -> Value {
@@ -576,7 +543,7 @@ fn completion(answered: &Answered, request: &ChatRequest) -> Value {
     let report = &answered.report;
     let content = content_of(report);
     let cited = citations_in(report, &content);
-    let (citations, search_results) = perplexity_fields(report);
+    let (citations, search_results) = super::perplexity::fields(report);
     let mut reply = json!({
         "id": reply_id("chatcmpl-"),
         "object": "chat.completion",
@@ -593,7 +560,7 @@ fn completion(answered: &Answered, request: &ChatRequest) -> Value {
         "search_results": search_results,
         "ground": ground_json(answered),
     });
-    perplexity_extras(request, report, &mut reply);
+    super::perplexity::extras(request.images, request.related, report, &mut reply);
     reply
 }
 
@@ -722,7 +689,7 @@ fn stream(
             let _ = events_out.send(event(&delta)).await;
         }
         let cited = citations_in(report, &streamed);
-        let (citations, search_results) = perplexity_fields(report);
+        let (citations, search_results) = super::perplexity::fields(report);
         let mut last = chunk(
             &id,
             created,
@@ -733,7 +700,7 @@ fn stream(
         last["citations"] = citations;
         last["search_results"] = search_results;
         last["ground"] = ground_json(&answered);
-        perplexity_extras(&request, report, &mut last);
+        super::perplexity::extras(request.images, request.related, report, &mut last);
         let _ = events_out.send(event(&last)).await;
         if usage_chunk {
             let mut usage_only = json!({
