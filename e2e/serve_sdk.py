@@ -148,6 +148,28 @@ def openai_checks(base, key, site, question):
         g = extra.get("ground")
         check(isinstance(g, dict) and "answer" in g and "sources" in g,
               "openai: model_extra[\"ground\"] is ground's --json object", repr(g)[:200])
+        check("images" not in extra and "related_questions" not in extra,
+              "openai: no images or related_questions unless asked", repr(sorted(extra))[:200])
+
+    # (a2) Perplexity's return_images / return_related_questions, sent as the SDK sends
+    # any extra field (extra_body); the images are links, never fetched by ground.
+    try:
+        r = timed("openai chat.completions.create (images)", lambda: client.chat.completions.create(
+            model="ground", messages=[{"role": "user", "content": question}],
+            extra_body={"return_images": True, "return_related_questions": True}))
+    except Exception as e:  # noqa: BLE001
+        failed("openai: return_images / return_related_questions are accepted", e)
+    else:
+        extra = r.model_extra or {}
+        images = extra.get("images")
+        check(isinstance(images, list) and all(
+            isinstance(i, dict) and set(i) == {"image_url", "origin_url", "height", "width"}
+            and str(i["image_url"]).startswith("http") for i in images),
+              "openai: model_extra[\"images\"] is Perplexity's list of {image_url, origin_url, height, width}",
+              repr(images)[:200])
+        related = extra.get("related_questions")
+        check(isinstance(related, list) and all(isinstance(q, str) for q in related),
+              "openai: model_extra[\"related_questions\"] is a list of strings", repr(related)[:200])
 
     # (b) streamed, with include_usage
     try:

@@ -8,7 +8,7 @@
 //! - **Leaves**, plain data and pure functions: [`text`] (sanitising, shortening,
 //!   normal form, the redactor), `http` (User-Agent, client builder, bounded body
 //!   reader, URLs for people), `files` (shared state files written whole),
-//!   [`settings`] (resolved settings as data), `hits` (search results), [`answer`]
+//!   [`settings`] (resolved settings as data), `hits` (search results), `image_hits` (image results), [`answer`]
 //!   (the model's reply, its parsing, and statements found while it streams),
 //!   [`events`], [`extract`] (HTML to main text), `language` (the answer's language),
 //!   [`context`] (passages that fit the window: tokens, passages, ranking,
@@ -58,6 +58,7 @@ pub(crate) mod files;
 pub mod grounding;
 pub(crate) mod hits;
 pub(crate) mod http;
+pub mod image_hits;
 pub(crate) mod index_home;
 pub mod keystore;
 pub(crate) mod language;

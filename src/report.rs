@@ -161,6 +161,9 @@ pub struct Report {
     pub pack_items: Vec<PackEntry>,
     /// What the follow-up step did, for a turn of a conversation (`None` otherwise).
     pub followup: Option<FollowUp>,
+    /// The images of the images search beside the run (`--images`), never shown to
+    /// the model; `None` when none was asked for (empty when it found none or failed).
+    pub images: Option<Vec<crate::image_hits::ImageHit>>,
 }
 
 /// A turn of a conversation: the question it answered and where its evidence came

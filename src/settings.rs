@@ -424,6 +424,10 @@ pub struct SearchSettings {
     /// `--site` / `--exclude-site` (`[search] sites`, `exclude_sites`; `GROUND_SITES`,
     /// `GROUND_EXCLUDE_SITES`): told to the service and enforced on its results.
     pub sites: crate::sites::SiteFilter,
+    /// `--images`, `[search] images`: an answer also runs one images search for the
+    /// question (SearXNG or Brave), its images listed beside the sources; the answer
+    /// is unchanged by it, and no image is ever downloaded.
+    pub images: bool,
 }
 
 impl SearchSettings {

@@ -47,5 +47,6 @@ pub fn search_settings(
         duckduckgo_url: url::Url::parse(DEFAULT_DUCKDUCKGO_URL).unwrap(),
         contact: None,
         sites: Default::default(),
+        images: false,
     }
 }

@@ -179,6 +179,8 @@ pub(crate) struct FileSearch {
     pub sites: Option<Vec<String>>,
     /// `exclude_sites`: no results on these sites.
     pub exclude_sites: Option<Vec<String>>,
+    /// `images`: answers also search images for the question (SearXNG or Brave).
+    pub images: Option<bool>,
 }
 
 /// `[fetch]` in the config file.

@@ -105,6 +105,8 @@ pub struct Overrides {
     pub max_per_minute: Option<u32>,
     /// `--log-searches`.
     pub log_searches: bool,
+    /// `--images` (`answer`, `chat`, `batch`): an images search beside the web search.
+    pub images: bool,
     /// `--obey-robots` (Always) or `ground mcp --ignore-robots` (Never).
     pub robots: Option<RobotsPolicy>,
     /// The fetches are an agent's (`ground mcp`): obeys robots.txt under the default

@@ -100,6 +100,14 @@ pub enum Error {
         reason: String,
     },
 
+    /// An images search was asked of a service that has none (only SearXNG's images
+    /// category and Brave's Image Search API do).
+    #[error("images need SearXNG or Brave: {backend} has no images search")]
+    ImagesUnsupported {
+        /// The service that would have searched.
+        backend: SearchBackend,
+    },
+
     /// SearXNG answered 403: the JSON output format is not enabled.
     #[error("SearXNG at {url} refused the JSON format (HTTP 403)")]
     SearchJsonDisabled {
@@ -527,9 +535,12 @@ impl Error {
     pub fn exit_code(&self) -> i32 {
         use Error::*;
         match self {
-            EmptyQuestion | Config { .. } | Usage { .. } | Session { .. } | MissingKey { .. } => {
-                exit::USAGE
-            }
+            EmptyQuestion
+            | Config { .. }
+            | Usage { .. }
+            | Session { .. }
+            | MissingKey { .. }
+            | ImagesUnsupported { .. } => exit::USAGE,
             Internal { .. } => exit::INTERNAL,
             SearchUnreachable { .. }
             | SearchJsonDisabled { .. }
@@ -593,6 +604,7 @@ impl Error {
             MissingKey { .. } => "missing_key",
             Internal { .. } => "internal",
             SearchUnreachable { .. } => "search_unreachable",
+            ImagesUnsupported { .. } => "images_unsupported",
             SearchJsonDisabled { .. } => "search_json_disabled",
             SearchRateLimited { .. } => "search_rate_limited",
             SearchBadRequest { .. } => "search_bad_request",
@@ -653,6 +665,7 @@ impl Error {
             SearchUnreachable { backend: SearchBackend::Wikipedia, .. } => "check this machine's network connection to Wikipedia, or [search] wikipedia_url in the config file".into(),
             SearchUnreachable { backend: SearchBackend::DuckDuckGo, .. } => "check this machine's network connection to DuckDuckGo, or [search] duckduckgo_url in the config file".into(),
             SearchUnreachable { backend, .. } => format!("check this machine's network connection to {backend}, or the [search] url in the config file"),
+            ImagesUnsupported { .. } => "search with your SearXNG (--search searxng --searxng-url URL) or with a Brave key (--search brave); its images category or image search answers --images".into(),
             SearchJsonDisabled { .. } => "enable JSON in SearXNG's settings.yml: under `search:` set `formats: [html, json]`, then restart SearXNG".into(),
             SearchRateLimited { .. } => "SearXNG's limiter blocked ground: in limiter.toml add this machine's address to `[botdetection.ip_lists] pass_ip`, or set `server.limiter: false` in settings.yml".into(),
             SearchBadRequest { .. } => "check --language, --categories, --engines, --time-range and --safesearch against what your SearXNG offers".into(),

@@ -165,6 +165,7 @@ impl Error {
             NotGrounded { reason } => NotGrounded { reason: r(reason) },
             McpTransport { detail } => McpTransport { detail: r(detail) },
             other @ (EmptyQuestion
+            | ImagesUnsupported { .. }
             | ReadFile { .. }
             | ReadDir { .. }
             | WriteFile { .. }

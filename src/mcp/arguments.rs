@@ -1,5 +1,5 @@
-//! The MCP tools' own argument checks, beyond their JSON schemas: `limit`'s range and
-//! the `sites` / `exclude_sites` filter. A bad argument is a usage [`Failure`], which
+//! The MCP tools' own argument checks, beyond their JSON schemas: `limit`'s range,
+//! `web_search`'s `category` and the `sites` / `exclude_sites` filter. A bad argument is a usage [`Failure`], which
 //! `failure.rs` turns into a tool error naming the input.
 
 use serde_json::Value;
@@ -24,6 +24,22 @@ pub(super) fn parse_sites(
     .map(Some)
     // A bad argument, like a bad `limit`.
     .map_err(|error| Failure::usage(error.message, error.hint))
+}
+
+/// `category`: absent, null or "web" searches pages; "images" searches images.
+pub(super) fn parse_category(category: Option<&Value>) -> Result<bool, Failure> {
+    match category {
+        None | Some(Value::Null) => Ok(false),
+        Some(Value::String(c)) if c == "web" => Ok(false),
+        Some(Value::String(c)) if c == "images" => Ok(true),
+        Some(other) => Err(Failure::usage(
+            format!(
+                "category must be \"web\" or \"images\", not {}",
+                crate::text::shorten(&other.to_string(), 40)
+            ),
+            "leave category out to search web pages",
+        )),
+    }
 }
 
 /// `limit`: absent means 10; otherwise a whole number from 1 to 10.

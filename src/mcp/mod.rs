@@ -8,6 +8,7 @@
 //! | tool               | command                  | arguments                  |
 //! |--------------------|--------------------------|----------------------------|
 //! | `web_search`       | `ground search --json`   | `query`, `limit` (1-10)    |
+//! |                    | (`--images`)             | `category` (web, images)   |
 //! | `web_fetch`        | `ground fetch --json`    | `url`                      |
 //! | `grounded_answer`  | `ground answer --json`   | `question`, `conversation` |
 //!
@@ -109,6 +110,22 @@ pub struct WebSearchArgs {
     /// No results from these sites (subdomains included), e.g. ["pinterest.com"].
     #[serde(default)]
     pub exclude_sites: Option<Vec<String>>,
+    /// What to search: "web" pages (the default) or "images" (SearXNG's images
+    /// category or Brave's image search; links only, never downloaded).
+    #[serde(default)]
+    #[schemars(with = "Option<SearchCategory>")]
+    pub category: Option<Value>,
+}
+
+/// `web_search`'s categories (for its input schema).
+#[derive(Debug, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[allow(dead_code)]
+pub enum SearchCategory {
+    /// Web pages.
+    Web,
+    /// Images.
+    Images,
 }
 
 /// `web_fetch` arguments.
@@ -278,7 +295,9 @@ impl GroundServer {
                        snippet, engines, published}], unresponsive_engines, answers: [{answer, \
                        url, engine}], infoboxes: [{title, content, attributes: [{label, value}], \
                        urls: [{title, url}], engines}], suggestions, corrections}, at most 10 \
-                       results.",
+                       results. With category \"images\": {query, backend, images: [{image_url, \
+                       thumbnail_url, origin_url, title, width, height, format, engine}]} \
+                       (SearXNG or Brave only; links, never downloaded).",
         output_schema = schemas::web_search(),
         annotations(read_only_hint = true, open_world_hint = true)
     )]
@@ -288,6 +307,7 @@ impl GroundServer {
             limit,
             sites,
             exclude_sites,
+            category,
         } = params.0;
         let query = query.trim().to_string();
         let limit = match parse_limit(limit.as_ref()) {
@@ -298,8 +318,33 @@ impl GroundServer {
             Ok(sites) => sites,
             Err(problem) => return failure("web_search", "query", &query, problem),
         };
+        let images = match arguments::parse_category(category.as_ref()) {
+            Ok(images) => images,
+            Err(problem) => return failure("web_search", "query", &query, problem),
+        };
         let log_wait: &'static (dyn Fn(&str) + Send + Sync) =
             &|waiting: &str| crate::error::log_line(&format!("ground mcp: {waiting}"));
+        if images {
+            return match self
+                .service
+                .images(&self.client, &query, limit, sites, log_wait)
+                .await
+            {
+                Ok(found) if found.images.is_empty() => {
+                    let none = crate::error::Error::NoResults {
+                        query: query.clone(),
+                    };
+                    failure("web_search", "query", &query, none.into())
+                }
+                Ok(found) => {
+                    let settings = &self.service.settings().search;
+                    CallToolResult::structured(crate::render::images::json(
+                        &found, &query, settings, limit,
+                    ))
+                }
+                Err(problem) => failure("web_search", "query", &query, problem),
+            };
+        }
         match self
             .service
             .search(&self.client, &query, limit, sites, log_wait)

@@ -4,7 +4,8 @@
 //!
 //! The schemas are JSON files beside this module (`schemas/*.json`), compiled in:
 //! one readable document per tool that the book (docs/src/mcp.md) links to. Each is
-//! an `anyOf` of the tool's result and its error object, because a failed call (`isError: true`) also
+//! an `anyOf` of the tool's result (`web_search`: its pages or its images) and its
+//! error object, because a failed call (`isError: true`) also
 //! carries structured content (the CLI's `--json` error object) and clients such as
 //! the official TypeScript SDK validate that against the same schema. Objects are
 //! closed (`additionalProperties: false`): a field added to the `--json` output
@@ -52,11 +53,12 @@ mod tests {
 
     #[test]
     fn every_schema_is_an_object_schema_of_a_result_or_an_error() {
-        for schema in [web_search(), web_fetch(), grounded_answer()] {
+        // web_search's results are pages or (category "images") images.
+        for (schema, shapes) in [(web_search(), 3), (web_fetch(), 2), (grounded_answer(), 2)] {
             // MCP requires an object schema at the top.
             assert_eq!(schema["type"], "object");
             let choices = schema["anyOf"].as_array().expect("anyOf");
-            assert_eq!(choices.len(), 2);
+            assert_eq!(choices.len(), shapes);
             let defs = schema["$defs"].as_object().expect("$defs");
             for choice in choices {
                 let name = choice["$ref"]

@@ -11,6 +11,7 @@
 //!   tried before any search, and the conversation's sources numbered once;
 //! - `queries.rs`: the search gate (`--auto`) and the query planner;
 //! - `gather.rs`: searches (at once or in rounds) and hedged page fetching;
+//! - `images.rs`: the images search beside them (`--images`), never shown to the model;
 //! - `sources.rs`: the sources numbered and fitted to the window;
 //! - `ask.rs`: the model request, streamed, and what its reply says of the budget;
 //! - `verify.rs`: the quote check of the answer and the pack's items;
@@ -21,6 +22,7 @@ mod ask;
 mod direct;
 mod followup;
 mod gather;
+mod images;
 mod local;
 mod offline;
 mod queries;
@@ -42,6 +44,7 @@ pub use direct::{Direct, answer_directly, direct_prompt};
 pub use followup::{
     Evidence, MAX_PRIOR_TURNS, MAX_SESSION_SOURCES, NewSource, Prior, PriorTurn, new_sources,
 };
+pub use images::ANSWER_IMAGES;
 
 /// Watches the answer call while the model writes: the command line's live progress
 /// and its statement-by-statement printing. Every method has an empty default.
@@ -215,8 +218,17 @@ impl<'a> Run<'a> {
         }
         // 1. Plan the queries.
         let planned = self.plan(question, decision.as_ref()).await?;
-        // 2 + 3. Search, then fetch and extract the pages (at once, or in rounds).
-        let gathered = match self.search_and_read(question, &planned).await {
+        // 2 + 3. Search, then fetch and extract the pages (at once, or in rounds);
+        //    with --images, the images search for the first query beside them.
+        let deadline = tokio::time::Instant::now() + self.settings.run.timeout;
+        let images = images::beside(
+            self.settings,
+            planned.queries.first().map(String::as_str),
+            deadline,
+        );
+        let (gathered, images) = tokio::join!(self.search_and_read(question, &planned), images);
+        self.so_far.warnings.extend(images.warnings);
+        let gathered = match gathered {
             Ok(gathered) => gathered,
             Err(error) if self.may_answer_offline(&error) => {
                 let reason = error.to_string();
@@ -242,7 +254,9 @@ impl<'a> Run<'a> {
         // 6. Every statement checked against what the model was shown: its quotes,
         //    then ground's own match for those the quotes do not support.
         let checked = self.verify(&asked, &checker).await?;
-        Ok(self.report(as_asked, decision, prompt, asked, checked))
+        let mut report = self.report(as_asked, decision, prompt, asked, checked);
+        report.images = self.settings.search.images.then_some(images.images);
+        Ok(report)
     }
 
     /// `--fallback offline` answers without sources when search itself failed.

@@ -66,6 +66,7 @@ impl Run<'_> {
             plan: None,
             pack_items: Vec::new(),
             followup: self.followup.take(),
+            images: None,
         })
     }
 }

@@ -101,6 +101,7 @@ impl Run<'_> {
             plan: gathered.plan,
             pack_items: checked.pack_items,
             followup: self.followup.take(),
+            images: None,
         }
     }
 }

@@ -128,7 +128,7 @@ pub fn json(report: &Report, verdict: &Verdict) -> Value {
                 }),
         )
         .collect();
-    json!({
+    let mut value = json!({
         "version": JSON_VERSION,
         "question": report.question,
         "answer": answer.answer,
@@ -158,7 +158,13 @@ pub fn json(report: &Report, verdict: &Verdict) -> Value {
         "timings_ms": report.timings,
         "warnings": report.warnings,
         "verdict": {"name": verdict.name(), "exit_code": verdict.exit_code()},
-    })
+    });
+    // The images beside the answer (the shape of `render::images`), only when they
+    // were asked for (`--images`).
+    if let Some(images) = &report.images {
+        value["images"] = json!(images);
+    }
+    value
 }
 
 /// The `--json` object of an answer a face got from the service, the one shape every

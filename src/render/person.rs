@@ -517,7 +517,7 @@ fn markdown(report: &Report) -> String {
     out
 }
 
-fn escape_markdown(text: &str) -> String {
+pub(crate) fn escape_markdown(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         if matches!(

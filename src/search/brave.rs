@@ -101,19 +101,7 @@ pub fn parse_reply(
 ) -> Result<SearchOutcome, Error> {
     let backend = SearchBackend::Brave;
     if status != 200 {
-        return Err(hosted::refused(
-            backend,
-            url,
-            status,
-            body,
-            |status, message| match status {
-                401 | 403 => Some(Refusal::Auth),
-                422 if message.to_ascii_lowercase().contains("token") => Some(Refusal::Auth),
-                402 => Some(Refusal::Quota),
-                429 => Some(Refusal::RateLimited),
-                _ => None,
-            },
-        ));
+        return Err(hosted::refused(backend, url, status, body, refusal));
     }
     let reply: Reply = hosted::json(backend, url, body)?;
     // Brave's `query.altered`: the query it searched instead of the one sent (a
@@ -143,6 +131,18 @@ pub fn parse_reply(
         search_page: Some(public_search_page(query)),
         ..SearchOutcome::of(query, hits)
     })
+}
+
+/// What Brave's refusal means, by its status (and message): its web and image
+/// searches share the table.
+pub(crate) fn refusal(status: u16, message: &str) -> Option<Refusal> {
+    match status {
+        401 | 403 => Some(Refusal::Auth),
+        422 if message.to_ascii_lowercase().contains("token") => Some(Refusal::Auth),
+        402 => Some(Refusal::Quota),
+        429 => Some(Refusal::RateLimited),
+        _ => None,
+    }
 }
 
 /// Brave marks matches with `<strong>` and escapes entities; people and models want

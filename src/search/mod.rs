@@ -22,6 +22,7 @@ pub mod brave;
 pub(crate) mod client;
 pub mod duckduckgo;
 pub(crate) mod hosted;
+pub mod images;
 pub(crate) mod limit;
 pub(crate) mod log;
 pub mod searxng;
@@ -98,6 +99,64 @@ async fn search_on(
         settings,
         query,
         outcome.as_ref().map(|o| o.hits.len()).map_err(Error::kind),
+        false,
+    );
+    match (outcome, logged) {
+        (Ok(mut found), Err(problem)) => {
+            found.warnings.push(state::warning(
+                "this search was not written to the search log",
+                &problem,
+            ));
+            Ok(found)
+        }
+        (outcome, _) => outcome,
+    }
+}
+
+/// Runs an images search for `query` ([`images`]): on SearXNG's images category or
+/// Brave's image search (with `auto`, on the service [`auto::choose`] picks, which must
+/// be one of them; any other is [`Error::ImagesUnsupported`] before anything is
+/// sent), within the rate limit and the month's quota like [`search`], at most `max`
+/// images, and logged when the search log is on. ground never fetches the images.
+pub async fn images(
+    settings: &SearchSettings,
+    query: &str,
+    max: usize,
+    pace: &Pace<'_>,
+) -> Result<images::ImagesOutcome, Error> {
+    let chosen = auto::choose(settings).await;
+    let settings = &chosen.settings;
+    if !images::supported(settings.backend) {
+        return Err(Error::ImagesUnsupported {
+            backend: settings.backend,
+        });
+    }
+    let allowed = allow(settings, pace).await;
+    let sent = site_query(&settings.sites, settings.backend, query);
+    let outcome = match allowed {
+        Err(refused) => Err(refused),
+        Ok(notes) => images::send_search(settings, &sent, max)
+            .await
+            .map(|mut found| {
+                found
+                    .warnings
+                    .splice(0..0, chosen.note.clone().into_iter().chain(notes));
+                found.query = query.to_string();
+                found.backend = Some(settings.backend);
+                let dropped = found.keep_sites(&settings.sites);
+                if dropped > 0 {
+                    found.warnings.push(dropped_warning(dropped));
+                }
+                found
+            }),
+    };
+    let logged = log::record(
+        settings,
+        query,
+        outcome
+            .as_ref()
+            .map(|o| o.images.len())
+            .map_err(Error::kind),
         false,
     );
     match (outcome, logged) {

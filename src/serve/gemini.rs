@@ -12,6 +12,11 @@
 //! - The search tool's `excludeDomains` (Vertex AI's field; `exclude_domains` too)
 //!   is added to the server's `--exclude-site`s for the request: it may narrow what
 //!   the server searches, never widen it.
+//! - The search tool's `searchTypes: {imageSearch: {}}` (google-genai's `SearchTypes`;
+//!   `search_types` / `image_search` too): an images search beside the answer, each
+//!   image one more `groundingChunks[]` entry `{image: {sourceUri, imageUri, title,
+//!   domain}}` (its `GroundingChunkImage`) after the web chunks, so the supports'
+//!   indices are unchanged. Images are links; none is downloaded.
 //! - Without one: the model answers the conversation alone, with no grounding
 //!   metadata, as Gemini does. `systemInstruction` is given to the model as the
 //!   application's instruction, beneath ground's own rules (it cannot switch off the
@@ -69,6 +74,8 @@ struct GenerateRequest {
     /// The search tool's `excludeDomains` as sent, then (by [`within_server`]) the
     /// server's own filter narrowed by it; `None` when absent.
     sites: Option<SiteFilter>,
+    /// The search tool's `searchTypes.imageSearch`: image chunks beside the answer.
+    images: bool,
 }
 
 /// The text of a `Content`'s parts.
@@ -103,6 +110,7 @@ fn parse(body: &Value) -> Result<GenerateRequest, ApiError> {
         ));
     };
     let mut search = false;
+    let mut images = false;
     let mut exclude: Option<Vec<String>> = None;
     if let Some(tools) = body.get("tools") {
         let Some(tools) = tools.as_array() else {
@@ -122,6 +130,7 @@ fn parse(body: &Value) -> Result<GenerateRequest, ApiError> {
                 match name.as_str() {
                     "googleSearch" | "google_search" => {
                         search = true;
+                        images |= image_search(config)?;
                         if let Some(domains) = exclude_domains(config)? {
                             exclude.get_or_insert_default().extend(domains);
                         }
@@ -217,7 +226,60 @@ fn parse(body: &Value) -> Result<GenerateRequest, ApiError> {
         search,
         instruction,
         sites,
+        images,
     })
+}
+
+/// Whether a `googleSearch` tool's `searchTypes` (or `search_types`) asks for images:
+/// its `imageSearch` (or `image_search`) is an object.
+fn image_search(config: &Value) -> Result<bool, ApiError> {
+    let Some(types) = config
+        .get("searchTypes")
+        .or_else(|| config.get("search_types"))
+        .filter(|v| !v.is_null())
+    else {
+        return Ok(false);
+    };
+    let hint =
+        "send {\"googleSearch\": {\"searchTypes\": {\"webSearch\": {}, \"imageSearch\": {}}}}";
+    let Some(types) = types.as_object() else {
+        return Err(bad("googleSearch.searchTypes is not an object", hint));
+    };
+    match types
+        .get("imageSearch")
+        .or_else(|| types.get("image_search"))
+    {
+        None | Some(Value::Null) => Ok(false),
+        Some(Value::Object(_)) => Ok(true),
+        Some(_) => Err(bad(
+            "googleSearch.searchTypes.imageSearch is not an object",
+            hint,
+        )),
+    }
+}
+
+/// Gemini's image chunks (`groundingChunks[].image`, google-genai's
+/// `GroundingChunkImage`) of `report`'s images, added after the web chunks of
+/// `metadata` so that the supports' chunk indices stay as they are.
+fn add_image_chunks(metadata: &mut Value, report: &Report) {
+    let Some(images) = report.images.as_deref() else {
+        return;
+    };
+    let chunks = images.iter().map(|image| {
+        json!({"image": {
+            "sourceUri": image.origin_url,
+            "imageUri": image.image_url,
+            "title": image.title,
+            "domain": image.domain(),
+        }})
+    });
+    match metadata
+        .get_mut("groundingChunks")
+        .and_then(Value::as_array_mut)
+    {
+        Some(list) => list.extend(chunks),
+        None => metadata["groundingChunks"] = json!(chunks.collect::<Vec<_>>()),
+    }
 }
 
 /// What to send instead of a bad `excludeDomains`.
@@ -329,10 +391,13 @@ pub(crate) async fn generate(
         };
     let id = reply_id("");
     let reply = if request.search {
-        let sites = request.sites.clone();
+        let (sites, images) = (request.sites.clone(), request.images);
         let adjust = move |settings: &mut Settings| {
             if let Some(sites) = &sites {
                 settings.search.sites = sites.clone();
+            }
+            if images {
+                settings.search.images = true;
             }
         };
         let answered = app
@@ -348,10 +413,14 @@ pub(crate) async fn generate(
             Ok(answered) => {
                 let report = &answered.report;
                 // The one answered shape every face gives, of which Gemini's reply
-                // carries the grounding metadata and (outside Gemini's fields: the SDK
-                // drops it, raw HTTP sees it) a reused answer's mark.
+                // carries the grounding metadata (with the image chunks when asked)
+                // and (outside Gemini's fields: the SDK drops it, raw HTTP sees it) a
+                // reused answer's mark.
                 let json = crate::render::json::answered(&answered);
-                let metadata = json.get("groundingMetadata").cloned();
+                let mut metadata = json.get("groundingMetadata").cloned();
+                if let Some(metadata) = metadata.as_mut() {
+                    add_image_chunks(metadata, report);
+                }
                 let reused = json.get("reused").map(|r| json!({"reused": r}));
                 let finish = if report.model.done_reason.as_deref() == Some("length") {
                     "MAX_TOKENS"

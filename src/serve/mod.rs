@@ -33,6 +33,7 @@ mod connections;
 pub mod gemini;
 mod http;
 pub mod openai;
+mod perplexity;
 
 use std::net::SocketAddr;
 use std::sync::Arc;

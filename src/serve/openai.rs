@@ -65,6 +65,12 @@ struct ChatRequest {
     /// server's own filter narrowed by it; `None` when absent (the server's own
     /// filter holds).
     sites: Option<SiteFilter>,
+    /// Perplexity's `return_images`: an images search beside the answer, its images
+    /// in a top-level `images` (Perplexity's shape).
+    images: bool,
+    /// Perplexity's `return_related_questions`: the search service's suggestions as a
+    /// top-level `related_questions`.
+    related: bool,
 }
 
 fn bad(param: &'static str, message: impl Into<String>, hint: impl Into<String>) -> ApiError {
@@ -174,6 +180,7 @@ fn parse(body: &Value) -> Result<ChatRequest, ApiError> {
         }
     };
     let stream = flag("stream")?;
+    let (images, related) = (flag("return_images")?, flag("return_related_questions")?);
     let include_usage = match body.get("stream_options") {
         None | Some(Value::Null) => false,
         Some(Value::Object(options)) => options
@@ -313,6 +320,8 @@ fn parse(body: &Value) -> Result<ChatRequest, ApiError> {
         max_tokens,
         recency,
         sites,
+        images,
+        related,
     })
 }
 
@@ -429,26 +438,6 @@ fn annotations(citations: &[Citation]) -> Vec<Value> {
         .collect()
 }
 
-/// Perplexity's `citations` (every source's URL, numbered as the markers) and
-/// `search_results` (title, url, date, snippet of each).
-fn perplexity_fields(report: &Report) -> (Value, Value) {
-    let urls: Vec<&str> = report.sources.iter().map(|s| s.url.as_str()).collect();
-    let results: Vec<Value> = report
-        .sources
-        .iter()
-        .map(|s| {
-            let hit = report.hits.iter().find(|h| h.url == s.url);
-            json!({
-                "title": s.title,
-                "url": s.url,
-                "date": hit.and_then(|h| h.published.clone()),
-                "snippet": hit.map(|h| h.snippet.clone()).unwrap_or_default(),
-            })
-        })
-        .collect();
-    (json!(urls), json!(results))
-}
-
 /// OpenAI's `usage` from the report's token counts (zero where the server did not
 /// say), with `prompt_tokens_details.cached_tokens` where the model said it.
 fn usage(report: &Report) -> Value {
@@ -477,7 +466,11 @@ fn finish_reason(report: &Report) -> &'static str {
 fn adjust(request: &ChatRequest) -> impl Fn(&mut Settings) + Sync + use<> {
     let (max_tokens, recency) = (request.max_tokens, request.recency);
     let sites = request.sites.clone();
+    let images = request.images;
     move |settings: &mut Settings| {
+        if images {
+            settings.search.images = true;
+        }
         if let Some(n) = max_tokens {
             // Within the configured cap: a client may ask for less, never more.
             settings.llm.max_answer_tokens = settings.llm.max_answer_tokens.min(n.max(64));
@@ -519,18 +512,18 @@ pub(crate) async fn chat_completions(State(app): State<Arc<App>>, body: Body) ->
         .await;
     drop(admission);
     match answered {
-        Ok(answered) => axum::Json(completion(&answered)).into_response(),
+        Ok(answered) => axum::Json(completion(&answered, &request)).into_response(),
         Err(failure) => ApiError::from_run(Face::OpenAi, failure).into_response(),
     }
 }
 
-/// The `chat.completion` object for an answer.
-fn completion(answered: &Answered) -> Value {
+/// The `chat.completion` object for an answer to `request`.
+fn completion(answered: &Answered, request: &ChatRequest) -> Value {
     let report = &answered.report;
     let content = content_of(report);
     let cited = citations_in(report, &content);
-    let (citations, search_results) = perplexity_fields(report);
-    json!({
+    let (citations, search_results) = super::perplexity::fields(report);
+    let mut reply = json!({
         "id": reply_id("chatcmpl-"),
         "object": "chat.completion",
         "created": now_secs(),
@@ -545,7 +538,9 @@ fn completion(answered: &Answered) -> Value {
         "citations": citations,
         "search_results": search_results,
         "ground": crate::render::json::answered(answered),
-    })
+    });
+    super::perplexity::extras(request.images, request.related, report, &mut reply);
+    reply
 }
 
 /// Passes the statements of the first answer attempt, as ground checks them, to the
@@ -666,7 +661,7 @@ fn stream(
             let _ = events_out.send(event(&delta)).await;
         }
         let cited = citations_in(report, &streamed);
-        let (citations, search_results) = perplexity_fields(report);
+        let (citations, search_results) = super::perplexity::fields(report);
         let mut last = chunk(
             &id,
             created,
@@ -677,6 +672,7 @@ fn stream(
         last["citations"] = citations;
         last["search_results"] = search_results;
         last["ground"] = crate::render::json::answered(&answered);
+        super::perplexity::extras(request.images, request.related, report, &mut last);
         let _ = events_out.send(event(&last)).await;
         if usage_chunk {
             let mut usage_only = json!({

@@ -352,6 +352,42 @@ impl Service {
         searched(&self.settings, query, limit, None, log_wait, note).await
     }
 
+    /// `ground search --images`'s images search for `query` (MCP's `web_search` with
+    /// `category: "images"`), at most `limit` images, within `sites` when given and
+    /// the run's deadline; costs one search of `client`'s budget. No image is ever
+    /// fetched. A search that finds no image is not a failure here: the face decides.
+    pub async fn images(
+        &self,
+        client: &Client,
+        query: &str,
+        limit: usize,
+        sites: Option<crate::sites::SiteFilter>,
+        log_wait: &'static (dyn Fn(&str) + Send + Sync),
+    ) -> Result<crate::search::images::ImagesOutcome, Failure> {
+        if query.is_empty() {
+            return Err(Failure::usage(
+                "the query is empty",
+                "pass the words to search for",
+            ));
+        }
+        client.take_up_to(1)?;
+        let settings = Arc::clone(&self.settings);
+        let query = query.to_string();
+        isolated(async move { images_searched(&settings, &query, limit, sites, log_wait).await })
+            .await
+    }
+
+    /// [`Service::images`] as the command line runs it: in place, no budget, the
+    /// stage's own error on failure.
+    pub async fn images_here(
+        &self,
+        query: &str,
+        limit: usize,
+        log_wait: &(dyn Fn(&str) + Send + Sync),
+    ) -> Result<crate::search::images::ImagesOutcome, crate::error::Error> {
+        images_searched(&self.settings, query, limit, None, log_wait).await
+    }
+
     /// `ground fetch --json`'s page: same limits, statuses and address policy.
     pub async fn fetch(&self, url: &str) -> Result<PageAttempt, Failure> {
         let (settings, url) = (Arc::clone(&self.settings), url.to_string());
@@ -527,6 +563,26 @@ async fn searched(
         settings: chosen.settings,
         note: chosen.note,
     })
+}
+
+/// Runs the images search for `query` on the service `settings` name, at most
+/// `limit` images, within `sites` when given and the run's deadline (telling
+/// `log_wait` each wait for the rate limit).
+async fn images_searched(
+    settings: &Settings,
+    query: &str,
+    limit: usize,
+    sites: Option<crate::sites::SiteFilter>,
+    log_wait: &(dyn Fn(&str) + Send + Sync),
+) -> Result<crate::search::images::ImagesOutcome, crate::error::Error> {
+    let mut search = settings.search.clone();
+    if let Some(sites) = sites {
+        search.sites = sites;
+    }
+    let deadline = tokio::time::Instant::now() + settings.run.timeout;
+    let tell = |waiting: &crate::search::Waiting| log_wait(&waiting.to_string());
+    let pace = crate::search::Pace::until(deadline).telling(&tell);
+    crate::search::images(&search, query, limit, &pace).await
 }
 
 impl Service {

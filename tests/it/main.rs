@@ -28,6 +28,7 @@ mod evidence;
 mod extract;
 mod fetch;
 mod grounding;
+mod images;
 mod index;
 mod keyring;
 mod language;

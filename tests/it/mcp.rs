@@ -225,10 +225,11 @@ async fn a_session_lists_and_calls_every_tool() {
     assert_eq!(search_schema["limit"]["maximum"], 10);
     // Each tool declares the schema of its structured content: the result or the
     // error object (the files in src/mcp/schemas, as compiled in).
-    for (name, file) in [
-        ("web_search", ground::mcp::schemas::WEB_SEARCH),
-        ("web_fetch", ground::mcp::schemas::WEB_FETCH),
-        ("grounded_answer", ground::mcp::schemas::GROUNDED_ANSWER),
+    // web_search's results are pages or (category "images") images.
+    for (name, file, shapes) in [
+        ("web_search", ground::mcp::schemas::WEB_SEARCH, 3),
+        ("web_fetch", ground::mcp::schemas::WEB_FETCH, 2),
+        ("grounded_answer", ground::mcp::schemas::GROUNDED_ANSWER, 2),
     ] {
         let tool = tools.iter().find(|t| t["name"] == name).unwrap();
         let declared = &tool["outputSchema"];
@@ -239,7 +240,7 @@ async fn a_session_lists_and_calls_every_tool() {
         );
         assert_eq!(
             declared["anyOf"].as_array().map(Vec::len),
-            Some(2),
+            Some(shapes),
             "{name}"
         );
     }
@@ -1524,6 +1525,43 @@ async fn the_embedded_models_prompt_reading_is_sent_as_mcp_progress() {
             "{p}"
         );
     }
+    let (code, stderr) = mcp.close().await;
+    assert_eq!(code, Some(0), "{stderr}");
+}
+
+/// Issue 46: `web_search` with `category: "images"` asks SearXNG's images category
+/// and returns the images (checked against the declared output schema); a bad
+/// category is a tool error; no image is downloaded.
+#[tokio::test]
+async fn web_search_finds_images_in_the_images_category() {
+    let world = World::new().await;
+    crate::images::searxng_images(&world).await;
+    crate::images::serve_images(&world).await;
+    let (mut mcp, _) = Session::start(world.ground(), &[]).await;
+    let found = structured(
+        &mcp.call(
+            "web_search",
+            json!({"query": "quillfeather lighthouse", "category": "images", "limit": 2}),
+        )
+        .await,
+    );
+    assert_eq!(found["backend"], "searxng", "{found}");
+    let images = found["images"].as_array().unwrap();
+    assert_eq!(images.len(), 2, "{found}");
+    assert_eq!(images[0]["title"], "The Quillfeather Lighthouse at dusk");
+    assert_eq!(
+        (images[0]["width"].as_u64(), images[0]["height"].as_u64()),
+        (Some(1920), Some(1080))
+    );
+    let bad = mcp
+        .call(
+            "web_search",
+            json!({"query": "lighthouse", "category": "videos"}),
+        )
+        .await;
+    assert_eq!(bad["isError"], true, "{bad}");
+    assert!(error_text(&bad).contains("category must be"), "{bad}");
+    assert_eq!(crate::images::image_requests(&world).await, 0);
     let (code, stderr) = mcp.close().await;
     assert_eq!(code, Some(0), "{stderr}");
 }

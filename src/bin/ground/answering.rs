@@ -177,6 +177,13 @@ pub fn answer_and_print(
         // stdout closed (e.g. piped into `head`): nothing to report
         return (ExitCode::SUCCESS, Some(report));
     }
+    // `--images`: the images after the sources (links only; none is downloaded).
+    if !json && let Some(images) = &report.images {
+        let listed = render::images::after_sources(images, style);
+        if write!(std::io::stdout().lock(), "{listed}").is_err() {
+            return (ExitCode::SUCCESS, Some(report));
+        }
+    }
     let wants_related =
         !printing.quiet && (printing.related || std::io::stdout().is_terminal()) && !json;
     if wants_related && let Some(lines) = render::person::related(&report, style) {

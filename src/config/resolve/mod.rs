@@ -186,6 +186,7 @@ pub(super) fn search(
         duckduckgo_url,
         contact: env("GROUND_CONTACT").or(file.search.contact.clone()),
         sites,
+        images: flags.images || file.search.images.unwrap_or(false),
     })
 }
 

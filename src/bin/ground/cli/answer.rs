@@ -50,6 +50,13 @@ pub struct AnswerArgs {
     #[arg(long, conflicts_with_all = ["json", "pack"])]
     pub related: bool,
 
+    /// Also search images for the question (SearXNG's images category or Brave's
+    /// image search) and list them after the sources (`--json`: `images`); the answer
+    /// is unchanged, no image is downloaded, and a failed images search is a warning
+    /// [[search] images].
+    #[arg(long)]
+    pub images: bool,
+
     /// Details on stderr: every page tried with its status, token estimates.
     #[arg(short, long)]
     pub verbose: bool,

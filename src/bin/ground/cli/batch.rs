@@ -66,6 +66,11 @@ pub struct BatchArgs {
     #[arg(long, value_name = "SECS")]
     pub timeout: Option<u64>,
 
+    /// Also search images for each question and put them in its record (`images`);
+    /// the answers are unchanged and no image is downloaded [[search] images].
+    #[arg(long)]
+    pub images: bool,
+
     #[command(flatten)]
     pub run: RunArgs,
 }

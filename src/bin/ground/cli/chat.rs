@@ -28,6 +28,13 @@ pub struct ChatArgs {
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
 
+    /// Also search images for the question (SearXNG's images category or Brave's
+    /// image search) and list them after the sources (`--json`: `images`); the answer
+    /// is unchanged, no image is downloaded, and a failed images search is a warning
+    /// [[search] images].
+    #[arg(long)]
+    pub images: bool,
+
     #[command(flatten)]
     pub run: RunArgs,
 }

@@ -18,6 +18,12 @@ pub struct SearchArgs {
     #[arg(long)]
     pub json: bool,
 
+    /// Search images instead of web pages: SearXNG's images category or Brave's image
+    /// search (other services have none: exit 2). Lists each image's title, page and
+    /// address; ground never downloads an image.
+    #[arg(long)]
+    pub images: bool,
+
     /// Deadline in seconds: the longest the search may wait for a free slot of the
     /// rate limit [default: 600, [run] timeout_secs].
     #[arg(long, value_name = "SECS")]

@@ -31,6 +31,7 @@ pub fn run(args: AnswerArgs) -> ExitCode {
     overrides.fallback = args.fallback.map(Into::into);
     overrides.pack = args.pack;
     overrides.verbose = args.verbose;
+    overrides.images = args.images;
     let mut settings = match settings(&overrides).and_then(|s| {
         let limit = s.run.timeout;
         block_on(ready_model(s, args.quiet, Some(limit)))

@@ -180,7 +180,9 @@ impl Questions {
 fn batch(args: BatchArgs) -> Result<Tally, Error> {
     let shard = shard(&args)?;
     let questions = open_questions(&args.input)?;
-    let settings = settings(&args.run.overrides(args.pages, args.timeout))?;
+    let mut overrides = args.run.overrides(args.pages, args.timeout);
+    overrides.images = args.images;
+    let settings = settings(&overrides)?;
     let resumed = args
         .out
         .as_deref()

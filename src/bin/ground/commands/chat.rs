@@ -33,7 +33,8 @@ const HELP: &str = "Ask a question, then follow-ups. Commands:
 
 /// Runs `ground chat`.
 pub fn run(args: ChatArgs) -> ExitCode {
-    let overrides = args.run.overrides(args.pages, args.timeout);
+    let mut overrides = args.run.overrides(args.pages, args.timeout);
+    overrides.images = args.images;
     let name = args.session.clone().unwrap_or_else(session::new_chat_name);
     // The chat holds its session until it ends (see `ground::session::hold`).
     let opened = settings(&overrides)

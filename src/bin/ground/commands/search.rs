@@ -37,6 +37,9 @@ pub fn run(args: SearchArgs) -> ExitCode {
         }
     };
     let service = Service::unbounded(settings);
+    if args.images {
+        return images(&service, &query, limit, args.json, &log_wait);
+    }
     let note = |why: &str| eprintln!("{}", ground::error::warning(why));
     let searched = match block_on(service.search_here(&query, limit, &log_wait, &note)) {
         Ok(searched) => searched,
@@ -73,6 +76,44 @@ pub fn run(args: SearchArgs) -> ExitCode {
             std::io::stdout().lock(),
             "{}",
             results::person(&outcome, limit)
+        )
+    };
+    ExitCode::SUCCESS
+}
+
+/// `ground search --images`: the images search, printed as a numbered list or as
+/// one JSON object. No image found is "no results" (exit 4), like the web search.
+fn images(
+    service: &Service,
+    query: &str,
+    limit: usize,
+    json: bool,
+    log_wait: &(dyn Fn(&str) + Send + Sync),
+) -> ExitCode {
+    let found = match block_on(service.images_here(query, limit, log_wait)) {
+        Ok(found) => found,
+        Err(e) => return fail(json, "query", query, &e),
+    };
+    for warning in &found.warnings {
+        eprintln!("{}", ground::error::warning(warning));
+    }
+    if found.images.is_empty() {
+        let error = Error::NoResults {
+            query: query.to_string(),
+        };
+        return fail(json, "query", query, &error);
+    }
+    let settings = &service.settings().search;
+    let _ = if json {
+        print_json(&ground::render::images::json(
+            &found, query, settings, limit,
+        ))
+    } else {
+        let plain = ground::render::Style::Text { colour: false };
+        write!(
+            std::io::stdout().lock(),
+            "{}",
+            ground::render::images::person(&found.images, limit, plain)
         )
     };
     ExitCode::SUCCESS

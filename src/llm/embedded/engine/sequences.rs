@@ -90,12 +90,12 @@ pub(super) fn shared_prefix(a: &[LlamaToken], b: &[LlamaToken]) -> usize {
 impl Session {
     /// Cells the sequences hold at most (cells a prefix copy shares are counted once
     /// per sequence: an over-count, so a reply never finds the cache full).
-    fn cells_held(&self) -> usize {
+    pub(super) fn cells_held(&self) -> usize {
         self.sequences.iter().map(|s| s.tokens.len()).sum()
     }
 
     /// Empties the whole cache.
-    fn clear(&mut self) {
+    pub(super) fn clear(&mut self) {
         self.ctx.clear_kv_cache();
         for sequence in &mut self.sequences {
             sequence.tokens.clear();
@@ -104,7 +104,7 @@ impl Session {
 
     /// Empties sequence `seq`; `false` when llama.cpp could not (then nothing is
     /// known of the cache and the caller empties it all).
-    fn clear_sequence(&mut self, seq: usize) -> bool {
+    pub(super) fn clear_sequence(&mut self, seq: usize) -> bool {
         if self.sequences[seq].tokens.is_empty() {
             return true;
         }
