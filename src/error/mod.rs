@@ -6,21 +6,21 @@
 //! from; this file maps each error to one of them, and `redact.rs` takes an API key
 //! out of every message an error carries.
 
-use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use crate::events::Stage;
 use crate::settings::{LlmBackend, SearchBackend};
-use crate::text::sanitize_line;
 
 pub mod exit;
 mod index;
 mod log;
 mod redact;
+mod render;
 
 pub use exit::{EXIT_CODE_TABLE, exit_codes_help};
 pub use index::IndexError;
 pub use log::log_line;
+pub use render::{report, report_about, report_line, warning};
 
 /// Why a model reply was unusable; each has its own hint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -736,42 +736,6 @@ impl Error {
     pub fn report(&self) -> String {
         report(&self.to_string(), self.hint().as_deref())
     }
-}
-
-/// The one renderer of an error for a person: `error: MESSAGE` (one sanitised line)
-/// and, when there is one, `hint: HINT` on the next. [`Error::report`] goes through
-/// it, and so does every failure that is no [`Error`] (a chat line that cannot be
-/// used, a page that cannot be read).
-pub fn report(message: &str, hint: Option<&str>) -> String {
-    report_about(message, None, hint)
-}
-
-/// [`report`] with a line naming the input the failure was about between the error
-/// and the hint (`query: tardigrades`). Every line is sanitised: the input and even a
-/// hint may quote what a client sent.
-pub fn report_about(message: &str, about: Option<(&str, &str)>, hint: Option<&str>) -> String {
-    let mut out = format!("error: {}", sanitize_line(message));
-    if let Some((name, input)) = about {
-        let _ = write!(out, "\n{name}: {}", sanitize_line(input));
-    }
-    if let Some(hint) = hint {
-        let _ = write!(out, "\nhint: {}", sanitize_line(hint));
-    }
-    out
-}
-
-/// [`report`] on one line, `error: MESSAGE; HINT`, for a command whose stderr is
-/// read a line a failure (`ground extract`).
-pub fn report_line(message: &str, hint: Option<&str>) -> String {
-    match hint {
-        Some(hint) => format!("error: {}; {}", sanitize_line(message), sanitize_line(hint)),
-        None => format!("error: {}", sanitize_line(message)),
-    }
-}
-
-/// The one renderer of a warning for a person: `warning: MESSAGE`, one sanitised line.
-pub fn warning(message: &str) -> String {
-    format!("warning: {}", sanitize_line(message))
 }
 
 /// Bytes as gigabytes with one decimal (`1.1 GB`), for memory and disk messages.
