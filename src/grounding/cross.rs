@@ -49,12 +49,17 @@ impl Checker {
             return;
         }
         let p = &*self.inner;
-        let whole: Vec<[Range<usize>; 1]> = p.sources.iter().map(|s| [0..s.text.len()]).collect();
+        // Each source's whole text as its one shown range.
+        let whole: Vec<Vec<Range<usize>>> = p
+            .sources
+            .iter()
+            .map(|s| std::iter::once(0..s.text.len()).collect())
+            .collect();
         let read = Shown::new(
             p.sources
                 .iter()
                 .zip(&whole)
-                .map(|(s, r)| (s.text.as_str(), s.title.as_str(), &r[..])),
+                .map(|(s, r)| (s.text.as_str(), s.title.as_str(), r.as_slice())),
         );
         for statement in &mut answer.statements {
             self.cross_check(&read, statement);

@@ -472,7 +472,7 @@ async fn a_failed_images_search_is_a_warning_not_a_failed_answer() {
         "{}",
         stderr(&out)
     );
-    assert_eq!(v["answer"].as_str().is_some_and(|a| !a.is_empty()), true);
+    assert!(v["answer"].as_str().is_some_and(|a| !a.is_empty()));
 }
 
 #[tokio::test]
