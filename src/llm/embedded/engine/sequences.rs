@@ -32,11 +32,15 @@ pub(super) struct Placed {
 }
 
 /// Chooses where a reply to `tokens` of `scope` goes among `sequences`: the longest
-/// prefix of the prompt found in a sequence of the same scope is reused. When using
-/// that sequence would cut off tokens it holds past the prefix (another prompt's
-/// tail, an answer's sources when this is a short rewrite), the reply goes to an
-/// empty or the least recently used other sequence instead, the prefix copied there
-/// (a copy shares the cells, it reads nothing). Pure: the engine applies it.
+/// prefix of the prompt found in a sequence of the same scope is reused. The reply
+/// continues that sequence, its tail past the prefix cut, when the tail is no longer
+/// than the prefix (a second question on the same sources cuts the first's question
+/// and reply). When it would cut off more than it keeps (an answer's sources, when
+/// this is a short rewrite sharing only the instructions' opening), the reply goes
+/// to an empty or the least recently used other sequence instead, the prefix copied
+/// there (a copy shares the cells, it reads nothing). Continuing in place also keeps
+/// the cells in the order a cold context has them, so the reply is the one a context
+/// that held nothing gives. Pure: the engine applies it.
 pub(super) fn place(
     sequences: &[Sequence],
     tokens: &[LlamaToken],
@@ -67,7 +71,9 @@ pub(super) fn place(
                 prefix: 0,
             }
         }
-        Some((i, prefix, _)) if prefix == sequences[i].tokens.len() || sequences.len() == 1 => {
+        Some((i, prefix, _))
+            if sequences[i].tokens.len() - prefix <= prefix || sequences.len() == 1 =>
+        {
             Placed {
                 target: i,
                 source: i,
@@ -165,7 +171,7 @@ mod tests {
         );
         // With no empty one, the least recently used other sequence gives way.
         let full = [
-            held(&[1, 2, 10, 11], None, 3),
+            held(&[1, 2, 10, 11, 12], None, 3),
             held(&[5], None, 1),
             held(&[6], None, 2),
         ];
@@ -176,12 +182,19 @@ mod tests {
     fn the_longest_prefix_wins_and_nothing_shared_takes_the_least_used() {
         let sequences = [
             held(&[1, 2, 3], None, 5),
-            held(&[1, 2, 3, 4, 9], None, 1),
+            held(&[1, 2, 3, 4, 9, 9, 9, 9, 9], None, 1),
             held(&[8, 8], None, 2),
         ];
         let placed = place(&sequences, &prompt(&[1, 2, 3, 4, 5, 6]), None);
         assert_eq!((placed.source, placed.prefix), (1, 4));
-        assert_ne!(placed.target, 1, "its tail (9) is kept");
+        assert_ne!(
+            placed.target, 1,
+            "its tail, longer than the prefix, is kept"
+        );
+        // A tail no longer than the prefix (the last question and its reply) is cut.
+        let short_tail = [held(&[1, 2, 3, 4, 9, 9], None, 1), held(&[], None, 0)];
+        let placed = place(&short_tail, &prompt(&[1, 2, 3, 4, 5, 6]), None);
+        assert_eq!((placed.target, placed.source, placed.prefix), (0, 0, 4));
         let unrelated = place(&sequences, &prompt(&[42, 43]), None);
         assert_eq!((unrelated.target, unrelated.prefix), (1, 0));
     }
