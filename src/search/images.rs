@@ -91,7 +91,9 @@ async fn searxng(
         one.url = (*url).clone();
         let outcome = searxng_one(&one, query, max).await;
         match outcome {
-            Err(error) if i + 1 < instances.len() && worth_the_next_instance(&error) => {
+            Err(error)
+                if i + 1 < instances.len() && super::searxng::worth_the_next_instance(&error) =>
+            {
                 warnings.push(format!(
                     "SearXNG at {} failed ({}); trying the next instance, {}",
                     display_url(&one),
@@ -109,18 +111,6 @@ async fn searxng(
         }
     }
     unreachable!("the last instance always returns")
-}
-
-/// Whether one instance's failure is worth trying the next one for.
-fn worth_the_next_instance(error: &Error) -> bool {
-    match error {
-        Error::SearchUnreachable { .. }
-        | Error::SearchRateLimited { .. }
-        | Error::SearchInvalidReply { .. }
-        | Error::SearchJsonDisabled { .. } => true,
-        Error::SearchHttp { status, .. } => *status >= 500,
-        _ => false,
-    }
 }
 
 /// The images request to one instance: the web search's parameters with

@@ -95,15 +95,34 @@ async fn search_on(
             found
         }),
     };
-    let logged = log::record(
+    logged(
         settings,
         query,
-        outcome.as_ref().map(|o| o.hits.len()).map_err(Error::kind),
+        outcome,
+        |o| o.hits.len(),
+        |o| &mut o.warnings,
+    )
+}
+
+/// Writes a search's `outcome` to the search log (when it is on): how many results
+/// (`count`) or which error; a log that cannot be written is a warning on the
+/// outcome (`warnings`), never a failed search. Web and images searches alike.
+fn logged<T>(
+    settings: &SearchSettings,
+    query: &str,
+    outcome: Result<T, Error>,
+    count: impl Fn(&T) -> usize,
+    warnings: impl Fn(&mut T) -> &mut Vec<String>,
+) -> Result<T, Error> {
+    let written = log::record(
+        settings,
+        query,
+        outcome.as_ref().map(&count).map_err(Error::kind),
         false,
     );
-    match (outcome, logged) {
+    match (outcome, written) {
         (Ok(mut found), Err(problem)) => {
-            found.warnings.push(state::warning(
+            warnings(&mut found).push(state::warning(
                 "this search was not written to the search log",
                 &problem,
             ));
@@ -150,25 +169,13 @@ pub async fn images(
                 found
             }),
     };
-    let logged = log::record(
+    logged(
         settings,
         query,
-        outcome
-            .as_ref()
-            .map(|o| o.images.len())
-            .map_err(Error::kind),
-        false,
-    );
-    match (outcome, logged) {
-        (Ok(mut found), Err(problem)) => {
-            found.warnings.push(state::warning(
-                "this search was not written to the search log",
-                &problem,
-            ));
-            Ok(found)
-        }
-        (outcome, _) => outcome,
-    }
+        outcome,
+        |o| o.images.len(),
+        |o| &mut o.warnings,
+    )
 }
 
 /// The warning about `dropped` results outside `--site` / `--exclude-site`.

@@ -91,7 +91,7 @@ pub async fn search(settings: &SearchSettings, query: &str) -> Result<SearchOutc
 /// Whether a failure of one instance is worth trying the next one for: it is down,
 /// overloaded or rate-limited, or gives nothing readable. A bad parameter would fail
 /// everywhere.
-fn worth_the_next_instance(error: &Error) -> bool {
+pub(super) fn worth_the_next_instance(error: &Error) -> bool {
     match error {
         Error::SearchUnreachable { .. }
         | Error::SearchRateLimited { .. }
