@@ -44,6 +44,7 @@
 pub mod answer;
 pub mod batch;
 pub mod cache;
+pub mod claims;
 pub(crate) mod calibration;
 pub mod config;
 pub mod context;

@@ -11,6 +11,7 @@
 //! |                    | (`--images`)             | `category` (web, images)   |
 //! | `web_fetch`        | `ground fetch --json`    | `url`                      |
 //! | `grounded_answer`  | `ground answer --json`   | `question`, `conversation` |
+//! | `check_claims`     | `ground check --json`    | `claims` or `cited_text`   |
 //!
 //! Design decisions a reader would otherwise have to reconstruct:
 //!
@@ -55,6 +56,7 @@
 //! turns every [`Failure`] into its tool result.
 
 mod arguments;
+mod check;
 mod failure;
 pub mod schemas;
 pub(crate) mod stdio;
@@ -92,7 +94,8 @@ web_search finds pages (url, title, snippet) for a query. web_fetch reads one pa
 and returns its main text. grounded_answer searches, reads the top pages and asks a \
 model, returning an answer whose statements carry citations verified against the \
 pages (answer, citations[].source_url, citations[].text, groundingMetadata). \
-Prefer grounded_answer for a question, web_search + web_fetch to read sources yourself.";
+Prefer grounded_answer for a question, web_search + web_fetch to read sources yourself. \
+check_claims fact-checks claims, or another AI's cited answer, against the web.";
 
 /// `web_search` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -285,7 +288,7 @@ impl GroundServer {
             // still writes one answer at a time.
             service: Arc::new(Service::unbounded(settings)),
             client,
-            tool_router: Self::tool_router(),
+            tool_router: Self::tool_router() + Self::check_router(),
         }
     }
 

@@ -22,6 +22,14 @@ pub const WEB_FETCH: &str = include_str!("schemas/web_fetch.json");
 /// `grounded_answer`'s result: `ground answer --json`'s object, or the error object.
 pub const GROUNDED_ANSWER: &str = include_str!("schemas/grounded_answer.json");
 
+/// `check_claims`' result: `ground check --json`'s object, or the error object.
+pub const CHECK_CLAIMS: &str = include_str!("schemas/check_claims.json");
+
+/// `check_claims`' output schema.
+pub fn check_claims() -> Arc<JsonObject> {
+    parsed(CHECK_CLAIMS)
+}
+
 /// `web_search`'s output schema.
 pub fn web_search() -> Arc<JsonObject> {
     parsed(WEB_SEARCH)
@@ -54,7 +62,7 @@ mod tests {
     #[test]
     fn every_schema_is_an_object_schema_of_a_result_or_an_error() {
         // web_search's results are pages or (category "images") images.
-        for (schema, shapes) in [(web_search(), 3), (web_fetch(), 2), (grounded_answer(), 2)] {
+        for (schema, shapes) in [(web_search(), 3), (web_fetch(), 2), (grounded_answer(), 2), (check_claims(), 2)] {
             // MCP requires an object schema at the top.
             assert_eq!(schema["type"], "object");
             let choices = schema["anyOf"].as_array().expect("anyOf");
