@@ -1,7 +1,7 @@
 //! `ground mcp`: the search, fetch and answer stages as tools for AI agents, served
 //! over the Model Context Protocol on stdin/stdout (newline-delimited JSON-RPC).
 //!
-//! Three tools, each the MCP twin of a command, returning the very object that
+//! Four tools, each the MCP twin of a command, returning the very object that
 //! command prints with `--json` as the result's `structuredContent` (and as JSON text,
 //! for clients that only read `content`):
 //!
@@ -50,7 +50,8 @@
 //! - **Every tool declares its `outputSchema`** ([`schemas`]): the shape of its
 //!   structured content, result or error, so clients validate what they get.
 //!
-//! The parts: this module holds the server and its three tools; [`stdio`] is the line
+//! The parts: this module holds the server and its first three tools (`check.rs`
+//! holds `check_claims`, with its own router); [`stdio`] is the line
 //! guard in front of the JSON-RPC, [`schemas`] the output schemas, the private
 //! `arguments` module checks the tools' arguments beyond their schemas and `failure`
 //! turns every [`Failure`] into its tool result.

@@ -27,7 +27,7 @@ const REPLY_TIMEOUT: Duration = Duration::from_secs(30);
 const PROTOCOL: &str = "2025-06-18";
 
 /// One MCP session with a `ground mcp` child process.
-struct Session {
+pub(crate) struct Session {
     child: Child,
     stdin: Option<ChildStdin>,
     stdout: Lines<BufReader<ChildStdout>>,
@@ -42,7 +42,7 @@ struct Session {
 impl Session {
     /// Starts `ground mcp FLAGS` from the world's clean command and runs the handshake:
     /// `initialize` (whose result is returned) and `notifications/initialized`.
-    async fn start(cmd: std::process::Command, flags: &[&str]) -> (Self, Value) {
+    pub(crate) async fn start(cmd: std::process::Command, flags: &[&str]) -> (Self, Value) {
         let mut cmd = tokio::process::Command::from(cmd);
         cmd.arg("mcp")
             .args(flags)
@@ -136,7 +136,7 @@ impl Session {
     }
 
     /// A request that must succeed at the JSON-RPC level: its `result`.
-    async fn request(&mut self, method: &str, params: Value) -> Value {
+    pub(crate) async fn request(&mut self, method: &str, params: Value) -> Value {
         let reply = self.request_raw(method, params).await;
         assert!(reply.get("error").is_none(), "{method} failed: {reply}");
         reply["result"].clone()
@@ -144,7 +144,7 @@ impl Session {
 
     /// `tools/call`: the CallToolResult, whose structured content (on success and on
     /// error alike) must match the tool's declared `outputSchema`.
-    async fn call(&mut self, tool: &str, arguments: Value) -> Value {
+    pub(crate) async fn call(&mut self, tool: &str, arguments: Value) -> Value {
         let result = self
             .request("tools/call", json!({"name": tool, "arguments": arguments}))
             .await;
@@ -161,7 +161,7 @@ impl Session {
     }
 
     /// Closes stdin (the client goes away) and returns the exit code and stderr.
-    async fn close(mut self) -> (Option<i32>, String) {
+    pub(crate) async fn close(mut self) -> (Option<i32>, String) {
         drop(self.stdin.take());
         let status = tokio::time::timeout(REPLY_TIMEOUT, self.child.wait())
             .await
@@ -174,7 +174,7 @@ impl Session {
 
 /// A successful tool result's object: `structuredContent`, which must equal the JSON
 /// in the text content (for clients that only read text).
-fn structured(result: &Value) -> Value {
+pub(crate) fn structured(result: &Value) -> Value {
     assert_eq!(result["isError"], json!(false), "{result}");
     let content = &result["structuredContent"];
     assert!(content.is_object(), "{result}");
@@ -184,7 +184,7 @@ fn structured(result: &Value) -> Value {
 }
 
 /// A tool error's text (and that it is one).
-fn error_text(result: &Value) -> String {
+pub(crate) fn error_text(result: &Value) -> String {
     assert_eq!(result["isError"], json!(true), "{result}");
     assert_eq!(result["content"][0]["type"], "text", "{result}");
     result["content"][0]["text"].as_str().unwrap().to_string()
@@ -210,7 +210,10 @@ async fn a_session_lists_and_calls_every_tool() {
     let list = mcp.request("tools/list", json!({})).await;
     let tools = list["tools"].as_array().unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["grounded_answer", "web_fetch", "web_search"]);
+    assert_eq!(
+        names,
+        ["check_claims", "grounded_answer", "web_fetch", "web_search"]
+    );
     let required = |name: &str| {
         let tool = tools.iter().find(|t| t["name"] == name).unwrap();
         assert!(!tool["description"].as_str().unwrap().is_empty());
@@ -220,7 +223,7 @@ async fn a_session_lists_and_calls_every_tool() {
     assert_eq!(required("web_search"), json!(["query"]));
     assert_eq!(required("web_fetch"), json!(["url"]));
     assert_eq!(required("grounded_answer"), json!(["question"]));
-    let search_schema = &tools[2]["inputSchema"]["properties"];
+    let search_schema = &tools[3]["inputSchema"]["properties"];
     assert_eq!(search_schema["limit"]["minimum"], 1);
     assert_eq!(search_schema["limit"]["maximum"], 10);
     // Each tool declares the schema of its structured content: the result or the
@@ -484,7 +487,7 @@ async fn failures_are_tool_errors_and_the_session_goes_on() {
 
     // And after all that, the session still serves.
     let list = mcp.request("tools/list", json!({})).await;
-    assert_eq!(list["tools"].as_array().unwrap().len(), 3);
+    assert_eq!(list["tools"].as_array().unwrap().len(), 4);
     let page = structured(&mcp.call("web_fetch", json!({"url": url})).await);
     assert_eq!(page["status"], "SUCCESS");
 
