@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Retrieval quality of `ground index search` on the docs development set.
 
-    scripts/measure-docs-recall.py [--bin PATH] [-n 5] [--model-file PATH.gguf] [--show]
+    scripts/measure-docs-recall.py [--bin PATH] [-n 5] [--model-file PATH.gguf]
+                                   [--llm-url URL --model NAME] [--show]
 
 Lays out the set (scripts/docs-devset/assemble.py: 84 crate READMEs and docs from
 cargo's registry sources, pinned by sha256), indexes it with `ground index add` into
@@ -12,10 +13,12 @@ scripts/docs-devset/questions.json with `ground index search --json -n N`.
 Prints, over the questions:
   * recall@N: the share of questions with an expected file among the first N results;
   * MRR: the mean of 1/rank of the first expected file (0 when none is in the N);
-  * with --model-file (or GROUND_TEST_GGUF set): the share of
+  * with --model-file (or GROUND_TEST_GGUF set), or --llm-url (an OpenAI-compatible
+    server, e.g. llama.cpp's: `ground --llm openai --llm-url URL --model NAME`; a debug
+    ground binary then answers at the server's speed): the share of
     `ground answer --docs=devset --no-web --json` answers that cite an expected file
-    (a citation whose source is a file source with that path), and the share that
-    are grounded. Without a model this prints "not measured".
+    (a verified citation whose source is a file source with that path), and the share
+    that are grounded. Without a model this prints "not measured".
 
 --show prints each question's rank (or "-") and the top result, to see what missed.
 The questions were written as a person would ask them, not copied from the answer's
@@ -104,6 +107,8 @@ def main():
     ap.add_argument("--bin", default=str(ROOT / "target" / "debug" / "ground"), help="the ground binary (default target/debug/ground)")
     ap.add_argument("-n", type=int, default=5, help="results per question (default 5)")
     ap.add_argument("--model-file", default=os.environ.get("GROUND_TEST_GGUF"), help="a GGUF for the answer share (default $GROUND_TEST_GGUF; .ci/embedded prints one)")
+    ap.add_argument("--llm-url", help="an OpenAI-compatible model server's base URL (instead of --model-file), e.g. http://127.0.0.1:8081/v1")
+    ap.add_argument("--model", default="smollm2", help="the model name to ask --llm-url for (default smollm2)")
     ap.add_argument("--show", action="store_true", help="print each question's rank and top hit")
     args = ap.parse_args()
 
@@ -140,8 +145,14 @@ def main():
         print(f"MRR@{args.n}: {rr / n:.3f}")
         print(f"rank 1: {sum(1 for r in ranks if r == 1)}/{n}")
 
-        if not args.model_file:
-            print("answers citing an expected file: not measured (no model; give --model-file PATH.gguf or set GROUND_TEST_GGUF)")
+        if args.llm_url:
+            model_args = ["--llm", "openai", "--llm-url", args.llm_url, "--model", args.model]
+            model_name = f"{args.model} at {args.llm_url}"
+        elif args.model_file:
+            model_args = ["--model-file", args.model_file]
+            model_name = Path(args.model_file).name
+        else:
+            print("answers citing an expected file: not measured (no model; give --model-file PATH.gguf, --llm-url URL or set GROUND_TEST_GGUF)")
             return
         help_text = subprocess.run([args.bin, "answer", "--help"], env=env, capture_output=True, text=True).stdout
         if "--docs" not in help_text or "--no-web" not in help_text:
@@ -150,7 +161,7 @@ def main():
         cited, grounded, failed = 0, 0, 0
         t0 = time.monotonic()
         for q in questions:
-            cmd = [args.bin, "answer", q["q"], f"--docs={COLLECTION}", "--no-web", "--json", "--model-file", args.model_file]
+            cmd = [args.bin, "answer", q["q"], f"--docs={COLLECTION}", "--no-web", "--json", *model_args]
             p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
             try:
                 ans = json.loads(p.stdout)
@@ -165,7 +176,7 @@ def main():
             if args.show:
                 print(f"  {'ok' if ok else '--'}  {q['id']:<24} grounded={ans.get('grounded')}")
         answer_s = time.monotonic() - t0
-        print(f"answers citing an expected file: {cited / n:.3f} ({cited}/{n}; {failed} without JSON) with {Path(args.model_file).name}")
+        print(f"answers citing an expected file: {cited / n:.3f} ({cited}/{n}; {failed} without JSON) with {model_name}")
         print(f"answers grounded: {grounded / n:.3f} ({grounded}/{n}); {answer_s / n:.1f} s an answer")
 
 

@@ -55,6 +55,10 @@ pub struct PageAttempt {
     /// The extracted text (not serialised; sources carry it).
     #[serde(skip)]
     pub text: String,
+    /// The local document collection a file source was found in (`--docs`); `None`
+    /// for a web page, and for a file read in an earlier turn of a conversation.
+    #[serde(skip)]
+    pub collection: Option<String>,
 }
 
 /// Fetches one result page and extracts its main text. Returns the attempt (status,
@@ -288,6 +292,7 @@ impl PageAttempt {
             ms: 0,
             cached: false,
             text: String::new(),
+            collection: None,
         }
     }
 }

@@ -203,6 +203,9 @@ pub struct FileLocation {
     pub line_start: u64,
     /// Last line sent.
     pub line_end: u64,
+    /// The collection it was found in, when this run searched it (a file read in an
+    /// earlier turn of a conversation has none).
+    pub collection: Option<String>,
 }
 
 /// The location of `source` when it is a local document (its URL a `file://` URI;
@@ -233,6 +236,7 @@ pub fn file_location(
         path,
         line_start,
         line_end,
+        collection: None,
     })
 }
 
@@ -241,7 +245,13 @@ impl Report {
     pub fn file_location(&self, number: usize) -> Option<FileLocation> {
         let source = self.sources.get(number.checked_sub(1)?)?;
         let cut = self.context.sources.iter().find(|c| c.number == number);
-        file_location(source, cut)
+        let mut location = file_location(source, cut)?;
+        location.collection = self
+            .pages
+            .iter()
+            .find(|p| p.index == Some(number) || p.url == source.url)
+            .and_then(|p| p.collection.clone());
+        Some(location)
     }
 
     /// The kind `--json` and the faces name source `number` by: `"file"` for a local

@@ -59,6 +59,17 @@ pub struct DocsSettings {
     pub no_web: bool,
 }
 
+impl DocsSettings {
+    /// The collections for a server's start-up line: their names, or "none".
+    pub fn describe(&self) -> String {
+        if self.collections.is_empty() {
+            "none".to_string()
+        } else {
+            self.collections.join(", ")
+        }
+    }
+}
+
 /// `ground serve`'s address, key and limits (`[serve]`, `GROUND_SERVE_*`, flags).
 #[derive(Debug, Clone)]
 pub struct ServeSettings {

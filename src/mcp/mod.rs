@@ -1,7 +1,7 @@
 //! `ground mcp`: the search, fetch and answer stages as tools for AI agents, served
 //! over the Model Context Protocol on stdin/stdout (newline-delimited JSON-RPC).
 //!
-//! Four tools, each the MCP twin of a command, returning the very object that
+//! Five tools, each the MCP twin of a command, returning the very object that
 //! command prints with `--json` as the result's `structuredContent` (and as JSON text,
 //! for clients that only read `content`):
 //!
@@ -11,7 +11,15 @@
 //! |                    | (`--images`)             | `category` (web, images)   |
 //! | `web_fetch`        | `ground fetch --json`    | `url`                      |
 //! | `grounded_answer`  | `ground answer --json`   | `question`, `conversation` |
+//! |                    | (`--docs`, `--no-web`)   | `docs`, `no_web`           |
+//! | `document_search`  | `ground index search     | `query`, `collection`, `n` |
+//! |                    | --json`                  |                            |
 //! | `check_claims`     | `ground check --json`    | `claims` or `cited_text`   |
+//!
+//! - **Local documents are the operator's choice.** `ground mcp --docs=NAME` (or
+//!   `[docs] collections`) names the collections served; `grounded_answer` answers
+//!   from them beside the web unless its `docs` names fewer (`[]`: the web alone),
+//!   and `document_search` searches them. A call can name no other collection.
 //!
 //! Design decisions a reader would otherwise have to reconstruct:
 //!
@@ -50,7 +58,7 @@
 //! - **Every tool declares its `outputSchema`** ([`schemas`]): the shape of its
 //!   structured content, result or error, so clients validate what they get.
 //!
-//! The parts: this module holds the server and its first three tools (`check.rs`
+//! The parts: this module holds the server and its other tools (`check.rs`
 //! holds `check_claims`, with its own router); [`stdio`] is the line
 //! guard in front of the JSON-RPC, [`schemas`] the output schemas, the private
 //! `arguments` module checks the tools' arguments beyond their schemas and `failure`
@@ -76,7 +84,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use self::arguments::{parse_limit, parse_sites};
+use self::arguments::{parse_collections, parse_limit, parse_passages, parse_sites};
 use self::failure::{failure, log_failure};
 use crate::error::Error;
 use crate::report::Report;
@@ -96,6 +104,8 @@ and returns its main text. grounded_answer searches, reads the top pages and ask
 model, returning an answer whose statements carry citations verified against the \
 pages (answer, citations[].source_url, citations[].text, groundingMetadata). \
 Prefer grounded_answer for a question, web_search + web_fetch to read sources yourself. \
+document_search finds passages in the local document collections this server serves \
+(path and lines); grounded_answer cites them beside the web (docs, no_web). \
 check_claims fact-checks claims, or another AI's cited answer, against the web.";
 
 /// `web_search` arguments.
@@ -158,6 +168,28 @@ pub struct GroundedAnswerArgs {
     /// Never read or cite these sites (subdomains included).
     #[serde(default)]
     pub exclude_sites: Option<Vec<String>>,
+    /// The local document collections to answer from beside the web, each one the
+    /// server serves (started with --docs=NAME); absent: all it serves; []: the web
+    /// alone.
+    #[serde(default)]
+    pub docs: Option<Vec<String>>,
+    /// Answer from the local documents alone: no web search at all (needs a
+    /// collection).
+    #[serde(default)]
+    pub no_web: Option<bool>,
+}
+
+/// `document_search` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct DocumentSearchArgs {
+    /// What to look for, in a person's words.
+    pub query: String,
+    /// The collection to search, one the server serves (absent: all it serves).
+    #[serde(default)]
+    pub collection: Option<String>,
+    /// How many passages to return, 1-20 (default 5).
+    #[schemars(with = "Option<u8>", range(min = 1, max = 20), extend("default" = 5))]
+    pub n: Option<Value>,
 }
 
 /// The MCP server: the process's service, this client session's budget and reused
@@ -179,11 +211,12 @@ pub async fn serve(settings: Settings) -> Result<(), Error> {
     };
     let server = GroundServer::new(settings);
     crate::error::log_line(&format!(
-        "ground mcp: serving web_search, web_fetch and grounded_answer on stdio \
-         (search: {} at {}, model: {})",
+        "ground mcp: serving web_search, web_fetch, grounded_answer and document_search on stdio \
+         (search: {} at {}, model: {}, local documents: {})",
         search,
         crate::http::display_url(&server.service.settings().search.url),
         server.service.model().describe(),
+        server.service.settings().docs.describe(),
     ));
     let running = server
         .serve(stdio::guard(tokio::io::stdin(), tokio::io::stdout()))
@@ -414,6 +447,8 @@ impl GroundServer {
             conversation,
             sites,
             exclude_sites,
+            docs,
+            no_web,
         } = params.0;
         let question = question.trim().to_string();
         let conversation = conversation.unwrap_or_default();
@@ -421,10 +456,25 @@ impl GroundServer {
             Ok(sites) => sites,
             Err(problem) => return failure("grounded_answer", "question", &question, problem),
         };
+        let served = &self.service.settings().docs.collections;
+        let docs = match parse_collections(docs, served) {
+            Ok(docs) => docs,
+            Err(problem) => return failure("grounded_answer", "question", &question, problem),
+        };
+        let no_web = no_web.unwrap_or(false) || self.service.settings().docs.no_web;
+        if no_web && docs.is_empty() {
+            let problem = crate::service::Failure::usage(
+                "no_web needs a local document collection to answer from",
+                "name one in docs, or leave no_web out",
+            );
+            return failure("grounded_answer", "question", &question, problem);
+        }
         let narrow = move |settings: &mut crate::settings::Settings| {
             if let Some(sites) = &sites {
                 settings.search.sites = sites.clone();
             }
+            settings.docs.collections = docs.clone();
+            settings.docs.no_web = no_web;
         };
         let mut download = download_progress(&context);
         let note =
@@ -456,6 +506,44 @@ impl GroundServer {
             Err(problem) => return failure("grounded_answer", "question", &question, problem),
         };
         CallToolResult::structured(crate::render::json::answered(&answered))
+    }
+
+    /// `ground index search --json` as a tool, over the collections the server serves.
+    #[tool(
+        description = "Search the local document collections this server serves (ground \
+                       mcp --docs=NAME) for passages. Returns {query, results: [{collection, \
+                       path, title, line_start, line_end, snippet, score}]}, best first, at \
+                       most 20. Nothing leaves the machine.",
+        output_schema = schemas::document_search(),
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn document_search(&self, params: Parameters<DocumentSearchArgs>) -> CallToolResult {
+        let DocumentSearchArgs {
+            query,
+            collection,
+            n,
+        } = params.0;
+        let query = query.trim().to_string();
+        let served = &self.service.settings().docs.collections;
+        let collections = match parse_collections(collection.map(|c| vec![c]), served) {
+            Ok(collections) => collections,
+            Err(problem) => return failure("document_search", "query", &query, problem),
+        };
+        if collections.is_empty() {
+            let problem = crate::service::Failure::usage(
+                "this server serves no local document collection",
+                "start ground mcp with --docs=NAME (or set [docs] collections), NAME a collection made by ground index add",
+            );
+            return failure("document_search", "query", &query, problem);
+        }
+        let n = match parse_passages(n.as_ref()) {
+            Ok(n) => n,
+            Err(problem) => return failure("document_search", "query", &query, problem),
+        };
+        match self.service.documents(&collections, &query, n).await {
+            Ok(hits) => CallToolResult::structured(crate::render::documents::json(&query, &hits)),
+            Err(problem) => failure("document_search", "query", &query, problem),
+        }
     }
 }
 

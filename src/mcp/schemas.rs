@@ -21,6 +21,9 @@ pub const WEB_SEARCH: &str = include_str!("schemas/web_search.json");
 pub const WEB_FETCH: &str = include_str!("schemas/web_fetch.json");
 /// `grounded_answer`'s result: `ground answer --json`'s object, or the error object.
 pub const GROUNDED_ANSWER: &str = include_str!("schemas/grounded_answer.json");
+/// `document_search`'s result: `ground index search --json`'s object, or the error
+/// object.
+pub const DOCUMENT_SEARCH: &str = include_str!("schemas/document_search.json");
 
 /// `check_claims`' result: `ground check --json`'s object, or the error object.
 pub const CHECK_CLAIMS: &str = include_str!("schemas/check_claims.json");
@@ -45,6 +48,11 @@ pub fn grounded_answer() -> Arc<JsonObject> {
     parsed(GROUNDED_ANSWER)
 }
 
+/// `document_search`'s output schema.
+pub fn document_search() -> Arc<JsonObject> {
+    parsed(DOCUMENT_SEARCH)
+}
+
 /// One compiled-in schema as the JSON object rmcp puts in `tools/list`. The files
 /// are constants of the build, checked by the unit test below: an unparsable one is
 /// a bug caught before release, never input a user can give.
@@ -62,7 +70,13 @@ mod tests {
     #[test]
     fn every_schema_is_an_object_schema_of_a_result_or_an_error() {
         // web_search's results are pages or (category "images") images.
-        for (schema, shapes) in [(web_search(), 3), (web_fetch(), 2), (grounded_answer(), 2), (check_claims(), 2)] {
+        for (schema, shapes) in [
+            (web_search(), 3),
+            (web_fetch(), 2),
+            (grounded_answer(), 2),
+            (document_search(), 2),
+            (check_claims(), 2),
+        ] {
             // MCP requires an object schema at the top.
             assert_eq!(schema["type"], "object");
             let choices = schema["anyOf"].as_array().expect("anyOf");

@@ -97,6 +97,7 @@ impl Prior {
                 ms: 0,
                 cached: true,
                 text: String::new(),
+                collection: None,
             })
             .collect()
     }

@@ -89,6 +89,7 @@ impl Run<'_> {
                 ms: 0,
                 cached: false,
                 text,
+                collection: Some(file.collection),
             });
         }
         let ms = elapsed_ms(started);
@@ -104,6 +105,8 @@ impl Run<'_> {
 /// One file found: its passages' line ranges, and its text read again now.
 struct FileFound {
     path: std::path::PathBuf,
+    /// The collection it was found in (the best passage's, when in several).
+    collection: String,
     ranges: Vec<(u64, u64)>,
     read: ReadAgain,
 }
@@ -111,20 +114,27 @@ struct FileFound {
 /// Groups `hits` by file (best first, at most [`LOCAL_FILES`]) and reads each again.
 /// Blocking.
 fn read_files(hits: Vec<docs::Hit>) -> Vec<FileFound> {
-    let mut files: Vec<(std::path::PathBuf, Vec<(u64, u64)>)> = Vec::new();
+    // The files of the best passages, best first: (path, collection, line ranges).
+    type Found = (std::path::PathBuf, String, Vec<(u64, u64)>);
+    let mut files: Vec<Found> = Vec::new();
     for hit in hits {
         let range = (hit.line_start, hit.line_end);
-        if let Some((_, ranges)) = files.iter_mut().find(|(p, _)| *p == hit.path) {
+        if let Some((_, _, ranges)) = files.iter_mut().find(|(p, _, _)| *p == hit.path) {
             ranges.push(range);
         } else if files.len() < LOCAL_FILES {
-            files.push((hit.path, vec![range]));
+            files.push((hit.path, hit.collection, vec![range]));
         }
     }
     files
         .into_iter()
-        .map(|(path, ranges)| {
+        .map(|(path, collection, ranges)| {
             let read = docs::read_again(&path);
-            FileFound { path, ranges, read }
+            FileFound {
+                path,
+                collection,
+                ranges,
+                read,
+            }
         })
         .collect()
 }

@@ -341,20 +341,28 @@ fn file_fields(value: &mut Value, file: &crate::report::FileLocation) {
     value["path"] = json!(file.path);
     value["line_start"] = json!(file.line_start);
     value["line_end"] = json!(file.line_end);
+    if let Some(collection) = &file.collection {
+        value["collection"] = json!(collection);
+    }
 }
 
+/// The prefix of a Gemini file search store's name; ground's store of a collection is
+/// `fileSearchStores/NAME`.
+pub const FILE_SEARCH_STORES: &str = "fileSearchStores/";
+
 /// `groundingMetadata` with each local document's chunk in Gemini's own shape for
-/// retrieved files, `retrievedContext {uri, title, text}` (the text: the lines sent),
-/// in place of `web`.
+/// retrieved files, `retrievedContext {uri, title, text, fileSearchStore}` (the text:
+/// the lines sent; the store: `fileSearchStores/COLLECTION`, when known), in place of
+/// `web`.
 pub fn file_chunks(mut metadata: Value, report: &Report) -> Value {
     let Some(chunks) = metadata["groundingChunks"].as_array_mut() else {
         return metadata;
     };
     for (i, chunk) in chunks.iter_mut().enumerate() {
         let number = i + 1;
-        if report.file_location(number).is_none() {
+        let Some(location) = report.file_location(number) else {
             continue;
-        }
+        };
         let source = &report.sources[i];
         let text: Vec<&str> = report
             .context
@@ -368,11 +376,15 @@ pub fn file_chunks(mut metadata: Value, report: &Report) -> Value {
                     .collect()
             })
             .unwrap_or_default();
-        *chunk = json!({"retrievedContext": {
+        let mut context = json!({
             "uri": source.url,
             "title": source.title,
             "text": text.join("\n"),
-        }});
+        });
+        if let Some(collection) = location.collection {
+            context["fileSearchStore"] = json!(format!("{FILE_SEARCH_STORES}{collection}"));
+        }
+        *chunk = json!({ "retrievedContext": context });
     }
     metadata
 }

@@ -17,7 +17,16 @@
 //!   image one more `groundingChunks[]` entry `{image: {sourceUri, imageUri, title,
 //!   domain}}` (its `GroundingChunkImage`) after the web chunks, so the supports'
 //!   indices are unchanged. Images are links; none is downloaded.
-//! - Without one: the model answers the conversation alone, with no grounding
+//! - With a `fileSearch` / `file_search` tool (google-genai's `FileSearch`): the
+//!   grounded pipeline on the local document collections it names,
+//!   `fileSearchStoreNames: ["fileSearchStores/NAME"]`, each one the operator
+//!   serves (`ground serve --docs=NAME`); with no `googleSearch` beside it nothing
+//!   is searched on the web. A file's chunk is `retrievedContext {uri, title, text,
+//!   fileSearchStore}` (its `GroundingChunkRetrievedContext`). `topK` is accepted
+//!   (ground reads at most its own number of files); `metadataFilter` is refused
+//!   (collections have no metadata). A `googleSearch` request alone is answered from
+//!   the web and the operator's collections, as every answer of this server is.
+//! - Without either: the model answers the conversation alone, with no grounding
 //!   metadata, as Gemini does. `systemInstruction` is given to the model as the
 //!   application's instruction, beneath ground's own rules (it cannot switch off the
 //!   answer's schema or the quote check).
@@ -76,6 +85,9 @@ struct GenerateRequest {
     sites: Option<SiteFilter>,
     /// The search tool's `searchTypes.imageSearch`: image chunks beside the answer.
     images: bool,
+    /// The file search tool's collections (store names without `fileSearchStores/`);
+    /// `None` without one. Checked against the operator's by [`within_server`].
+    stores: Option<Vec<String>>,
 }
 
 /// The text of a `Content`'s parts.
@@ -112,6 +124,7 @@ fn parse(body: &Value) -> Result<GenerateRequest, ApiError> {
     let mut search = false;
     let mut images = false;
     let mut exclude: Option<Vec<String>> = None;
+    let mut stores: Option<Vec<String>> = None;
     if let Some(tools) = body.get("tools") {
         let Some(tools) = tools.as_array() else {
             return Err(bad(
@@ -136,10 +149,15 @@ fn parse(body: &Value) -> Result<GenerateRequest, ApiError> {
                         }
                     }
                     "googleSearchRetrieval" | "google_search_retrieval" => search = true,
+                    "fileSearch" | "file_search" => {
+                        stores
+                            .get_or_insert_default()
+                            .extend(file_search_stores(config)?);
+                    }
                     "functionDeclarations" | "function_declarations" => {
                         return Err(bad(
                             "function declarations are not supported: ground searches the web and answers itself",
-                            "use the googleSearch tool only",
+                            "use the googleSearch or fileSearch tool only",
                         ));
                     }
                     other => {
@@ -148,7 +166,7 @@ fn parse(body: &Value) -> Result<GenerateRequest, ApiError> {
                                 "the tool {:?} is not supported",
                                 crate::text::shorten(other, 40)
                             ),
-                            "use the googleSearch tool only",
+                            "use the googleSearch or fileSearch tool only",
                         ));
                     }
                 }
@@ -213,6 +231,10 @@ fn parse(body: &Value) -> Result<GenerateRequest, ApiError> {
         ));
     }
     let turns = super::http::turns_of(said);
+    if let Some(stores) = stores.as_mut() {
+        stores.sort();
+        stores.dedup();
+    }
     let sites = match exclude {
         None => None,
         Some(domains) => Some(
@@ -227,8 +249,89 @@ fn parse(body: &Value) -> Result<GenerateRequest, ApiError> {
         instruction,
         sites,
         images,
+        stores,
     })
 }
+
+/// What to send instead of a bad `fileSearch` tool.
+const FILE_SEARCH_HINT: &str = "send {\"fileSearch\": {\"fileSearchStoreNames\": [\"fileSearchStores/NAME\"]}}, NAME a collection the server serves (ground serve --docs=NAME)";
+
+/// The collections a `fileSearch` tool's `config` names: its `fileSearchStoreNames`
+/// (or `file_search_store_names`), each `fileSearchStores/NAME` or a bare NAME.
+/// `topK` is accepted; `metadataFilter` is refused (collections have no metadata).
+fn file_search_stores(config: &Value) -> Result<Vec<String>, ApiError> {
+    let Some(config) = config.as_object() else {
+        return Err(bad("fileSearch is not an object", FILE_SEARCH_HINT));
+    };
+    if config
+        .get("metadataFilter")
+        .or_else(|| config.get("metadata_filter"))
+        .is_some_and(|v| !v.is_null())
+    {
+        return Err(bad(
+            "fileSearch.metadataFilter is not supported: ground's collections have no metadata",
+            "leave metadataFilter out, or serve the files to filter as a collection of their own",
+        ));
+    }
+    if let Some(top_k) = config
+        .get("topK")
+        .or_else(|| config.get("top_k"))
+        .filter(|v| !v.is_null())
+        && top_k.as_u64().is_none_or(|k| k < 1)
+    {
+        return Err(bad(
+            "fileSearch.topK is not a whole number of at least 1",
+            "leave topK out",
+        ));
+    }
+    let names = config
+        .get("fileSearchStoreNames")
+        .or_else(|| config.get("file_search_store_names"))
+        .and_then(Value::as_array)
+        .filter(|names| !names.is_empty())
+        .ok_or_else(|| {
+            bad(
+                "fileSearch.fileSearchStoreNames is missing or empty",
+                FILE_SEARCH_HINT,
+            )
+        })?;
+    if names.len() > MAX_STORES {
+        return Err(bad(
+            format!(
+                "fileSearch names {} stores, more than the {MAX_STORES} accepted",
+                names.len()
+            ),
+            "name the collections to answer from only",
+        ));
+    }
+    names
+        .iter()
+        .map(|name| {
+            let name = name.as_str().ok_or_else(|| {
+                bad(
+                    "fileSearch.fileSearchStoreNames is not an array of strings",
+                    FILE_SEARCH_HINT,
+                )
+            })?;
+            let collection = name
+                .strip_prefix(crate::render::json::FILE_SEARCH_STORES)
+                .unwrap_or(name);
+            crate::docs::check_name(collection).map_err(|_| {
+                bad(
+                    format!(
+                        "{:?} is not a file search store name",
+                        crate::text::shorten(name, 80)
+                    ),
+                    FILE_SEARCH_HINT,
+                )
+            })?;
+            Ok(collection.to_string())
+        })
+        .collect()
+}
+
+/// Most file search stores one request may name.
+const MAX_STORES: usize = 16;
 
 /// Whether a `googleSearch` tool's `searchTypes` (or `search_types`) asks for images:
 /// its `imageSearch` (or `image_search`) is an object.
@@ -309,18 +412,41 @@ fn exclude_domains(config: &Value) -> Result<Option<Vec<String>>, ApiError> {
         .map(Some)
 }
 
-/// `request` with its `excludeDomains` added to the server's own filter: a client may
-/// narrow what the server searches and reads, never widen it. Refused (400) when
-/// every site the server keeps to would be excluded.
+/// `request` within what the server serves: its `excludeDomains` added to the
+/// server's own filter (a client may narrow what the server searches and reads, never
+/// widen it; refused (400) when every site the server keeps to would be excluded),
+/// and its file search stores each one of the operator's collections (a request can
+/// never name another collection, let alone a folder).
 fn within_server(
     mut request: GenerateRequest,
     server: &SiteFilter,
+    served: &[String],
 ) -> Result<GenerateRequest, ApiError> {
     if let Some(asked) = &request.sites {
         let narrowed = server
             .narrowed_by(asked, "googleSearch.excludeDomains")
             .map_err(|e| bad(e.message, e.hint))?;
         request.sites = Some(narrowed);
+    }
+    if let Some(stores) = &request.stores
+        && let Some(other) = stores.iter().find(|s| !served.contains(s))
+    {
+        let store = |name: &String| format!("{}{name}", crate::render::json::FILE_SEARCH_STORES);
+        let hint = if served.is_empty() {
+            "this server serves no collections: its operator starts it with --docs=NAME".to_string()
+        } else {
+            format!(
+                "name one of {}",
+                served.iter().map(store).collect::<Vec<_>>().join(", ")
+            )
+        };
+        return Err(bad(
+            format!(
+                "the file search store {:?} is not served here",
+                store(other)
+            ),
+            hint,
+        ));
     }
     Ok(request)
 }
@@ -379,7 +505,8 @@ pub(crate) async fn generate(
     };
     let model = crate::text::shorten(&crate::text::sanitize_line(model), 100);
     let server_sites = &app.service.settings().search.sites;
-    let checked = |body: &Value| parse(body).and_then(|r| within_server(r, server_sites));
+    let served = &app.service.settings().docs.collections;
+    let checked = |body: &Value| parse(body).and_then(|r| within_server(r, server_sites, served));
     let (request, admission) =
         match admitted(&app, Face::Gemini, body, checked, |r: &GenerateRequest| {
             &r.question
@@ -390,14 +517,21 @@ pub(crate) async fn generate(
             Err(e) => return e.into_response(),
         };
     let id = reply_id("");
-    let reply = if request.search {
+    let reply = if request.search || request.stores.is_some() {
         let (sites, images) = (request.sites.clone(), request.images);
+        let (stores, web) = (request.stores.clone(), request.search);
         let adjust = move |settings: &mut Settings| {
             if let Some(sites) = &sites {
                 settings.search.sites = sites.clone();
             }
             if images {
                 settings.search.images = true;
+            }
+            // A file search names the collections; without a web search beside it,
+            // nothing is searched on the web (the operator's --no-web always holds).
+            if let Some(stores) = &stores {
+                settings.docs.collections = stores.clone();
+                settings.docs.no_web |= !web;
             }
         };
         let answered = app
@@ -506,7 +640,7 @@ mod tests {
             "--site",
         )
         .unwrap();
-        let narrowed = within_server(request, &server).unwrap().sites.unwrap();
+        let narrowed = within_server(request, &server, &[]).unwrap().sites.unwrap();
         assert_eq!(narrowed.sites, ["example.org"]);
         assert_eq!(
             narrowed.exclude_sites,
@@ -536,7 +670,7 @@ mod tests {
             json!({"googleSearch": {"excludeDomains": ["example.org"]}}),
         ))
         .unwrap();
-        let error = within_server(all, &server).unwrap_err();
+        let error = within_server(all, &server, &[]).unwrap_err();
         assert!(
             error.failure.message.contains("is excluded"),
             "{}",
@@ -577,5 +711,107 @@ mod tests {
         assert!(parse(&body).is_err());
         let body = json!({"contents": [{"role": "model", "parts": [{"text": "a"}]}]});
         assert!(parse(&body).is_err());
+    }
+
+    #[test]
+    fn a_file_search_tool_names_collections_the_server_serves() {
+        let ask = |tool: Value| json!({"contents": [{"parts": [{"text": "q"}]}], "tools": [tool]});
+        let served = vec!["notes".to_string(), "team-docs".to_string()];
+        let request = parse(&ask(json!({"fileSearch": {
+            "fileSearchStoreNames": ["fileSearchStores/team-docs", "notes", "notes"],
+            "topK": 5
+        }})))
+        .unwrap();
+        assert!(!request.search);
+        assert_eq!(
+            request.stores.as_deref(),
+            Some(&["notes".to_string(), "team-docs".to_string()][..])
+        );
+        let request = within_server(request, &SiteFilter::default(), &served).unwrap();
+        assert_eq!(request.stores.unwrap().len(), 2);
+
+        // A store the operator does not serve, and a server serving none.
+        let other = parse(&ask(
+            json!({"file_search": {"file_search_store_names": ["fileSearchStores/private"]}}),
+        ))
+        .unwrap();
+        let error = within_server(other, &SiteFilter::default(), &served).unwrap_err();
+        assert!(
+            error
+                .failure
+                .message
+                .contains("\"fileSearchStores/private\" is not served here"),
+            "{}",
+            error.failure.message
+        );
+        assert!(
+            error
+                .failure
+                .hint
+                .as_deref()
+                .unwrap()
+                .contains("fileSearchStores/notes, fileSearchStores/team-docs"),
+            "{:?}",
+            error.failure.hint
+        );
+        let other = parse(&ask(
+            json!({"fileSearch": {"fileSearchStoreNames": ["notes"]}}),
+        ))
+        .unwrap();
+        let error = within_server(other, &SiteFilter::default(), &[]).unwrap_err();
+        assert!(
+            error
+                .failure
+                .hint
+                .as_deref()
+                .unwrap()
+                .contains("--docs=NAME"),
+            "{:?}",
+            error.failure.hint
+        );
+
+        // What is refused before the server's list is looked at.
+        for (tool, says) in [
+            (json!({"fileSearch": {}}), "missing or empty"),
+            (
+                json!({"fileSearch": {"fileSearchStoreNames": []}}),
+                "missing or empty",
+            ),
+            (
+                json!({"fileSearch": {"fileSearchStoreNames": ["../etc"]}}),
+                "not a file search store name",
+            ),
+            (
+                json!({"fileSearch": {"fileSearchStoreNames": ["fileSearchStores/a/b"]}}),
+                "not a file search store name",
+            ),
+            (
+                json!({"fileSearch": {"fileSearchStoreNames": [3]}}),
+                "not an array of strings",
+            ),
+            (
+                json!({"fileSearch": {"fileSearchStoreNames": ["a"], "metadataFilter": "year=1934"}}),
+                "metadataFilter is not supported",
+            ),
+            (
+                json!({"fileSearch": {"fileSearchStoreNames": ["a"], "topK": 0}}),
+                "topK",
+            ),
+            (json!({"fileSearch": "notes"}), "not an object"),
+        ] {
+            let error = parse(&ask(tool.clone())).unwrap_err();
+            assert!(
+                error.failure.message.contains(says),
+                "{tool}: {}",
+                error.failure.message
+            );
+        }
+        let many: Vec<String> = (0..17).map(|i| format!("c{i}")).collect();
+        let error = parse(&ask(json!({"fileSearch": {"fileSearchStoreNames": many}}))).unwrap_err();
+        assert!(
+            error.failure.message.contains("more than the 16"),
+            "{}",
+            error.failure.message
+        );
     }
 }

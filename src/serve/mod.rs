@@ -163,8 +163,9 @@ pub async fn serve(
     let service = Service::new(settings, options.concurrency, options.queue);
     let client = Client::unbudgeted(service.settings());
     crate::error::log_line(&format!(
-        "ground serve: listening on http://{bound} (OpenAI: /v1/chat/completions, Gemini: /v1beta/models/MODEL:generateContent; model: {}; {} at once, {} waiting{})",
+        "ground serve: listening on http://{bound} (OpenAI: /v1/chat/completions, Gemini: /v1beta/models/MODEL:generateContent; model: {}; local documents: {}; {} at once, {} waiting{})",
         service.model().describe(),
+        service.settings().docs.describe(),
         options.concurrency,
         options.queue,
         if options.api_key.is_some() {

@@ -398,6 +398,42 @@ impl Service {
         isolated(async move { crate::page::fetch_one(&settings, &url).await }).await
     }
 
+    /// The `n` best passages for `query` in `collections` of the local document index
+    /// (`ground index search`), searched off the async runtime. Every collection must
+    /// be one this service serves (`--docs`, `[docs] collections`): a face never lets
+    /// a request reach another.
+    pub async fn documents(
+        &self,
+        collections: &[String],
+        query: &str,
+        n: usize,
+    ) -> Result<Vec<crate::docs::Hit>, Failure> {
+        let served = &self.settings.docs.collections;
+        if let Some(other) = collections.iter().find(|c| !served.contains(c)) {
+            return Err(not_served(other, served));
+        }
+        let query = query.trim().to_string();
+        if query.is_empty() {
+            return Err(Failure::from(crate::error::Error::EmptyQuestion));
+        }
+        let home = self
+            .settings
+            .docs
+            .home
+            .clone()
+            .ok_or(crate::docs::IndexError::NoHome)
+            .map_err(|e| Failure::from(crate::error::Error::from(e)))?;
+        let collections = collections.to_vec();
+        tokio::task::spawn_blocking(move || crate::docs::search(&home, &collections, &query, n))
+            .await
+            .map_err(|e| {
+                Failure::from(crate::error::Error::Internal {
+                    message: format!("the local search stopped: {e}"),
+                })
+            })?
+            .map_err(|e| Failure::from(crate::error::Error::from(e)))
+    }
+
     /// Answers one question for `client`: an earlier answer to the same question
     /// reused (a question of its own only), else the model made ready (first
     /// answer of the process), the search budget reserved, the conversation's
@@ -510,6 +546,22 @@ impl Service {
             reused: None,
         })
     }
+}
+
+/// A request named a collection the service does not serve: what it may name instead.
+pub fn not_served(collection: &str, served: &[String]) -> Failure {
+    let hint = if served.is_empty() {
+        "no local documents are served here: start the server with --docs=NAME (or set [docs] collections)".to_string()
+    } else {
+        format!("name one of: {}", served.join(", "))
+    };
+    Failure::usage(
+        format!(
+            "the collection {:?} is not served here",
+            crate::text::shorten(collection, 64)
+        ),
+        hint,
+    )
 }
 
 /// The client id of [`Service::answer_directly`]'s cache scopes (no client of

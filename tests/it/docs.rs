@@ -256,3 +256,183 @@ async fn a_vanished_file_is_a_warning_not_a_source() {
         "{err}"
     );
 }
+
+// ---- The faces for programs: MCP and serve answer from the operator's collections ----
+
+const LIT: (&str, usize, &str) = (
+    "The lighthouse was first lit in 1871.",
+    1,
+    "The lighthouse was first lit in 1871 by the harbour board",
+);
+
+#[tokio::test]
+async fn mcp_searches_and_answers_from_the_served_collections_and_no_other() {
+    use crate::mcp::{Session, structured};
+    let world = World::new().await;
+    let file = indexed_note(&world).await;
+    no_search_allowed(&world).await;
+    world.model_replies(&reply(&[LIT])).await;
+    let (mut mcp, _) = Session::start(world.ground(), &["--docs"]).await;
+
+    // document_search: `ground index search --json`'s object.
+    let found = structured(
+        &mcp.call(
+            "document_search",
+            json!({"query": "when was the lighthouse lit", "n": 3}),
+        )
+        .await,
+    );
+    assert_eq!(found["query"], "when was the lighthouse lit");
+    let first = &found["results"][0];
+    assert_eq!(first["collection"], "default", "{found}");
+    assert_eq!(first["path"], file.to_str().unwrap());
+    assert!(first["line_start"].as_u64().unwrap() >= 1);
+    assert!(found["results"].as_array().unwrap().len() <= 3);
+
+    // A collection the server was not started with is refused, naming what it serves.
+    for (tool, arguments) in [
+        (
+            "document_search",
+            json!({"query": "lighthouse", "collection": "private"}),
+        ),
+        (
+            "grounded_answer",
+            json!({"question": "When was the lighthouse first lit?", "docs": ["private"]}),
+        ),
+    ] {
+        let refused = mcp.call(tool, arguments).await;
+        assert_eq!(refused["isError"], true, "{refused}");
+        let text = refused["content"][0]["text"].as_str().unwrap();
+        assert!(
+            text.contains("the collection \"private\" is not served here"),
+            "{text}"
+        );
+        assert!(text.contains("hint: name one of: default"), "{text}");
+    }
+    // no_web with the web alone asked for is a contradiction, said as such.
+    let refused = mcp
+        .call(
+            "grounded_answer",
+            json!({"question": "When?", "docs": [], "no_web": true}),
+        )
+        .await;
+    assert_eq!(refused["isError"], true, "{refused}");
+
+    // grounded_answer with no_web: the file is the source, found in its collection.
+    let answer = structured(
+        &mcp.call(
+            "grounded_answer",
+            json!({"question": "When was the lighthouse first lit?", "no_web": true}),
+        )
+        .await,
+    );
+    let source = &answer["sources"][0];
+    assert_eq!(source["kind"], "file", "{answer}");
+    assert_eq!(source["collection"], "default");
+    assert_eq!(answer["citations"][0]["verified"], true, "{answer}");
+    let chunk = &answer["groundingMetadata"]["groundingChunks"][0]["retrievedContext"];
+    assert_eq!(
+        chunk["fileSearchStore"], "fileSearchStores/default",
+        "{chunk}"
+    );
+    let (code, stderr) = mcp.close().await;
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stderr.contains("local documents: default"), "{stderr}");
+}
+
+#[tokio::test]
+async fn mcp_without_collections_says_how_to_serve_some() {
+    use crate::mcp::Session;
+    let world = World::new().await;
+    let (mut mcp, _) = Session::start(world.ground(), &[]).await;
+    let refused = mcp
+        .call("document_search", json!({"query": "lighthouse"}))
+        .await;
+    assert_eq!(refused["isError"], true, "{refused}");
+    let text = refused["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("this server serves no local document collection"),
+        "{text}"
+    );
+    assert!(text.contains("--docs=NAME"), "{text}");
+    mcp.close().await;
+}
+
+#[tokio::test]
+async fn serve_answers_from_the_operators_collections_on_both_faces() {
+    use crate::serve::{Server, http};
+    let world = World::new().await;
+    let file = indexed_note(&world).await;
+    let uri = url::Url::from_file_path(&file).unwrap().to_string();
+    no_search_allowed(&world).await;
+    world.model_replies(&reply(&[LIT])).await;
+
+    // Gemini's file search tool alone: the named collection, nothing searched on the web.
+    let server = Server::start(world.ground(), &["--docs"]).await;
+    let generate = server.url("/v1beta/models/gemini-2.5-flash:generateContent");
+    let ask = |stores: Value| {
+        json!({
+            "contents": [{"role": "user", "parts": [{"text": "When was the lighthouse first lit?"}]}],
+            "tools": [{"fileSearch": {"fileSearchStoreNames": stores}}]
+        })
+    };
+    let reply = http()
+        .post(&generate)
+        .header("x-goog-api-key", "any")
+        .json(&ask(json!(["fileSearchStores/default"])))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reply.status(), 200);
+    let body: Value = reply.json().await.unwrap();
+    let metadata = &body["candidates"][0]["groundingMetadata"];
+    let chunk = &metadata["groundingChunks"][0]["retrievedContext"];
+    assert_eq!(chunk["uri"], uri.as_str(), "{metadata}");
+    assert_eq!(chunk["title"], "The Quillfeather Lighthouse");
+    assert_eq!(chunk["fileSearchStore"], "fileSearchStores/default");
+    assert!(
+        chunk["text"]
+            .as_str()
+            .unwrap()
+            .contains("first lit in 1871")
+    );
+    assert_eq!(
+        metadata["groundingSupports"][0]["groundingChunkIndices"],
+        json!([0])
+    );
+
+    // A store the operator does not serve is the client's error, in Gemini's shape.
+    let reply = http()
+        .post(&generate)
+        .header("x-goog-api-key", "any")
+        .json(&ask(json!(["fileSearchStores/private"])))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reply.status(), 400);
+    let body: Value = reply.json().await.unwrap();
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("\"fileSearchStores/private\" is not served here"),
+        "{body}"
+    );
+    server.stop().await;
+
+    // OpenAI's face, on a server answering from its collection alone: the file's
+    // url_citation is its file:// URI.
+    let server = Server::start(world.ground(), &["--docs", "--no-web"]).await;
+    let reply = http()
+        .post(server.url("/v1/chat/completions"))
+        .json(&crate::serve::ask("When was the lighthouse first lit?"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reply.status(), 200);
+    let body: Value = reply.json().await.unwrap();
+    let annotation = &body["choices"][0]["message"]["annotations"][0];
+    assert_eq!(annotation["type"], "url_citation", "{body}");
+    assert_eq!(annotation["url_citation"]["url"], uri.as_str());
+    assert_eq!(body["ground"]["sources"][0]["kind"], "file", "{body}");
+    assert_eq!(body["ground"]["sources"][0]["path"], file.to_str().unwrap());
+    server.stop().await;
+}

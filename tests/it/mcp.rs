@@ -212,7 +212,13 @@ async fn a_session_lists_and_calls_every_tool() {
     let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
     assert_eq!(
         names,
-        ["check_claims", "grounded_answer", "web_fetch", "web_search"]
+        [
+            "check_claims",
+            "document_search",
+            "grounded_answer",
+            "web_fetch",
+            "web_search"
+        ]
     );
     let required = |name: &str| {
         let tool = tools.iter().find(|t| t["name"] == name).unwrap();
@@ -223,7 +229,8 @@ async fn a_session_lists_and_calls_every_tool() {
     assert_eq!(required("web_search"), json!(["query"]));
     assert_eq!(required("web_fetch"), json!(["url"]));
     assert_eq!(required("grounded_answer"), json!(["question"]));
-    let search_schema = &tools[3]["inputSchema"]["properties"];
+    assert_eq!(required("document_search"), json!(["query"]));
+    let search_schema = &tools[4]["inputSchema"]["properties"];
     assert_eq!(search_schema["limit"]["minimum"], 1);
     assert_eq!(search_schema["limit"]["maximum"], 10);
     // Each tool declares the schema of its structured content: the result or the
@@ -233,6 +240,7 @@ async fn a_session_lists_and_calls_every_tool() {
         ("web_search", ground::mcp::schemas::WEB_SEARCH, 3),
         ("web_fetch", ground::mcp::schemas::WEB_FETCH, 2),
         ("grounded_answer", ground::mcp::schemas::GROUNDED_ANSWER, 2),
+        ("document_search", ground::mcp::schemas::DOCUMENT_SEARCH, 2),
     ] {
         let tool = tools.iter().find(|t| t["name"] == name).unwrap();
         let declared = &tool["outputSchema"];
@@ -487,7 +495,7 @@ async fn failures_are_tool_errors_and_the_session_goes_on() {
 
     // And after all that, the session still serves.
     let list = mcp.request("tools/list", json!({})).await;
-    assert_eq!(list["tools"].as_array().unwrap().len(), 4);
+    assert_eq!(list["tools"].as_array().unwrap().len(), 5);
     let page = structured(&mcp.call("web_fetch", json!({"url": url})).await);
     assert_eq!(page["status"], "SUCCESS");
 
@@ -1366,7 +1374,7 @@ async fn the_start_up_line_names_the_model_file_in_use() {
     let (code, stderr) = mcp.close().await;
     assert_eq!(code, Some(0), "{stderr}");
     assert!(
-        stderr.contains("model: the embedded model my-model.gguf)"),
+        stderr.contains("model: the embedded model my-model.gguf,"),
         "{stderr}"
     );
 }

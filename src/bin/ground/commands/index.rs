@@ -241,7 +241,7 @@ fn search(
         Err(e) => return fail(json, "query", &query, &Error::from(e)),
     };
     if json {
-        let _ = print_json(&json!({"query": query, "results": hits}));
+        let _ = print_json(&ground::render::documents::json(&query, &hits));
         return ExitCode::SUCCESS;
     }
     if hits.is_empty() {
