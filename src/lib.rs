@@ -44,8 +44,8 @@
 pub mod answer;
 pub mod batch;
 pub mod cache;
-pub mod claims;
 pub(crate) mod calibration;
+pub mod claims;
 pub mod config;
 pub mod context;
 pub mod docs;

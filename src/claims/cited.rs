@@ -188,15 +188,27 @@ mod tests {
 
     #[test]
     fn other_list_spellings_and_what_is_not_a_list_line() {
-        assert_eq!(source_line("[1]: https://a.org/x"), Some((1, "https://a.org/x".into())));
-        assert_eq!(source_line("[^2]: https://a.org/y"), Some((2, "https://a.org/y".into())));
-        assert_eq!(source_line("3) <https://a.org/z>"), Some((3, "https://a.org/z".into())));
+        assert_eq!(
+            source_line("[1]: https://a.org/x"),
+            Some((1, "https://a.org/x".into()))
+        );
+        assert_eq!(
+            source_line("[^2]: https://a.org/y"),
+            Some((2, "https://a.org/y".into()))
+        );
+        assert_eq!(
+            source_line("3) <https://a.org/z>"),
+            Some((3, "https://a.org/z".into()))
+        );
         assert_eq!(
             source_line("4. [A title](https://a.org/w)"),
             Some((4, "https://a.org/w".into()))
         );
         // A numbered sentence mentioning a URL in its middle is body text.
-        assert_eq!(source_line("1. See https://a.org/ for the full story."), None);
+        assert_eq!(
+            source_line("1. See https://a.org/ for the full story."),
+            None
+        );
         assert_eq!(source_line("[1] no address here"), None);
         assert_eq!(source_line("[12345] https://a.org/"), None);
     }
@@ -204,7 +216,10 @@ mod tests {
     #[test]
     fn hostile_input_is_refused_at_its_cap() {
         let huge = "a".repeat(MAX_INPUT_BYTES + 1);
-        assert_eq!(parse(&huge), Err(ClaimsError::TooLarge { bytes: huge.len() }));
+        assert_eq!(
+            parse(&huge),
+            Err(ClaimsError::TooLarge { bytes: huge.len() })
+        );
         let urls: String = (1..=MAX_CITED_URLS + 1)
             .map(|n| format!("[{n}] https://a.org/{n}\n"))
             .collect();

@@ -137,8 +137,15 @@ mod tests {
     #[test]
     fn a_file_is_cut_into_one_claim_a_sentence() {
         assert_eq!(
-            of_text("The tower is 30 m tall. It was lit in 1911 [2]!\n\n- Its keeper was Ada Brannock\n").unwrap(),
-            ["The tower is 30 m tall.", "It was lit in 1911!", "Its keeper was Ada Brannock"]
+            of_text(
+                "The tower is 30 m tall. It was lit in 1911 [2]!\n\n- Its keeper was Ada Brannock\n"
+            )
+            .unwrap(),
+            [
+                "The tower is 30 m tall.",
+                "It was lit in 1911!",
+                "Its keeper was Ada Brannock"
+            ]
         );
         assert_eq!(of_text(" \n\n"), Err(ClaimsError::Empty));
         let many = "A claim. ".repeat(MAX_CLAIMS + 1);

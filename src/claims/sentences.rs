@@ -31,9 +31,12 @@ const ABBREVIATIONS: [&str; 12] = [
 /// The largest number a marker may carry (a bigger one is text, not a marker).
 const MAX_MARKER_NUMBER: usize = 9999;
 
+/// Sources named inline by `[n](url)`: (n, url), the first naming of each number.
+pub type Named = Vec<(usize, String)>;
+
 /// The sentences of `text`, and the sources named inline (`[n](url)`, the first
 /// naming of each number), in order.
-pub fn sentences(text: &str) -> Result<(Vec<Sentence>, Vec<(usize, String)>), ClaimsError> {
+pub fn sentences(text: &str) -> Result<(Vec<Sentence>, Named), ClaimsError> {
     let mut out: Vec<Sentence> = Vec::new();
     let mut named: Vec<(usize, String)> = Vec::new();
     for line in text.lines() {
@@ -253,7 +256,11 @@ fn clean(text: &str) -> String {
     let mut out = String::with_capacity(folded.len());
     let mut chars = folded.chars().peekable();
     while let Some(c) = chars.next() {
-        if c == ' ' && chars.peek().is_some_and(|n| matches!(n, '.' | ',' | ';' | '!' | '?')) {
+        if c == ' '
+            && chars
+                .peek()
+                .is_some_and(|n| matches!(n, '.' | ',' | ';' | '!' | '?'))
+        {
             continue;
         }
         out.push(c);
@@ -277,7 +284,9 @@ mod tests {
     #[test]
     fn markers_before_or_after_the_end_belong_to_the_sentence() {
         assert_eq!(
-            cut("It was first lit in 1911 [1]. It stands on the cape.[2][3] It is 3.5 m tall [2, 4]"),
+            cut(
+                "It was first lit in 1911 [1]. It stands on the cape.[2][3] It is 3.5 m tall [2, 4]"
+            ),
             [
                 ("It was first lit in 1911.".to_string(), vec![1]),
                 ("It stands on the cape.".to_string(), vec![2, 3]),
@@ -317,6 +326,9 @@ mod tests {
             Err(ClaimsError::TooManyMarkers { sentence: 2 })
         );
         // A bracket that is no marker is text.
-        assert_eq!(cut("Values [a, b] and [123456]."), [("Values [a, b] and [123456].".to_string(), vec![])]);
+        assert_eq!(
+            cut("Values [a, b] and [123456]."),
+            [("Values [a, b] and [123456].".to_string(), vec![])]
+        );
     }
 }

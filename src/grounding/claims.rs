@@ -263,7 +263,6 @@ mod tests {
         }
     }
 
-
     fn findings(supports: &[usize], contradictions: &[usize]) -> Findings {
         Findings {
             supports: supports
@@ -370,8 +369,11 @@ mod tests {
         ];
         let checker = Checker::new(&sources);
         let found = checker.judge("The Quillfeather Lighthouse was first lit on 14 October 1911.");
-        let supports: Vec<(usize, &str)> =
-            found.supports.iter().map(|s| (s.source, s.support)).collect();
+        let supports: Vec<(usize, &str)> = found
+            .supports
+            .iter()
+            .map(|s| (s.source, s.support))
+            .collect();
         // Word for word on 1; the same date written otherwise on 2.
         assert_eq!(supports, [(1, "quote"), (2, "match")]);
         assert_eq!(

@@ -47,8 +47,8 @@ use anchors::{Features, missing_anchor, negation_conflict};
 use matches::Shown;
 
 pub use claims::{
-    CORROBORATING_VOICES, ClaimConflict, ClaimSupport, ClaimVerdict, Findings, Judged, judged, verdict,
-    voice_of, voices,
+    CORROBORATING_VOICES, ClaimConflict, ClaimSupport, ClaimVerdict, Findings, Judged, judged,
+    verdict, voice_of, voices,
 };
 pub use conflicts::ConflictKind;
 pub use cross::Contradiction;

@@ -12,8 +12,8 @@ use serde_json::{Value, json};
 use super::JSON_VERSION;
 use super::person::{Style, paint_of};
 use crate::grounding::ClaimVerdict;
-use crate::service::check::{CheckedClaim, CheckedSource};
 use crate::service::Checked;
+use crate::service::check::{CheckedClaim, CheckedSource};
 use crate::text::{sanitize_line, shorten};
 
 /// Longest quote shown to a person (characters); `--json` has them whole.
@@ -83,7 +83,12 @@ fn url_of(checked: &Checked, number: usize) -> String {
         .sources
         .iter()
         .find(|s| s.number == number)
-        .map(|s| s.page.final_url.clone().unwrap_or_else(|| s.page.url.clone()))
+        .map(|s| {
+            s.page
+                .final_url
+                .clone()
+                .unwrap_or_else(|| s.page.url.clone())
+        })
         .unwrap_or_default()
 }
 
@@ -117,7 +122,11 @@ pub fn person(checked: &Checked, style: Style) -> String {
         };
         let _ = write!(out, "{} {verdict}", paint.bold(&format!("{}.", i + 1)));
         if let Some(cited) = &claim.cited {
-            let _ = write!(out, " {}", paint.dim(&format!("(cites {})", markers(cited))));
+            let _ = write!(
+                out,
+                " {}",
+                paint.dim(&format!("(cites {})", markers(cited)))
+            );
         }
         let _ = writeln!(out);
         let _ = writeln!(out, "   \"{}\"", sanitize_line(&claim.text));

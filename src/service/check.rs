@@ -149,6 +149,11 @@ async fn within_deadline(settings: &Settings, parsed: Parsed) -> Result<Checked,
     }
 }
 
+/// The sources to read: each number with the hit standing for its page.
+type ToRead = Vec<(usize, SearchHit)>;
+/// The claims to judge, each with the sources it cites (`--cited`).
+type ToJudge = Vec<(String, Option<Vec<usize>>)>;
+
 /// The input as read and bounded.
 enum Parsed {
     Claims(Vec<String>),
@@ -163,44 +168,46 @@ async fn run(
 ) -> Result<Checked, Error> {
     let mut warnings = Vec::new();
     // (number, hit) of every source to read, and each claim with its citations.
-    let (to_read, claims): (Vec<(usize, SearchHit)>, Vec<(String, Option<Vec<usize>>)>) =
-        match input {
-            Parsed::Claims(claims) => {
-                let hits = search_each(settings, &claims, &mut warnings).await?;
-                let numbered = hits.into_iter().enumerate().map(|(i, h)| (i + 1, h));
-                (numbered.collect(), claims.into_iter().map(|c| (c, None)).collect())
+    let (to_read, claims): (ToRead, ToJudge) = match input {
+        Parsed::Claims(claims) => {
+            let hits = search_each(settings, &claims, &mut warnings).await?;
+            let numbered = hits.into_iter().enumerate().map(|(i, h)| (i + 1, h));
+            (
+                numbered.collect(),
+                claims.into_iter().map(|c| (c, None)).collect(),
+            )
+        }
+        Parsed::Cited(answer) => {
+            let listed: Vec<usize> = answer.sources.iter().map(|(n, _)| *n).collect();
+            let mut missing: Vec<usize> = answer
+                .claims
+                .iter()
+                .flat_map(|c| c.cited.iter().copied())
+                .filter(|n| !listed.contains(n))
+                .collect();
+            missing.sort_unstable();
+            missing.dedup();
+            if !missing.is_empty() {
+                let names: Vec<String> = missing.iter().map(|n| format!("[{n}]")).collect();
+                warnings.push(format!(
+                    "the answer cites {} but lists no URL for {}",
+                    names.join(""),
+                    if missing.len() == 1 { "it" } else { "them" }
+                ));
             }
-            Parsed::Cited(answer) => {
-                let listed: Vec<usize> = answer.sources.iter().map(|(n, _)| *n).collect();
-                let mut missing: Vec<usize> = answer
-                    .claims
-                    .iter()
-                    .flat_map(|c| c.cited.iter().copied())
-                    .filter(|n| !listed.contains(n))
-                    .collect();
-                missing.sort_unstable();
-                missing.dedup();
-                if !missing.is_empty() {
-                    let names: Vec<String> = missing.iter().map(|n| format!("[{n}]")).collect();
-                    warnings.push(format!(
-                        "the answer cites {} but lists no URL for {}",
-                        names.join(""),
-                        if missing.len() == 1 { "it" } else { "them" }
-                    ));
-                }
-                let hits = answer
-                    .sources
-                    .into_iter()
-                    .map(|(n, url)| (n, hit_for(&url)))
-                    .collect();
-                let claims = answer
-                    .claims
-                    .into_iter()
-                    .map(|c| (c.text, Some(c.cited)))
-                    .collect();
-                (hits, claims)
-            }
-        };
+            let hits = answer
+                .sources
+                .into_iter()
+                .map(|(n, url)| (n, hit_for(&url)))
+                .collect();
+            let claims = answer
+                .claims
+                .into_iter()
+                .map(|c| (c.text, Some(c.cited)))
+                .collect();
+            (hits, claims)
+        }
+    };
     *stage.lock().unwrap_or_else(|e| e.into_inner()) = Stage::Fetching;
     let sources = read_all(settings, to_read).await?;
     *stage.lock().unwrap_or_else(|e| e.into_inner()) = Stage::Checking;
@@ -209,7 +216,11 @@ async fn run(
         .filter(|s| s.page.status == RetrievalStatus::Success)
         .map(|s| SourceText {
             number: s.number,
-            url: s.page.final_url.clone().unwrap_or_else(|| s.page.url.clone()),
+            url: s
+                .page
+                .final_url
+                .clone()
+                .unwrap_or_else(|| s.page.url.clone()),
             title: s.page.title.clone(),
             text: s.page.text.clone(),
         })

@@ -217,12 +217,21 @@ async fn every_verdict_of_check_counts_sites_not_pages() {
         .search(
             &world,
             LIT,
-            &["/cited.html", "/dotted.html", "/unrelated.html", "/conflict.html"],
+            &[
+                "/cited.html",
+                "/dotted.html",
+                "/unrelated.html",
+                "/conflict.html",
+            ],
         )
         .await;
     sites.search(&world, LIT_LATE, &["/cited.html"]).await;
     sites
-        .search(&world, FERRY, &["/ferry-a.html", "/ferry-b.html", "/ferry-c.html"])
+        .search(
+            &world,
+            FERRY,
+            &["/ferry-a.html", "/ferry-b.html", "/ferry-c.html"],
+        )
         .await;
     sites.search(&world, DESIGNED, &["/designer.html"]).await;
     sites.search(&world, MUSEUM, &["/unrelated.html"]).await;
@@ -234,7 +243,8 @@ async fn every_verdict_of_check_counts_sites_not_pages() {
     )
     .unwrap();
     let mut cmd = ground(&world);
-    cmd.args(["check", "--json", "--pages", "4", "--file"]).arg(&file);
+    cmd.args(["check", "--json", "--pages", "4", "--file"])
+        .arg(&file);
     let out = run_within(cmd, RUN_DEADLINE).await;
     assert_eq!(out.status.code(), Some(6), "stderr: {}", stderr(&out));
     let v = json_stdout(&out);
@@ -271,10 +281,16 @@ async fn every_verdict_of_check_counts_sites_not_pages() {
     let late = claim(&v, LIT_LATE);
     assert_eq!(late["verdict"], "contradicted", "{late}");
     assert_eq!(late["supports"], json!([]));
-    assert!(late["contradictions"].as_array().unwrap().len() >= 2, "{late}");
+    assert!(
+        late["contradictions"].as_array().unwrap().len() >= 2,
+        "{late}"
+    );
     // Two pages of one site support it, one other site says 60 cars: one voice each.
     let ferry = claim(&v, FERRY);
-    assert_eq!(paths(&v, &ferry["supports"]), ["/ferry-a.html", "/ferry-b.html"]);
+    assert_eq!(
+        paths(&v, &ferry["supports"]),
+        ["/ferry-a.html", "/ferry-b.html"]
+    );
     assert_eq!(paths(&v, &ferry["contradictions"]), ["/ferry-c.html"]);
     assert_eq!(ferry["contradictions"][0]["value"], "60", "{ferry}");
     assert_eq!(ferry["verdict"], "disputed", "{ferry}");
@@ -298,7 +314,11 @@ async fn a_supported_claim_exits_0_with_no_model_and_its_quotes_for_a_person() {
     let sites = Sites::new().await;
     sites.serve(&world).await;
     sites
-        .search(&world, LIT, &["/cited.html", "/dotted.html", "/unrelated.html"])
+        .search(
+            &world,
+            LIT,
+            &["/cited.html", "/dotted.html", "/unrelated.html"],
+        )
         .await;
     let mut cmd = ground(&world);
     cmd.args(["check", LIT]);
@@ -354,7 +374,12 @@ async fn a_cited_answer_is_checked_against_its_own_sources_first() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|s| (s["number"].as_u64().unwrap(), s["url"].as_str().unwrap().to_string()))
+        .map(|s| {
+            (
+                s["number"].as_u64().unwrap(),
+                s["url"].as_str().unwrap().to_string(),
+            )
+        })
         .collect();
     assert_eq!(
         listed,
@@ -369,7 +394,13 @@ async fn a_cited_answer_is_checked_against_its_own_sources_first() {
     assert_eq!(claims.len(), 3, "{v}");
     let verdicts: Vec<(&str, &Value, &Value)> = claims
         .iter()
-        .map(|c| (c["verdict"].as_str().unwrap(), &c["cited"], &c["supported_elsewhere"]))
+        .map(|c| {
+            (
+                c["verdict"].as_str().unwrap(),
+                &c["cited"],
+                &c["supported_elsewhere"],
+            )
+        })
         .collect();
     assert_eq!(
         verdicts,
@@ -391,10 +422,7 @@ async fn a_cited_answer_is_checked_against_its_own_sources_first() {
     let out = run_with_stdin(cmd, &child_input).await;
     assert_eq!(out.status.code(), Some(6), "stderr: {}", stderr(&out));
     let person = stdout(&out);
-    assert!(
-        person.contains("2. contradicted (cites [2])\n"),
-        "{person}"
-    );
+    assert!(person.contains("2. contradicted (cites [2])\n"), "{person}");
     assert!(person.contains("   [2] says 9 June 1936: \""), "{person}");
     assert!(
         person.contains("3. not supported by the sources it cites (cites [3])\n"),
@@ -432,9 +460,9 @@ async fn a_fully_supported_cited_answer_exits_0() {
     let sites = Sites::new().await;
     sites.serve(&world).await;
     let answer = format!(
-        "The Quillfeather Lighthouse was first lit on 14 October 1911 [1](<URL>).\n"
-    )
-    .replace("<URL>", &sites.url(&world, "/cited.html"));
+        "The Quillfeather Lighthouse was first lit on 14 October 1911 [1]({}).\n",
+        sites.url(&world, "/cited.html")
+    );
     let mut cmd = ground(&world);
     cmd.args(["check", "--json", "--cited", "-"]);
     let out = run_with_stdin(cmd, &answer).await;
@@ -507,7 +535,12 @@ async fn usage_errors_and_private_addresses() {
     let mut cmd = ground(&world);
     cmd.arg("check").args(&many);
     let out = run_within(cmd, RUN_DEADLINE).await;
-    assert_error_report(&out, 2, &["more than 20 claims in one run"], "runs of at most 20");
+    assert_error_report(
+        &out,
+        2,
+        &["more than 20 claims in one run"],
+        "runs of at most 20",
+    );
 
     // Without --allow-private-addresses a page on loopback is refused, never fetched:
     // no source could be read.
@@ -531,7 +564,9 @@ async fn mcp_check_claims_gives_the_same_object() {
     let world = World::new().await;
     let sites = Sites::new().await;
     sites.serve(&world).await;
-    sites.search(&world, LIT, &["/cited.html", "/dotted.html"]).await;
+    sites
+        .search(&world, LIT, &["/cited.html", "/dotted.html"])
+        .await;
     let (mut mcp, _) = Session::start(ground(&world), &[]).await;
     let list = mcp.request("tools/list", json!({})).await;
     let tool = list["tools"]
@@ -564,17 +599,26 @@ async fn mcp_check_claims_gives_the_same_object() {
         .iter()
         .map(|c| c["verdict"].as_str().unwrap())
         .collect();
-    assert_eq!(verdicts, ["supported", "contradicted", "not_supported_by_cited"]);
+    assert_eq!(
+        verdicts,
+        ["supported", "contradicted", "not_supported_by_cited"]
+    );
 
     let both = mcp
-        .call("check_claims", json!({"claims": [LIT], "cited_text": "x [1]."}))
+        .call(
+            "check_claims",
+            json!({"claims": [LIT], "cited_text": "x [1]."}),
+        )
         .await;
     assert!(
         error_text(&both).starts_with("error: give either claims or cited_text, exactly one"),
         "{both}"
     );
     let hostile = mcp
-        .call("check_claims", json!({"cited_text": format!("A claim {}.", "[1]".repeat(100))}))
+        .call(
+            "check_claims",
+            json!({"cited_text": format!("A claim {}.", "[1]".repeat(100))}),
+        )
         .await;
     assert!(
         error_text(&hostile).starts_with("error: sentence 1 has more than 16 [n] citation markers"),
