@@ -30,6 +30,10 @@ pub struct CheckClaimsArgs {
     /// 256 KiB).
     #[serde(default)]
     pub cited_text: Option<String>,
+    /// With `cited_text`: also search each cited sentence (one search each, at most
+    /// 20 sentences); the pages found can support a sentence elsewhere.
+    #[serde(default)]
+    pub search: Option<bool>,
 }
 
 /// What the failure object names as the input: the claims joined, or the start of the
@@ -63,7 +67,10 @@ impl GroundServer {
         let shown = shown_input(&args);
         let input = match (args.claims, args.cited_text) {
             (Some(claims), None) => CheckInput::Claims(claims),
-            (None, Some(text)) => CheckInput::Cited(text),
+            (None, Some(text)) => CheckInput::Cited {
+                text,
+                search: args.search.unwrap_or(false),
+            },
             _ => {
                 let problem = Failure::usage(
                     "give either claims or cited_text, exactly one",

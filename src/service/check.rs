@@ -9,7 +9,8 @@
 //!   counting voices ([`crate::grounding::judged`]).
 //! - **A cited answer** ([`CheckInput::Cited`]): the answer's own list of sources is
 //!   read (under the same rules), and each cited sentence is judged first by the
-//!   sources it cites, then told which other source read supports it.
+//!   sources it cites, then told which other source read supports it (with `search`,
+//!   each sentence is also searched for, and the pages found count as other sources).
 //!
 //! The work is bounded before it starts (the caps of [`crate::claims`]), searches are
 //! made one at a time within the run's rate limit, pages are read
@@ -44,7 +45,14 @@ pub enum CheckInput {
     /// Claims, each searched for.
     Claims(Vec<String>),
     /// An answer from an AI tool with `[n]` markers and its numbered URLs.
-    Cited(String),
+    Cited {
+        /// The answer.
+        text: String,
+        /// Also search each cited sentence (one search each): the pages found are
+        /// read beside the answer's own, numbered after them, and can support a
+        /// sentence elsewhere.
+        search: bool,
+    },
 }
 
 /// One source read (or tried): its number (the answer's own for `--cited`, else in
@@ -99,8 +107,12 @@ impl Service {
     /// (MCP's `check_claims`).
     pub async fn check(&self, client: &Client, input: CheckInput) -> Result<Checked, Failure> {
         let parsed = parse(input)?;
-        if let Parsed::Claims(claims) = &parsed {
-            let wanted = claims.len();
+        let wanted = match &parsed {
+            Parsed::Claims(claims) => claims.len(),
+            Parsed::Cited(answer, true) => answer.claims.len(),
+            Parsed::Cited(_, false) => 0,
+        };
+        if wanted > 0 {
             let granted = client.take_up_to(wanted)?;
             if granted < wanted {
                 client.give_back(granted);
@@ -131,7 +143,16 @@ pub fn usage(error: ClaimsError) -> Error {
 fn parse(input: CheckInput) -> Result<Parsed, Error> {
     Ok(match input {
         CheckInput::Claims(claims) => Parsed::Claims(claims::plain(&claims).map_err(usage)?),
-        CheckInput::Cited(text) => Parsed::Cited(claims::cited::parse(&text).map_err(usage)?),
+        CheckInput::Cited { text, search } => {
+            let answer = claims::cited::parse(&text).map_err(usage)?;
+            // Searched, its sentences are bounded as searched claims are.
+            if search && answer.claims.len() > claims::MAX_CLAIMS {
+                return Err(usage(ClaimsError::TooManyClaims {
+                    max: claims::MAX_CLAIMS,
+                }));
+            }
+            Parsed::Cited(answer, search)
+        }
     })
 }
 
@@ -157,7 +178,8 @@ type ToJudge = Vec<(String, Option<Vec<usize>>)>;
 /// The input as read and bounded.
 enum Parsed {
     Claims(Vec<String>),
-    Cited(claims::CitedAnswer),
+    /// The answer, and whether its sentences are searched for too.
+    Cited(claims::CitedAnswer, bool),
 }
 
 /// The check itself: read the sources, then judge every claim.
@@ -177,7 +199,7 @@ async fn run(
                 claims.into_iter().map(|c| (c, None)).collect(),
             )
         }
-        Parsed::Cited(answer) => {
+        Parsed::Cited(answer, search) => {
             let listed: Vec<usize> = answer.sources.iter().map(|(n, _)| *n).collect();
             let mut missing: Vec<usize> = answer
                 .claims
@@ -195,11 +217,31 @@ async fn run(
                     if missing.len() == 1 { "it" } else { "them" }
                 ));
             }
-            let hits = answer
+            let mut hits: ToRead = answer
                 .sources
                 .into_iter()
                 .map(|(n, url)| (n, hit_for(&url)))
                 .collect();
+            if search {
+                let texts: Vec<String> = answer.claims.iter().map(|c| c.text.clone()).collect();
+                // A failed search costs this check nothing but its pages: the answer's
+                // own sources still judge it.
+                let found = match search_each(settings, &texts, &mut warnings).await {
+                    Ok(found) => found,
+                    Err(error) => {
+                        warnings.push(format!("the searches for the sentences failed: {error}"));
+                        Vec::new()
+                    }
+                };
+                let mut next = listed.iter().max().copied().unwrap_or(0) + 1;
+                for hit in found {
+                    let key = normalise_url(&hit.url);
+                    if !hits.iter().any(|(_, h)| normalise_url(&h.url) == key) {
+                        hits.push((next, hit));
+                        next += 1;
+                    }
+                }
+            }
             let claims = answer
                 .claims
                 .into_iter()

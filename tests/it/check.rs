@@ -627,3 +627,63 @@ async fn mcp_check_claims_gives_the_same_object() {
     let (code, _) = mcp.close().await;
     assert_eq!(code, Some(0));
 }
+
+#[tokio::test]
+async fn with_search_a_cited_sentence_is_supported_elsewhere_by_a_page_found() {
+    let world = World::new().await;
+    let sites = Sites::new().await;
+    sites.serve(&world).await;
+    let lens = "Its lens came from Paris and weighed about 5,000 kilograms.";
+    // The sentence cites a page about another lighthouse; a search finds the right one.
+    sites
+        .search(&world, lens, &["/cited.html", "/unrelated.html"])
+        .await;
+    let answer = format!(
+        "Its lens came from Paris and weighed about 5,000 kilograms [1].\n\n1. {}\n",
+        sites.url(&world, "/unrelated.html")
+    );
+    let mut cmd = ground(&world);
+    cmd.args(["check", "--json", "--also-search", "--cited", "-"]);
+    let out = run_with_stdin(cmd, &answer).await;
+    assert_eq!(out.status.code(), Some(6), "stderr: {}", stderr(&out));
+    let v = json_stdout(&out);
+    assert_matches_schema(ground::mcp::schemas::CHECK_CLAIMS, &v);
+    // The page found is numbered after the answer's own; the one it already lists is
+    // read once.
+    let listed: Vec<(u64, String)> = v["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["number"].as_u64().unwrap(),
+                s["url"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            (1, sites.url(&world, "/unrelated.html")),
+            (2, sites.url(&world, "/cited.html")),
+        ]
+    );
+    let claim = &v["claims"][0];
+    assert_eq!(claim["verdict"], "not_supported_by_cited", "{claim}");
+    assert_eq!(claim["supported_elsewhere"], json!([2]), "{claim}");
+
+    // Without --also-search nothing is searched.
+    let mut cmd = ground(&world);
+    cmd.args(["check", "--json", "--cited", "-"]);
+    let searches = world.searx.received_requests().await.unwrap().len();
+    let out = run_with_stdin(cmd, &answer).await;
+    assert_eq!(out.status.code(), Some(6), "stderr: {}", stderr(&out));
+    assert_eq!(
+        json_stdout(&out)["claims"][0]["supported_elsewhere"],
+        json!([])
+    );
+    assert_eq!(
+        world.searx.received_requests().await.unwrap().len(),
+        searches
+    );
+}

@@ -23,6 +23,12 @@ pub struct CheckArgs {
     #[arg(long, value_name = "FILE")]
     pub cited: Option<PathBuf>,
 
+    /// With --cited: also search each cited sentence (one search each, at most 20
+    /// sentences); the pages found are read beside the answer's own, numbered after
+    /// them, and can support a sentence elsewhere.
+    #[arg(long, requires = "cited")]
+    pub also_search: bool,
+
     /// Print one JSON object on stdout (errors too, as {"error", "claims"}).
     #[arg(long)]
     pub json: bool,

@@ -88,7 +88,10 @@ fn input(args: &CheckArgs) -> Result<CheckInput, Error> {
         return Ok(CheckInput::Claims(claims));
     }
     if let Some(path) = &args.cited {
-        return Ok(CheckInput::Cited(read_bounded(path)?));
+        return Ok(CheckInput::Cited {
+            text: read_bounded(path)?,
+            search: args.also_search,
+        });
     }
     Ok(CheckInput::Claims(args.claims.clone()))
 }
