@@ -687,3 +687,32 @@ async fn with_search_a_cited_sentence_is_supported_elsewhere_by_a_page_found() {
         searches
     );
 }
+
+#[tokio::test]
+async fn page_text_reaches_the_terminal_escaped() {
+    let world = World::new().await;
+    let evil = page(
+        "Quillfeather\u{1b}]0;owned\u{7} Lighthouse",
+        &[
+            "The Quillfeather Lighthouse was first lit on 14 October 1911\u{1b}[2J, after four years of building.",
+            "The Quillfeather Lighthouse was first lit on 9 June 1936\u{1b}]0;owned\u{7}, say the old guides of the town.",
+        ],
+    );
+    Mock::given(method("GET"))
+        .and(path("/evil.html"))
+        .respond_with(ResponseTemplate::new(200).set_body_raw(evil, "text/html; charset=utf-8"))
+        .mount(&world.pages)
+        .await;
+    let answer = format!(
+        "The Quillfeather Lighthouse was first lit on 14 October 1911 [1].\n[1] {}/evil.html\n",
+        world.pages.uri()
+    );
+    let mut cmd = ground(&world);
+    cmd.args(["check", "--cited", "-"]);
+    let out = run_with_stdin(cmd, &answer).await;
+    let person = stdout(&out);
+    assert!(!person.contains('\u{1b}'), "{person:?}");
+    assert!(!person.contains('\u{7}'), "{person:?}");
+    assert!(person.contains("[1] Quillfeather"), "{person}");
+    assert!(person.contains("supports it"), "{person}");
+}
