@@ -201,26 +201,41 @@ fn marker(chars: &[char], at: usize) -> Option<(Vec<usize>, Option<String>, usiz
     }
     j += 1;
     // `[n](url)`: the marker names its source.
-    if numbers.len() == 1 && chars.get(j) == Some(&'(') {
-        let rest: String = chars[j + 1..].iter().take(2048).collect();
-        if let Some(close) = rest.find(')') {
-            let url = rest[..close].trim();
-            if url.starts_with("http://") || url.starts_with("https://") {
-                let next = j + 1 + rest[..close].chars().count() + 1;
-                return Some((numbers, Some(url.to_string()), next));
-            }
+    if numbers.len() == 1
+        && chars.get(j) == Some(&'(')
+        && let Some(close) = target_end(chars, j + 1)
+    {
+        let url: String = chars[j + 1..close].iter().collect();
+        if url.starts_with("http://") || url.starts_with("https://") {
+            return Some((numbers, Some(url), close + 1));
         }
     }
     Some((numbers, None, j))
 }
 
+/// Most characters of a link's target.
+const MAX_TARGET_CHARS: usize = 2048;
+
+/// Where a link's target starting at `from` ends: its `)`, before any space or `[`
+/// (which no target holds) and within [`MAX_TARGET_CHARS`]. Stopping at the next `[`
+/// keeps the reading linear: a text of `[a](` repeated is never scanned twice.
+fn target_end(chars: &[char], from: usize) -> Option<usize> {
+    (from..chars.len().min(from + MAX_TARGET_CHARS))
+        .take_while(|&k| !chars[k].is_whitespace() && chars[k] != '[')
+        .find(|&k| chars[k] == ')')
+}
+
 /// A markdown link `[text](target)` at `at`: its text and where it ends.
+/// The text is looked for up to the next `[` (and within 512 characters), so each
+/// character is scanned a bounded number of times however many `[` a text holds.
 fn link(chars: &[char], at: usize) -> Option<(String, usize)> {
-    let close = (at + 1..chars.len().min(at + 512)).find(|&k| chars[k] == ']')?;
+    let close = (at + 1..chars.len().min(at + 512))
+        .take_while(|&k| chars[k] != '[')
+        .find(|&k| chars[k] == ']')?;
     if chars.get(close + 1) != Some(&'(') {
         return None;
     }
-    let end = (close + 2..chars.len().min(close + 2 + 2048)).find(|&k| chars[k] == ')')?;
+    let end = target_end(chars, close + 2)?;
     Some((chars[at + 1..close].iter().collect(), end + 1))
 }
 
