@@ -13,6 +13,7 @@ use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::arguments::parse_sites;
 use super::failure::failure;
 use super::{GroundServer, schemas};
 use crate::service::{CheckInput, Failure};
@@ -34,6 +35,14 @@ pub struct CheckClaimsArgs {
     /// 20 sentences); the pages found can support a sentence elsewhere.
     #[serde(default)]
     pub search: Option<bool>,
+    /// Only search and read these sites (domains cover their subdomains; a bare host
+    /// or IP address matches exactly). Replaces the server's own filter ([search]
+    /// sites) when given; a cited URL outside it is BLOCKED.
+    #[serde(default)]
+    pub sites: Option<Vec<String>>,
+    /// Never search or read these sites (subdomains included).
+    #[serde(default)]
+    pub exclude_sites: Option<Vec<String>>,
 }
 
 /// What the failure object names as the input: the claims joined, or the start of the
@@ -65,6 +74,10 @@ impl GroundServer {
     async fn check_claims(&self, params: Parameters<CheckClaimsArgs>) -> CallToolResult {
         let args = params.0;
         let shown = shown_input(&args);
+        let sites = match parse_sites(args.sites.as_deref(), args.exclude_sites.as_deref()) {
+            Ok(sites) => sites,
+            Err(problem) => return failure("check_claims", "claims", &shown, problem),
+        };
         let input = match (args.claims, args.cited_text) {
             (Some(claims), None) => CheckInput::Claims(claims),
             (None, Some(text)) => CheckInput::Cited {
@@ -79,7 +92,7 @@ impl GroundServer {
                 return failure("check_claims", "claims", &shown, problem);
             }
         };
-        match self.service.check(&self.client, input).await {
+        match self.service.check(&self.client, input, sites).await {
             Ok(checked) => CallToolResult::structured(crate::render::check::json(&checked)),
             Err(problem) => failure("check_claims", "claims", &shown, problem),
         }

@@ -103,9 +103,15 @@ impl Checked {
 
 impl Service {
     /// Checks `input` (see the module's documentation) in a task of its own, within
-    /// the run's deadline; plain claims cost one search each of `client`'s budget
-    /// (MCP's `check_claims`).
-    pub async fn check(&self, client: &Client, input: CheckInput) -> Result<Checked, Failure> {
+    /// the run's deadline, searching and reading only within `sites` when given (else
+    /// the service's own filter); searched claims cost one search each of `client`'s
+    /// budget (MCP's `check_claims`).
+    pub async fn check(
+        &self,
+        client: &Client,
+        input: CheckInput,
+        sites: Option<crate::sites::SiteFilter>,
+    ) -> Result<Checked, Failure> {
         let parsed = parse(input)?;
         let wanted = match &parsed {
             Parsed::Claims(claims) => claims.len(),
@@ -120,7 +126,10 @@ impl Service {
                 return Err(Failure::budget_spent(granted, total, wanted));
             }
         }
-        let settings = Arc::clone(&self.settings);
+        let mut settings = (*self.settings).clone();
+        if let Some(sites) = sites {
+            settings.search.sites = sites;
+        }
         isolated(async move { within_deadline(&settings, parsed).await }).await
     }
 

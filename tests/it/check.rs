@@ -604,6 +604,18 @@ async fn mcp_check_claims_gives_the_same_object() {
         ["supported", "contradicted", "not_supported_by_cited"]
     );
 
+    // Held to `sites`: the answer's pages on loopback are outside it, so refused.
+    let narrowed = mcp
+        .call(
+            "check_claims",
+            json!({"cited_text": cited_answer(&world, &sites), "sites": ["example.org"]}),
+        )
+        .await;
+    let text = error_text(&narrowed);
+    assert!(
+        text.starts_with("error: none of the 3 result pages could be used (3 BLOCKED)"),
+        "{text}"
+    );
     let both = mcp
         .call(
             "check_claims",
