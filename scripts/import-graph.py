@@ -31,6 +31,7 @@ LAYERS = {
     "text": 0, "http": 0, "settings": 0, "answer": 0, "answer_stream": 0, "events": 0,
     "extract": 0, "context": 0, "hits": 0, "image_hits": 0, "language": 0, "robots": 0,
     "keystore": 0, "files": 0, "sites": 0, "testing": 0, "index_home": 0,
+    "claims": 0,
     # L1
     "error": 1, "config": 1,
     # L2 stages

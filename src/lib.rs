@@ -45,6 +45,7 @@ pub mod answer;
 pub mod batch;
 pub mod cache;
 pub(crate) mod calibration;
+pub mod claims;
 pub mod config;
 pub mod context;
 pub mod docs;

@@ -53,8 +53,8 @@ check(client.getServerVersion()?.name === "ground", "initialize names the server
 const listed = await attempt("tools/list", () => client.listTools());
 const tools = listed?.tools ?? [];
 const names = tools.map((t) => t.name).sort();
-check(JSON.stringify(names) === JSON.stringify(["document_search", "grounded_answer", "web_fetch", "web_search"]),
-  `tools/list has the four tools (${names.join(", ")})`);
+check(JSON.stringify(names) === JSON.stringify(["check_claims", "document_search", "grounded_answer", "web_fetch", "web_search"]),
+  `tools/list has the five tools (${names.join(", ")})`);
 for (const tool of tools) {
   check(tool.outputSchema?.type === "object", `${tool.name} declares an object outputSchema`);
 }

@@ -28,6 +28,7 @@
 //! enough to run as the answer streams.
 
 mod anchors;
+mod claims;
 mod conflicts;
 mod cross;
 mod gemini;
@@ -45,6 +46,10 @@ use crate::text::normalise;
 use anchors::{Features, missing_anchor, negation_conflict};
 use matches::Shown;
 
+pub use claims::{
+    CORROBORATING_VOICES, ClaimConflict, ClaimSupport, ClaimVerdict, Findings, Judged, judged,
+    verdict, voice_of, voices,
+};
 pub use conflicts::ConflictKind;
 pub use cross::Contradiction;
 pub use gemini::{grounding_metadata, search_entry_point};

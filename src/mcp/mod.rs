@@ -1,7 +1,7 @@
 //! `ground mcp`: the search, fetch and answer stages as tools for AI agents, served
 //! over the Model Context Protocol on stdin/stdout (newline-delimited JSON-RPC).
 //!
-//! Four tools, each the MCP twin of a command, returning the very object that
+//! Five tools, each the MCP twin of a command, returning the very object that
 //! command prints with `--json` as the result's `structuredContent` (and as JSON text,
 //! for clients that only read `content`):
 //!
@@ -14,6 +14,7 @@
 //! |                    | (`--docs`, `--no-web`)   | `docs`, `no_web`           |
 //! | `document_search`  | `ground index search     | `query`, `collection`, `n` |
 //! |                    | --json`                  |                            |
+//! | `check_claims`     | `ground check --json`    | `claims` or `cited_text`   |
 //!
 //! - **Local documents are the operator's choice.** `ground mcp --docs=NAME` (or
 //!   `[docs] collections`) names the collections served; `grounded_answer` answers
@@ -57,12 +58,14 @@
 //! - **Every tool declares its `outputSchema`** ([`schemas`]): the shape of its
 //!   structured content, result or error, so clients validate what they get.
 //!
-//! The parts: this module holds the server and its three tools; [`stdio`] is the line
+//! The parts: this module holds the server and its other tools (`check.rs`
+//! holds `check_claims`, with its own router); [`stdio`] is the line
 //! guard in front of the JSON-RPC, [`schemas`] the output schemas, the private
 //! `arguments` module checks the tools' arguments beyond their schemas and `failure`
 //! turns every [`Failure`] into its tool result.
 
 mod arguments;
+mod check;
 mod failure;
 pub mod schemas;
 pub(crate) mod stdio;
@@ -102,7 +105,8 @@ model, returning an answer whose statements carry citations verified against the
 pages (answer, citations[].source_url, citations[].text, groundingMetadata). \
 Prefer grounded_answer for a question, web_search + web_fetch to read sources yourself. \
 document_search finds passages in the local document collections this server serves \
-(path and lines); grounded_answer cites them beside the web (docs, no_web).";
+(path and lines); grounded_answer cites them beside the web (docs, no_web). \
+check_claims fact-checks claims, or another AI's cited answer, against the web.";
 
 /// `web_search` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -318,7 +322,7 @@ impl GroundServer {
             // still writes one answer at a time.
             service: Arc::new(Service::unbounded(settings)),
             client,
-            tool_router: Self::tool_router(),
+            tool_router: Self::tool_router() + Self::check_router(),
         }
     }
 

@@ -25,6 +25,14 @@ pub const GROUNDED_ANSWER: &str = include_str!("schemas/grounded_answer.json");
 /// object.
 pub const DOCUMENT_SEARCH: &str = include_str!("schemas/document_search.json");
 
+/// `check_claims`' result: `ground check --json`'s object, or the error object.
+pub const CHECK_CLAIMS: &str = include_str!("schemas/check_claims.json");
+
+/// `check_claims`' output schema.
+pub fn check_claims() -> Arc<JsonObject> {
+    parsed(CHECK_CLAIMS)
+}
+
 /// `web_search`'s output schema.
 pub fn web_search() -> Arc<JsonObject> {
     parsed(WEB_SEARCH)
@@ -67,6 +75,7 @@ mod tests {
             (web_fetch(), 2),
             (grounded_answer(), 2),
             (document_search(), 2),
+            (check_claims(), 2),
         ] {
             // MCP requires an object schema at the top.
             assert_eq!(schema["type"], "object");

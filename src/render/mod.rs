@@ -4,11 +4,13 @@
 //! - [`person`]: an answer as text (coloured on a terminal) or Markdown;
 //! - [`json`]: an answer as `--json`, the grounding pack, error objects;
 //! - [`results`]: search results; [`documents`]: passages of the local index; [`images`]: image results; [`page`]: one fetched page; [`cache`]: cache stats;
+//! - [`check`]: `ground check`'s verdicts on claims (person and JSON);
 //! - [`doctor`]: `ground doctor`'s checks; [`transcript`]: a conversation as Markdown;
 //! - [`live`]: `ground answer`'s statements printed while the model writes, reconciled
 //!   with the report.
 
 pub mod cache;
+pub mod check;
 pub mod doctor;
 pub mod documents;
 pub mod images;

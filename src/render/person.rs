@@ -35,7 +35,8 @@ pub enum Style {
     Markdown,
 }
 
-struct Paint {
+/// Colours for a person's output (also `check.rs`'s): none unless the style asks.
+pub(super) struct Paint {
     on: bool,
 }
 
@@ -47,16 +48,16 @@ impl Paint {
             text.to_string()
         }
     }
-    fn bold(&self, t: &str) -> String {
+    pub(super) fn bold(&self, t: &str) -> String {
         self.wrap("1", t)
     }
-    fn dim(&self, t: &str) -> String {
+    pub(super) fn dim(&self, t: &str) -> String {
         self.wrap("2", t)
     }
-    fn cyan(&self, t: &str) -> String {
+    pub(super) fn cyan(&self, t: &str) -> String {
         self.wrap("36", t)
     }
-    fn yellow(&self, t: &str) -> String {
+    pub(super) fn yellow(&self, t: &str) -> String {
         self.wrap("33", t)
     }
 }
@@ -383,7 +384,7 @@ fn one_line_each(texts: &[String], style: Style) -> String {
 }
 
 /// The painter for `style`: colour only for a text style that asks for it.
-fn paint_of(style: Style) -> Paint {
+pub(super) fn paint_of(style: Style) -> Paint {
     Paint {
         on: matches!(style, Style::Text { colour: true }),
     }

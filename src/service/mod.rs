@@ -21,6 +21,8 @@
 //! - [`Answered`]: the report with its verdict, for a face to render.
 //! - [`Searched`]: a search's outcome and the service that ran it, with the one
 //!   rule for a search that found nothing ([`Searched::nothing_found`]).
+//! - [`Service::check`] (`check.rs`): claims, or another AI tool's cited answer,
+//!   checked against the pages read (`ground check`, MCP's `check_claims`).
 //! - [`Service::answer_directly`]: the model alone, through the pipeline's no-search
 //!   path ([`crate::pipeline::answer_directly`]: the same history block as a run).
 //!
@@ -28,6 +30,7 @@
 //! not a dead server, and a caller that stops waiting (a client gone, a deadline)
 //! aborts the run, its searches, fetches and generation.
 
+pub mod check;
 pub mod conversation;
 mod failure;
 pub mod model;
@@ -39,6 +42,7 @@ use std::time::Duration;
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
+pub use self::check::{CheckInput, Checked};
 pub use self::conversation::{Conversations, Evidence, MAX_TURN_BYTES, Turn, prior_of};
 pub use self::failure::{Failure, isolated};
 pub use self::model::ModelSlot;

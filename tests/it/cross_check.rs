@@ -15,8 +15,8 @@ const QUESTION: &str = "when was the Quillfeather Lighthouse first lit";
 const STATEMENT: &str = "The Quillfeather Lighthouse was first lit on 14 October 1911.";
 const QUOTE: &str = "The Quillfeather Lighthouse was first lit on 14 October 1911";
 
-/// A plain article page: a title and paragraphs.
-fn page(title: &str, paragraphs: &[&str]) -> String {
+/// A plain article page: a title and paragraphs (`check.rs` serves them too).
+pub(crate) fn page(title: &str, paragraphs: &[&str]) -> String {
     let body: String = paragraphs.iter().map(|p| format!("<p>{p}</p>\n")).collect();
     format!(
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{title}</title></head>\

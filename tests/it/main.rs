@@ -17,6 +17,7 @@ mod batch;
 mod cache;
 mod calibration;
 mod chat;
+mod check;
 mod cross_check;
 mod deadline;
 mod dev_script;

@@ -184,7 +184,7 @@ pub(crate) fn structured(result: &Value) -> Value {
 }
 
 /// A tool error's text (and that it is one).
-fn error_text(result: &Value) -> String {
+pub(crate) fn error_text(result: &Value) -> String {
     assert_eq!(result["isError"], json!(true), "{result}");
     assert_eq!(result["content"][0]["type"], "text", "{result}");
     result["content"][0]["text"].as_str().unwrap().to_string()
@@ -213,6 +213,7 @@ async fn a_session_lists_and_calls_every_tool() {
     assert_eq!(
         names,
         [
+            "check_claims",
             "document_search",
             "grounded_answer",
             "web_fetch",
@@ -229,7 +230,7 @@ async fn a_session_lists_and_calls_every_tool() {
     assert_eq!(required("web_fetch"), json!(["url"]));
     assert_eq!(required("grounded_answer"), json!(["question"]));
     assert_eq!(required("document_search"), json!(["query"]));
-    let search_schema = &tools[3]["inputSchema"]["properties"];
+    let search_schema = &tools[4]["inputSchema"]["properties"];
     assert_eq!(search_schema["limit"]["minimum"], 1);
     assert_eq!(search_schema["limit"]["maximum"], 10);
     // Each tool declares the schema of its structured content: the result or the
@@ -494,7 +495,7 @@ async fn failures_are_tool_errors_and_the_session_goes_on() {
 
     // And after all that, the session still serves.
     let list = mcp.request("tools/list", json!({})).await;
-    assert_eq!(list["tools"].as_array().unwrap().len(), 4);
+    assert_eq!(list["tools"].as_array().unwrap().len(), 5);
     let page = structured(&mcp.call("web_fetch", json!({"url": url})).await);
     assert_eq!(page["status"], "SUCCESS");
 

@@ -40,6 +40,7 @@ fn main() -> ExitCode {
         Command::Answer(args) => commands::answer::run(args),
         Command::Chat(args) => commands::chat::run(args),
         Command::Search(args) => commands::search::run(args),
+        Command::Check(args) => commands::check::run(args),
         Command::Fetch(args) => commands::fetch::run(args),
         Command::Extract(args) => commands::extract::run_command(args),
         Command::Doctor(args) => commands::doctor::run(args),

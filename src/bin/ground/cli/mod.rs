@@ -16,6 +16,7 @@ mod answer;
 mod batch;
 mod cache;
 mod chat;
+mod check;
 mod completions;
 mod docs;
 mod doctor;
@@ -33,6 +34,7 @@ pub use answer::AnswerArgs;
 pub use batch::BatchArgs;
 pub use cache::{CacheAction, CacheArgs};
 pub use chat::ChatArgs;
+pub use check::CheckArgs;
 pub use completions::CompletionsArgs;
 pub use docs::DocsOpts;
 pub use doctor::DoctorArgs;
@@ -88,6 +90,11 @@ pub enum Command {
     /// Search only: results with URL, title, snippet, engines and date.
     #[command(after_help = exit_codes_help(EXIT_CODE_TABLE))]
     Search(SearchArgs),
+    /// Check claims, or another AI tool's cited answer, against the web: each claim
+    /// supported, contradicted, disputed or not found, with the quotes (no model
+    /// needed). Exit 0 when every claim is supported, 6 when one is not.
+    #[command(after_help = exit_codes_help(EXIT_CODE_TABLE))]
+    Check(CheckArgs),
     /// Fetch one page and print its main text.
     #[command(after_help = exit_codes_help(EXIT_CODE_TABLE))]
     Fetch(FetchArgs),

@@ -4,6 +4,7 @@ pub mod answer;
 pub mod batch;
 pub mod cache;
 pub mod chat;
+pub mod check;
 pub mod completions;
 pub mod doctor;
 pub mod extract;
