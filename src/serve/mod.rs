@@ -173,6 +173,13 @@ pub async fn serve(
             ""
         }
     ));
+    if let Some(shared) = &service.settings().state {
+        crate::error::log_line(&format!(
+            "ground serve: sharing state through Redis at {} (prefix {:?}): conversations, the search and page cache, the search rate limit",
+            crate::http::display_url(&shared.redis_url),
+            shared.prefix
+        ));
+    }
     let app = Arc::new(App {
         service,
         client,

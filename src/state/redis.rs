@@ -1,0 +1,241 @@
+//! The handle on one Redis: a connection manager (it reconnects by itself), the key
+//! prefix, the URL as shown to people (password redacted), and the outage guard.
+//! Every command goes through [`Redis::run`]: under [`super::TIMEOUT`], skipped while
+//! Redis is taken as down, and `None` for the caller on any failure.
+
+use std::future::Future;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+
+use super::outage::{Change, Outage};
+use super::{TIMEOUT, keys, window};
+use crate::settings::SharedState;
+
+/// Why a check of Redis failed (`ground doctor`).
+#[derive(Debug, thiserror::Error)]
+pub enum StateError {
+    /// No reply within the time allowed.
+    #[error("no reply from {url} within {} ms", .within.as_millis())]
+    Timeout {
+        /// The URL, password redacted.
+        url: String,
+        /// The time allowed.
+        within: Duration,
+    },
+    /// The connection or the command failed.
+    #[error("{url}: {reason}")]
+    Failed {
+        /// The URL, password redacted.
+        url: String,
+        /// What the client said, secrets redacted.
+        reason: String,
+    },
+}
+
+/// One Redis of shared state (see the module doc).
+pub struct Redis {
+    shared: SharedState,
+    client: redis::Client,
+    /// The URL for messages: the password redacted.
+    shown: String,
+    manager: OnceLock<ConnectionManager>,
+    outage: Outage,
+    /// Process-wide counter for rate-window members.
+    sends: AtomicU64,
+    /// The clock the outage guard reads.
+    started: Instant,
+}
+
+impl std::fmt::Debug for Redis {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Redis")
+            .field("url", &self.shown)
+            .field("prefix", &self.shared.prefix)
+            .finish()
+    }
+}
+
+impl Redis {
+    /// A handle on the Redis `shared` names; nothing is connected yet. `None` (with a
+    /// warning) when the client refuses the URL.
+    pub(super) fn new(shared: &SharedState) -> Option<Redis> {
+        let shown = crate::http::display_url(&shared.redis_url);
+        match redis::Client::open(shared.redis_url.as_str()) {
+            Ok(client) => Some(Redis {
+                shared: shared.clone(),
+                client,
+                shown,
+                manager: OnceLock::new(),
+                outage: Outage::default(),
+                sends: AtomicU64::new(0),
+                started: Instant::now(),
+            }),
+            Err(e) => {
+                crate::error::log_line(&crate::error::warning(&format!(
+                    "shared state: {shown} cannot be used ({}); every replica keeps its own state",
+                    crate::text::redact_known(&e.to_string(), &[])
+                )));
+                None
+            }
+        }
+    }
+
+    /// Whether this handle is the one for `shared`.
+    pub(super) fn serves(&self, shared: &SharedState) -> bool {
+        self.shared == *shared
+    }
+
+    /// The URL as shown to people (password redacted).
+    pub fn shown(&self) -> &str {
+        &self.shown
+    }
+
+    /// The key of `local` of `kind` under this deployment's prefix.
+    pub fn key(&self, kind: keys::Kind, local: &str) -> String {
+        keys::key(&self.shared.prefix, kind, local)
+    }
+
+    /// The connection manager, made on first use (inside the runtime); it connects
+    /// lazily and reconnects by itself.
+    fn manager(&self) -> Result<ConnectionManager, redis::RedisError> {
+        if let Some(manager) = self.manager.get() {
+            return Ok(manager.clone());
+        }
+        let config = ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(TIMEOUT))
+            .set_response_timeout(Some(TIMEOUT))
+            .set_number_of_retries(1)
+            .set_min_delay(Duration::from_millis(50))
+            .set_max_delay(Duration::from_millis(500));
+        let made = ConnectionManager::new_lazy_with_config(self.client.clone(), config)?;
+        Ok(self.manager.get_or_init(|| made).clone())
+    }
+
+    fn now_ms(&self) -> u64 {
+        self.started.elapsed().as_millis() as u64
+    }
+
+    /// Runs `command` on Redis within [`super::TIMEOUT`]: its value, or `None` when
+    /// Redis is taken as down, fails or is slow (the caller uses local state). Logs
+    /// one warning when an outage starts and one line when it ends.
+    pub async fn run<T, F, Fut>(&self, what: &str, command: F) -> Option<T>
+    where
+        F: FnOnce(ConnectionManager) -> Fut,
+        Fut: Future<Output = redis::RedisResult<T>>,
+    {
+        if !self.outage.should_try(self.now_ms()) {
+            return None;
+        }
+        let outcome = match self.manager() {
+            Ok(manager) => match tokio::time::timeout(TIMEOUT, command(manager)).await {
+                Ok(Ok(value)) => Ok(value),
+                Ok(Err(e)) => Err(crate::text::redact_known(&e.to_string(), &[])),
+                Err(_) => Err(format!("no reply within {} ms", TIMEOUT.as_millis())),
+            },
+            Err(e) => Err(crate::text::redact_known(&e.to_string(), &[])),
+        };
+        match outcome {
+            Ok(value) => {
+                if self.outage.answered() == Change::Up {
+                    crate::error::log_line(&format!(
+                        "ground: shared state: {} answers again; state is shared again",
+                        self.shown
+                    ));
+                }
+                Some(value)
+            }
+            Err(reason) => {
+                if self.outage.failed(self.now_ms()) == Change::Down {
+                    crate::error::log_line(&crate::error::warning(&format!(
+                        "shared state: Redis at {} does not answer ({what}: {reason}); this process uses its own state until it does (requests are still answered)",
+                        self.shown
+                    )));
+                }
+                None
+            }
+        }
+    }
+
+    /// The value at `key`: `Some(None)` when there is none, `None` when Redis did not
+    /// answer.
+    pub async fn get(&self, key: &str) -> Option<Option<Vec<u8>>> {
+        self.run("GET", |mut c| async move {
+            redis::cmd("GET").arg(key).query_async(&mut c).await
+        })
+        .await
+    }
+
+    /// Stores `value` at `key` for `ttl` (`SET key value PX ms`); values over
+    /// [`super::MAX_VALUE_BYTES`] and a zero `ttl` are not stored. Whether it was.
+    pub async fn set(&self, key: &str, value: &[u8], ttl: Duration) -> bool {
+        let ms = ttl.as_millis() as u64;
+        if ms == 0 || value.len() > super::MAX_VALUE_BYTES {
+            return false;
+        }
+        self.run("SET", |mut c| async move {
+            redis::cmd("SET")
+                .arg(key)
+                .arg(value)
+                .arg("PX")
+                .arg(ms)
+                .query_async::<()>(&mut c)
+                .await
+        })
+        .await
+        .is_some()
+    }
+
+    /// Takes a slot of the deployment's one search window (`limit` in `window`):
+    /// `Some(None)` when taken, `Some(Some(wait))` when the window is full, `None` when
+    /// Redis did not answer (the caller uses the local limiter).
+    pub async fn take_slot(&self, limit: u32, window: Duration) -> Option<Option<Duration>> {
+        let key = self.key(keys::Kind::RateWindow, window::WINDOW);
+        let now_ns = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or_default();
+        let member = window::member(
+            std::process::id(),
+            self.sends.fetch_add(1, Ordering::Relaxed),
+            now_ns,
+        );
+        let window_ms = window.as_millis() as u64;
+        let reply = self
+            .run("rate window", |mut c| async move {
+                redis::Script::new(window::SCRIPT)
+                    .key(&key)
+                    .arg(limit)
+                    .arg(window_ms)
+                    .arg(&member)
+                    .invoke_async::<i64>(&mut c)
+                    .await
+            })
+            .await?;
+        Some(window::wait_of(reply))
+    }
+
+    /// `PING` outside the outage guard, within `within`: how long the reply took
+    /// (`ground doctor`).
+    pub async fn ping(&self, within: Duration) -> Result<Duration, StateError> {
+        let failed = |reason: String| StateError::Failed {
+            url: self.shown.clone(),
+            reason: crate::text::redact_known(&reason, &[]),
+        };
+        let mut manager = self.manager().map_err(|e| failed(e.to_string()))?;
+        let start = Instant::now();
+        let reply = tokio::time::timeout(
+            within,
+            redis::cmd("PING").query_async::<String>(&mut manager),
+        )
+        .await
+        .map_err(|_| StateError::Timeout {
+            url: self.shown.clone(),
+            within,
+        })?;
+        reply.map_err(|e| failed(e.to_string()))?;
+        Ok(start.elapsed())
+    }
+}
