@@ -13,8 +13,10 @@ pub enum Kind {
     Search,
     /// A cached page.
     Page,
-    /// The search rate limit's window (one per deployment and service).
+    /// The search rate limit's window (one per deployment).
     RateWindow,
+    /// A hosted search API's count for one month.
+    Quota,
 }
 
 impl Kind {
@@ -25,6 +27,7 @@ impl Kind {
             Kind::Search => "search",
             Kind::Page => "page",
             Kind::RateWindow => "rate",
+            Kind::Quota => "quota",
         }
     }
 }

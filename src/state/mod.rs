@@ -1,6 +1,7 @@
 //! State shared by the replicas of one deployment of `ground serve`, kept in Redis
 //! (`--redis-url`, `GROUND_REDIS_URL`, `[state] redis_url`): conversation evidence,
-//! cache entries and the search rate limit's window. Without a Redis named, nothing
+//! cache entries, the search rate limit's window and the monthly quota counters of
+//! hosted search APIs. Without a Redis named, nothing
 //! here is used and every process keeps its own state, as before.
 //!
 //! Shared state is an optimisation, never a dependency: every call here answers
@@ -13,9 +14,11 @@
 //! The parts: [`Redis`] (the handle: one connection manager per URL and prefix in a
 //! process, every command under the timeout), [`outage`] (when to warn and when to
 //! try again, pure), [`window`] (the shared rate limit's script and its waits),
-//! [`keys`] (what each kind of state is stored under).
+//! [`month`] (the monthly quota counters), [`keys`] (what each kind of state is
+//! stored under).
 
 pub mod keys;
+pub mod month;
 pub mod outage;
 mod redis;
 pub mod window;

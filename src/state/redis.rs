@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 
 use super::outage::{Change, Outage};
-use super::{TIMEOUT, keys, window};
+use super::{TIMEOUT, keys, month, window};
 use crate::settings::SharedState;
 
 /// Why a check of Redis failed (`ground doctor`).
@@ -215,6 +215,45 @@ impl Redis {
             })
             .await?;
         Some(window::wait_of(reply))
+    }
+
+    /// Adds `by` to `service`'s count of the month of `now_ms` (raised to `at_least`
+    /// when the service reported more), the key expiring after the month: the new
+    /// count, or `None` when Redis did not answer.
+    pub async fn add_to_month(
+        &self,
+        service: &str,
+        by: u64,
+        at_least: u64,
+        now_ms: u64,
+    ) -> Option<u64> {
+        let key = self.key(keys::Kind::Quota, &month::counter(service, now_ms));
+        let expiry = month::expiry_ms(now_ms);
+        self.run("quota count", |mut c| async move {
+            redis::Script::new(month::SCRIPT)
+                .key(&key)
+                .arg(by)
+                .arg(at_least)
+                .arg(expiry)
+                .invoke_async::<u64>(&mut c)
+                .await
+        })
+        .await
+    }
+
+    /// `service`'s count of the month of `now_ms` (0 when none), or `None` when Redis
+    /// did not answer.
+    pub async fn month_count(&self, service: &str, now_ms: u64) -> Option<u64> {
+        let key = self.key(keys::Kind::Quota, &month::counter(service, now_ms));
+        let count = self
+            .run("GET", |mut c| async move {
+                redis::cmd("GET")
+                    .arg(&key)
+                    .query_async::<Option<u64>>(&mut c)
+                    .await
+            })
+            .await?;
+        Some(count.unwrap_or(0))
     }
 
     /// `PING` outside the outage guard, within `within`: how long the reply took

@@ -21,9 +21,8 @@ pub struct RedisServer {
 
 /// Whether the environment says Redis must be there (CI).
 fn required() -> bool {
-    let set = |name: &str| {
-        std::env::var(name).is_ok_and(|v| !v.is_empty() && v != "0" && v != "false")
-    };
+    let set =
+        |name: &str| std::env::var(name).is_ok_and(|v| !v.is_empty() && v != "0" && v != "false");
     set("CI") || set("GROUND_REQUIRE_REDIS")
 }
 
@@ -42,7 +41,9 @@ impl RedisServer {
                 "\n!!!!! {test}: redis-server is not installed, so this test of shared state CHECKED NOTHING.\n!!!!! Install it (Debian: apt-get install redis-server) to run it.\n"
             );
             if required() {
-                panic!("{message}!!!!! CI or GROUND_REQUIRE_REDIS is set: redis-server must be there.");
+                panic!(
+                    "{message}!!!!! CI or GROUND_REQUIRE_REDIS is set: redis-server must be there."
+                );
             }
             eprintln!("{message}");
             return None;

@@ -21,7 +21,10 @@ const QUESTION: &str = "Can tardigrades survive in space?";
 /// own too, so that only Redis can make two replicas share anything.
 fn replica(world: &World, name: &str) -> std::process::Command {
     let mut cmd = world.ground();
-    cmd.env("XDG_STATE_HOME", world.home.path().join(format!("state-{name}")));
+    cmd.env(
+        "XDG_STATE_HOME",
+        world.home.path().join(format!("state-{name}")),
+    );
     cmd
 }
 
@@ -119,7 +122,10 @@ async fn a_follow_up_on_the_other_replica_makes_no_search_and_keeps_the_numbers(
     assert!(keys.starts_with('*') && keys != "*0", "{keys}");
     let (a_log, b_log) = (a.stop().await, b.stop().await);
     for log in [&a_log, &b_log] {
-        assert!(log.contains("sharing state through Redis at redis://127.0.0.1:"), "{log}");
+        assert!(
+            log.contains("sharing state through Redis at redis://127.0.0.1:"),
+            "{log}"
+        );
         assert!(!log.contains("warning"), "{log}");
     }
 }
@@ -138,14 +144,21 @@ async fn a_restarted_replica_continues_a_conversation() {
     let searched = searches(&world).await;
     let after = Server::start(replica(&world, "a"), &flags).await;
     let reply = completion(&after, &follow_up(answer)).await;
-    assert_eq!(searches(&world).await, searched, "the restart forgot the conversation");
+    assert_eq!(
+        searches(&world).await,
+        searched,
+        "the restart forgot the conversation"
+    );
     assert_answered_from_the_conversation(&reply, &first);
     after.stop().await;
 
     // Without Redis, the same restart forgets it (what the shared state is for).
     let alone = Server::start(replica(&world, "c"), &[]).await;
     let reply = completion(&alone, &follow_up(answer)).await;
-    assert!(searches(&world).await > searched, "without Redis nothing is shared");
+    assert!(
+        searches(&world).await > searched,
+        "without Redis nothing is shared"
+    );
     assert_eq!(reply["ground"]["conversation"]["searched"], true);
     alone.stop().await;
 }
@@ -215,13 +228,24 @@ async fn the_cache_is_shared_so_the_second_replica_fetches_nothing() {
     let b = Server::start(replica(&world, "b"), &flags).await;
     let first = completion(&a, &ask(QUESTION)).await;
     let (searched, fetched) = (searches(&world).await, page_fetches(&world).await);
-    assert!(searched > 0 && fetched > 0, "{searched} searches, {fetched} fetches");
+    assert!(
+        searched > 0 && fetched > 0,
+        "{searched} searches, {fetched} fetches"
+    );
     // Replica b has a cache folder of its own, empty: only Redis can hold the entries.
     let second = completion(&b, &ask(QUESTION)).await;
     assert_eq!(searches(&world).await, searched, "replica b searched again");
-    assert_eq!(page_fetches(&world).await, fetched, "replica b fetched again");
+    assert_eq!(
+        page_fetches(&world).await,
+        fetched,
+        "replica b fetched again"
+    );
     assert_eq!(second["citations"], first["citations"]);
-    assert!(second["ground"].get("reused").is_none(), "{}", second["ground"]);
+    assert!(
+        second["ground"].get("reused").is_none(),
+        "{}",
+        second["ground"]
+    );
     // Every entry expires: the cache's TTL (24 h by default) is the key's.
     let key = redis.command("KEYS ground:page:*");
     assert!(key.starts_with('*') && key != "*0", "{key}");
@@ -271,7 +295,10 @@ async fn redis_stopped_mid_run_degrades_to_local_state_with_one_warning() {
         1,
         "one warning for the outage: {log}"
     );
-    assert!(log.contains("warning: shared state: Redis at redis://127.0.0.1:"), "{log}");
+    assert!(
+        log.contains("warning: shared state: Redis at redis://127.0.0.1:"),
+        "{log}"
+    );
     assert!(log.contains("answers again"), "{log}");
 }
 
@@ -282,7 +309,8 @@ async fn doctor_checks_the_shared_state() {
     };
     let world = World::new().await;
     let mut cmd = world.ground();
-    cmd.env("GROUND_REDIS_URL", redis.url()).args(["doctor", "--json"]);
+    cmd.env("GROUND_REDIS_URL", redis.url())
+        .args(["doctor", "--json"]);
     let out = run_within(cmd, Duration::from_secs(30)).await;
     let checks = json_stdout(&out);
     let state = checks["checks"]
@@ -291,11 +319,20 @@ async fn doctor_checks_the_shared_state() {
         .unwrap_or_else(|| panic!("no state check: {checks}"))
         .clone();
     assert_eq!(state["status"], "ok", "{state}");
-    assert!(state["detail"].as_str().unwrap().contains("answers PING in"), "{state}");
+    assert!(
+        state["detail"]
+            .as_str()
+            .unwrap()
+            .contains("answers PING in"),
+        "{state}"
+    );
     redis.stop();
     let mut cmd = world.ground();
-    cmd.env("GROUND_REDIS_URL", redis.url().replace("127.0.0.1", ":hunter2@127.0.0.1"))
-        .args(["doctor", "--json"]);
+    cmd.env(
+        "GROUND_REDIS_URL",
+        redis.url().replace("127.0.0.1", ":hunter2@127.0.0.1"),
+    )
+    .args(["doctor", "--json"]);
     let out = run_within(cmd, Duration::from_secs(30)).await;
     let text = stdout(&out);
     assert!(!text.contains("hunter2"), "{text}");
@@ -306,5 +343,67 @@ async fn doctor_checks_the_shared_state() {
         .unwrap()
         .clone();
     assert_eq!(state["status"], "warn", "{state}");
-    assert!(state["hint"].as_str().unwrap().contains("redis-cli"), "{state}");
+    assert!(
+        state["hint"].as_str().unwrap().contains("redis-cli"),
+        "{state}"
+    );
+}
+
+/// `ground search` on Brave's stand-in (the world's SearXNG server plays it) with a
+/// monthly quota of `quota`, in a state dir of its own, sharing `redis` when given.
+fn brave_search(
+    world: &World,
+    name: &str,
+    quota: u32,
+    redis: Option<&str>,
+) -> std::process::Command {
+    let mut cmd = replica(world, name);
+    cmd.env("GROUND_SEARCH", "brave")
+        .env("GROUND_BRAVE_API_KEY", "BSAsecretkey0123456789")
+        .arg("search")
+        .arg("tardigrades")
+        .arg("--config")
+        .arg(world.config_file(&format!(
+            "[search]\nurl = \"{}\"\nmonthly_quota = {quota}\n",
+            world.searx.uri()
+        )));
+    if let Some(url) = redis {
+        cmd.env("GROUND_REDIS_URL", url);
+    }
+    cmd
+}
+
+#[tokio::test]
+async fn the_monthly_quota_is_counted_for_the_deployment() {
+    let Some(redis) = RedisServer::start("replicas::the_monthly_quota") else {
+        return;
+    };
+    let world = World::new().await;
+    Mock::given(method("GET"))
+        .and(path("/res/v1/web/search"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "web": {"results": [{"url": format!("{}/pages/tardigrades-space.html", world.pages.uri()),
+                                  "title": "Tardigrades", "description": "in space"}]}
+        })))
+        .mount(&world.searx)
+        .await;
+    let brave_calls = || async { world.searx.received_requests().await.unwrap().len() };
+    let out = run(brave_search(&world, "a", 2, Some(&redis.url()))).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = run(brave_search(&world, "b", 2, Some(&redis.url()))).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    // A third process with a state dir of its own: its file says 0, the deployment 2.
+    let out = run(brave_search(&world, "c", 2, Some(&redis.url()))).await;
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("this month's Brave Search quota is spent: 2 of 2 queries used in "),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(brave_calls().await, 2, "the third search was sent");
+    let keys = redis.command("KEYS ground:quota:*");
+    assert_eq!(keys, "*1", "one counter for the service and month");
+    // Without Redis, the same process counts alone (what sharing changes).
+    let out = run(brave_search(&world, "d", 2, None)).await;
+    assert!(out.status.success(), "{}", stderr(&out));
 }
