@@ -95,7 +95,7 @@ pub trait ConversationStore: Send + Sync + std::fmt::Debug {
     /// Keeps `evidence` under `key`.
     fn keep(&self, key: String, evidence: Arc<Evidence>) -> BoxFuture<'_, ()>;
     /// How many conversations this process holds.
-    fn len(&self) -> usize;
+    fn held(&self) -> usize;
 }
 
 /// The conversations the service answered, by [`conversation_key`], in the store
@@ -163,7 +163,7 @@ impl Conversations {
 
     /// How many conversations this process holds.
     pub fn len(&self) -> usize {
-        self.store.len()
+        self.store.held()
     }
 
     /// Whether none is.
@@ -223,7 +223,7 @@ impl ConversationStore for Memory {
         Box::pin(std::future::ready(()))
     }
 
-    fn len(&self) -> usize {
+    fn held(&self) -> usize {
         self.kept.lock().unwrap_or_else(|e| e.into_inner()).len()
     }
 }
@@ -274,8 +274,8 @@ impl ConversationStore for Shared {
         })
     }
 
-    fn len(&self) -> usize {
-        self.local.len()
+    fn held(&self) -> usize {
+        self.local.held()
     }
 }
 

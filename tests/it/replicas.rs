@@ -208,7 +208,7 @@ async fn the_rate_limit_is_one_window_for_two_replicas() {
     // Alone, each replica would have sent at least one search per question (four);
     // together they sent what one window allows.
     let sent = searches(&world).await;
-    assert!(sent >= 1 && sent <= 2, "{sent} searches reached SearXNG");
+    assert!((1..=2).contains(&sent), "{sent} searches reached SearXNG");
     let rate_keys = redis.command("KEYS ground:rate:*");
     assert_eq!(rate_keys, "*1", "one window for the deployment");
     for log in [a.stop().await, b.stop().await] {
