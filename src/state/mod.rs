@@ -11,6 +11,9 @@
 //! again; while it is down, Redis is tried again at most once per
 //! [`outage::RETRY_AFTER`], so requests do not each wait for the timeout.
 //!
+//! A handle's connection lives on the async runtime that first used it: a `ground`
+//! process runs one.
+//!
 //! The parts: [`Redis`] (the handle: one connection manager per URL and prefix in a
 //! process, every command under the timeout), [`outage`] (when to warn and when to
 //! try again, pure), [`window`] (the shared rate limit's script and its waits),
@@ -31,6 +34,10 @@ use crate::settings::SharedState;
 
 /// How long one Redis command may take before the caller falls back to local state.
 pub const TIMEOUT: Duration = Duration::from_millis(250);
+
+/// How long a command may take while no connection has answered yet: connecting
+/// (TCP, TLS for `rediss://`, authentication) takes longer than a command.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// Largest value stored in Redis (a conversation's evidence, a cached page); larger
 /// ones stay local. Bounds what one entry can cost the shared server.

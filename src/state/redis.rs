@@ -5,13 +5,13 @@
 
 use std::future::Future;
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 
 use super::outage::{Change, Outage};
-use super::{TIMEOUT, keys, month, window};
+use super::{CONNECT_TIMEOUT, TIMEOUT, keys, month, window};
 use crate::settings::SharedState;
 
 /// Why a check of Redis failed (`ground doctor`).
@@ -45,6 +45,9 @@ pub struct Redis {
     outage: Outage,
     /// Process-wide counter for rate-window members.
     sends: AtomicU64,
+    /// Whether a command was ever answered (until then commands may take
+    /// [`CONNECT_TIMEOUT`]: the first one connects).
+    answered_once: AtomicBool,
     /// The clock the outage guard reads.
     started: Instant,
 }
@@ -71,6 +74,7 @@ impl Redis {
                 manager: OnceLock::new(),
                 outage: Outage::default(),
                 sends: AtomicU64::new(0),
+                answered_once: AtomicBool::new(false),
                 started: Instant::now(),
             }),
             Err(e) => {
@@ -105,7 +109,7 @@ impl Redis {
             return Ok(manager.clone());
         }
         let config = ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(TIMEOUT))
+            .set_connection_timeout(Some(CONNECT_TIMEOUT))
             .set_response_timeout(Some(TIMEOUT))
             .set_number_of_retries(1)
             .set_min_delay(Duration::from_millis(50))
@@ -118,7 +122,8 @@ impl Redis {
         self.started.elapsed().as_millis() as u64
     }
 
-    /// Runs `command` on Redis within [`super::TIMEOUT`]: its value, or `None` when
+    /// Runs `command` on Redis within [`super::TIMEOUT`] ([`CONNECT_TIMEOUT`] until a
+    /// first command was answered): its value, or `None` when
     /// Redis is taken as down, fails or is slow (the caller uses local state). Logs
     /// one warning when an outage starts and one line when it ends.
     pub async fn run<T, F, Fut>(&self, what: &str, command: F) -> Option<T>
@@ -129,16 +134,22 @@ impl Redis {
         if !self.outage.should_try(self.now_ms()) {
             return None;
         }
+        let within = if self.answered_once.load(Ordering::Relaxed) {
+            TIMEOUT
+        } else {
+            CONNECT_TIMEOUT
+        };
         let outcome = match self.manager() {
-            Ok(manager) => match tokio::time::timeout(TIMEOUT, command(manager)).await {
+            Ok(manager) => match tokio::time::timeout(within, command(manager)).await {
                 Ok(Ok(value)) => Ok(value),
                 Ok(Err(e)) => Err(crate::text::redact_known(&e.to_string(), &[])),
-                Err(_) => Err(format!("no reply within {} ms", TIMEOUT.as_millis())),
+                Err(_) => Err(format!("no reply within {} ms", within.as_millis())),
             },
             Err(e) => Err(crate::text::redact_known(&e.to_string(), &[])),
         };
         match outcome {
             Ok(value) => {
+                self.answered_once.store(true, Ordering::Relaxed);
                 if self.outage.answered() == Change::Up {
                     crate::error::log_line(&format!(
                         "ground: shared state: {} answers again; state is shared again",
@@ -150,7 +161,7 @@ impl Redis {
             Err(reason) => {
                 if self.outage.failed(self.now_ms()) == Change::Down {
                     crate::error::log_line(&crate::error::warning(&format!(
-                        "shared state: Redis at {} does not answer ({what}: {reason}); this process uses its own state until it does (requests are still answered)",
+                        "shared state: Redis at {} does not answer ({what}: {reason}); this process uses its own state until it does (requests are still answered); `ground doctor` checks it",
                         self.shown
                     )));
                 }
@@ -254,6 +265,17 @@ impl Redis {
             })
             .await?;
         Some(count.unwrap_or(0))
+    }
+
+    /// Connects now with a `PING` through the outage guard (a server's start-up), so
+    /// that the first requests do not pay for the connection and a Redis that does
+    /// not answer is said at once. Whether it answered.
+    pub async fn connect(&self) -> bool {
+        self.run("PING", |mut c| async move {
+            redis::cmd("PING").query_async::<String>(&mut c).await
+        })
+        .await
+        .is_some()
     }
 
     /// `PING` outside the outage guard, within `within`: how long the reply took
