@@ -407,3 +407,44 @@ async fn the_monthly_quota_is_counted_for_the_deployment() {
     let out = run(brave_search(&world, "d", 2, None)).await;
     assert!(out.status.success(), "{}", stderr(&out));
 }
+
+#[tokio::test]
+async fn batch_shards_on_two_machines_share_the_cache_through_redis() {
+    let Some(redis) = RedisServer::start("replicas::batch_shards") else {
+        return;
+    };
+    let world = World::new().await;
+    world.healthy(&good_answer()).await;
+    let input = world.home.path().join("questions.jsonl");
+    std::fs::write(
+        &input,
+        format!("{}\n", json!({"id": "1", "question": QUESTION})),
+    )
+    .unwrap();
+    // Two "machines": each its own cache folder and state dir, one Redis.
+    let batch = |name: &str| {
+        let mut cmd = replica(&world, name);
+        cmd.arg("batch")
+            .arg(&input)
+            .arg("--out")
+            .arg(world.home.path().join(format!("out-{name}.jsonl")))
+            .args(["--redis-url", &redis.url(), "-q"]);
+        cmd
+    };
+    let out = run(batch("a")).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let (searched, fetched) = (searches(&world).await, page_fetches(&world).await);
+    assert!(searched > 0 && fetched > 0);
+    let out = run(batch("b")).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        searches(&world).await,
+        searched,
+        "the second machine searched"
+    );
+    assert_eq!(
+        page_fetches(&world).await,
+        fetched,
+        "the second machine fetched"
+    );
+}
