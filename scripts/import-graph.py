@@ -36,7 +36,7 @@ LAYERS = {
     "error": 1, "config": 1,
     # L2 stages
     "search": 2, "pdf": 2, "fetch": 2, "page": 2, "llm": 2, "grounding": 2, "plan": 2, "cache": 2,
-    "calibration": 2, "extract_files": 2, "docs": 2,
+    "calibration": 2, "extract_files": 2, "docs": 2, "state": 2,
     # L3 run
     "pipeline": 3, "report": 3, "session": 3,
     # L4 the service every long-lived face shares
@@ -57,7 +57,9 @@ ALLOWED_SIDEWAYS = {("plan", "llm"), ("page", "fetch"), ("page", "extract"), ("p
                     ("extract_files", "pdf"), ("fetch", "pdf"), ("docs", "pdf"),
                     # the model download applies the page fetcher's address rules to
                     # redirects off the hub's host
-                    ("llm", "fetch")}
+                    ("llm", "fetch"),
+                    # shared state (Redis): the rate limit's window, cache entries
+                    ("search", "state"), ("cache", "state")}
 
 PATH = re.compile(r"\b(crate|ground|super)((?:::[A-Za-z_][A-Za-z0-9_]*)+)")
 USE_GROUP = re.compile(r"\buse\s+(crate|ground|super)::\{([^;]*)\}", re.S)

@@ -78,6 +78,7 @@ pub mod service;
 pub mod session;
 pub mod settings;
 pub mod sites;
+pub mod state;
 #[cfg(test)]
 pub(crate) mod testing;
 pub mod text;

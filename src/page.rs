@@ -83,7 +83,8 @@ pub async fn fetch_and_extract(
     // read by a run without it) is fetched again, to be refused: the cache must not
     // be a way around the address rule or the site filter.
     let cached = cache
-        .get_page(&hit.url)
+        .find_page(&hit.url)
+        .await
         .filter(|page| fetcher.allows_private() || !page.private_allowed)
         .filter(|page| fetcher.allows_site(&page.final_url));
     if let Some(page) = cached {
@@ -166,7 +167,7 @@ pub async fn fetch_and_extract(
     }
     attempt.ms = elapsed_ms(start);
     if let Some(page) = cached_page(&attempt, fetcher.allows_private()) {
-        cache.put_page(&[&hit.url, &page.final_url], &page);
+        cache.keep_page(&[&hit.url, &page.final_url], &page).await;
     }
     (attempt, extract_ms)
 }
@@ -329,7 +330,7 @@ pub async fn fetch_one(settings: &Settings, url: &str) -> Result<PageAttempt, Er
         });
     }
     let fetcher = Fetcher::new(&settings.fetch)?;
-    let cache = Cache::open(&settings.cache);
+    let cache = Cache::open_shared(&settings.cache, settings.state.as_ref());
     let hit = SearchHit {
         url: parsed.to_string(),
         title: String::new(),

@@ -46,7 +46,34 @@ pub struct Settings {
     pub serve: ServeSettings,
     /// Local document collections searched beside the web (`--docs`, `[docs]`).
     pub docs: DocsSettings,
+    /// State shared by the replicas of a deployment (`--redis-url`, `[state]`);
+    /// `None`: every process keeps its own.
+    pub state: Option<SharedState>,
 }
+
+/// Where the replicas of one deployment keep their shared state: a Redis server
+/// (`--redis-url`, `GROUND_REDIS_URL`, `[state] redis_url`) and the prefix of every
+/// key (`[state] redis_prefix`). Plain data; `crate::state` holds the connection.
+/// Its `Debug` shows the URL with the password redacted.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SharedState {
+    /// `redis://` or `rediss://` (TLS), password and database number included.
+    pub redis_url: Url,
+    /// Put before every key, so that deployments can share one Redis.
+    pub prefix: String,
+}
+
+impl std::fmt::Debug for SharedState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedState")
+            .field("redis_url", &crate::http::display_url(&self.redis_url))
+            .field("prefix", &self.prefix)
+            .finish()
+    }
+}
+
+/// The key prefix when `[state] redis_prefix` is not set.
+pub const DEFAULT_REDIS_PREFIX: &str = "ground:";
 
 /// Local documents in a run (`--docs`, `--no-web`, `[docs] collections`).
 #[derive(Debug, Clone, Default)]
@@ -418,6 +445,10 @@ pub struct SearchSettings {
     /// (`$XDG_STATE_HOME/ground`); `None` when no home is known: then nothing is
     /// counted or limited.
     pub state_dir: Option<PathBuf>,
+    /// The Redis shared by replicas ([`SharedState`]): the rate limit's window is
+    /// kept there (one window for every process that names it), the state dir
+    /// being the fallback while it does not answer.
+    pub shared: Option<SharedState>,
     /// Append one JSON line per search to `searches.jsonl` in the state dir
     /// (`[privacy] log_searches`, `--log-searches`).
     pub log_searches: bool,

@@ -41,6 +41,7 @@ pub fn search_settings(
         rate_window: RATE_WINDOW,
         monthly_quota: None,
         state_dir: None,
+        shared: None,
         log_searches: false,
         hosted: Vec::new(),
         wikipedia_url: DEFAULT_WIKIPEDIA_URL.into(),

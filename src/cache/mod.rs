@@ -31,6 +31,11 @@
 //! runtime that cares can move calls into `spawn_blocking` (a [`Cache`] is cheap to
 //! clone and shares its state between clones).
 //!
+//! - **Shared by replicas**: with a Redis named (`[state] redis_url`), an entry
+//!   missing here is looked for there and every entry written here is written there
+//!   too, same TTL and size cap (`shared`: [`Cache::find_search`],
+//!   [`Cache::keep_search`], [`Cache::find_page`], [`Cache::keep_page`]).
+//!
 //! The parts: this module is the [`Cache`] handle (open, modes, get and put);
 //! `keys` says what an entry is stored under (the normalised search key and URL, and
 //! the file names hashed from them), `store` reads and writes one entry file, `evict`
@@ -39,6 +44,7 @@
 
 mod evict;
 mod keys;
+mod shared;
 mod stats;
 mod store;
 
@@ -54,7 +60,7 @@ pub use self::store::{CachedPage, FORMAT, MAX_ENTRY_BYTES};
 use self::evict::UNKNOWN;
 use self::keys::{KINDS, Kind};
 use crate::hits::{SearchOutcome, normalise_url};
-use crate::settings::{CacheMode, CacheSettings};
+use crate::settings::{CacheMode, CacheSettings, SharedState};
 
 /// The cache of one run. Cheap to clone; clones share the running size total.
 #[derive(Debug, Clone)]
@@ -73,6 +79,9 @@ struct Inner {
     disabled_reason: Option<String>,
     /// Bytes believed to be in the folder; [`UNKNOWN`] until the first listing.
     estimated_bytes: AtomicU64,
+    /// The Redis replicas share (`[state] redis_url`): the second level
+    /// (`shared.rs`); `None` without one, or with the cache off.
+    shared: Option<Arc<crate::state::Redis>>,
 }
 
 impl Cache {
@@ -80,16 +89,25 @@ impl Cache {
     /// no folder, a folder that cannot be created or mode `Off`, the cache is disabled
     /// and [`Cache::disabled_reason`] says why.
     pub fn open(settings: &CacheSettings) -> Cache {
-        Cache::new(settings, true)
+        Cache::new(settings, true, None)
+    }
+
+    /// [`Cache::open`] with the Redis replicas share (`shared`, [`Settings::state`]) as
+    /// its second level: entries missing here are looked for there, and every entry
+    /// is written there too (`None`: this folder alone, as [`Cache::open`]).
+    ///
+    /// [`Settings::state`]: crate::settings::Settings::state
+    pub fn open_shared(settings: &CacheSettings, shared: Option<&SharedState>) -> Cache {
+        Cache::new(settings, true, shared)
     }
 
     /// Like [`Cache::open`], but never creates the folders: for `stats` and `clear`,
     /// which work in every mode.
     pub fn inspect(settings: &CacheSettings) -> Cache {
-        Cache::new(settings, false)
+        Cache::new(settings, false, None)
     }
 
-    fn new(settings: &CacheSettings, create: bool) -> Cache {
+    fn new(settings: &CacheSettings, create: bool, shared: Option<&SharedState>) -> Cache {
         let disabled_reason = match (&settings.dir, settings.mode) {
             (None, _) => Some(
                 "no cache folder: none of GROUND_CACHE_DIR, XDG_CACHE_HOME and HOME is set"
@@ -116,6 +134,10 @@ impl Cache {
                 max_bytes: settings.max_bytes,
                 disabled_reason,
                 estimated_bytes: AtomicU64::new(UNKNOWN),
+                shared: match settings.mode {
+                    CacheMode::Off => None,
+                    _ => crate::state::redis(shared),
+                },
             }),
         }
     }

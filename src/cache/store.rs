@@ -22,7 +22,7 @@ pub const FORMAT: u32 = 1;
 pub const MAX_ENTRY_BYTES: u64 = 4 * 1024 * 1024;
 
 /// An entry whose `stored_at` lies further in the future than this is not trusted.
-const CLOCK_SKEW_SECS: u64 = 300;
+pub(super) const CLOCK_SKEW_SECS: u64 = 300;
 
 /// A page that was fetched and read successfully (only those are cached).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -78,7 +78,7 @@ impl Cache {
         Some(self.folder(kind)?.join(file_name(kind, key)))
     }
 
-    fn ttl(&self, kind: Kind) -> Duration {
+    pub(super) fn ttl(&self, kind: Kind) -> Duration {
         match kind {
             Kind::Search => self.inner.search_ttl,
             Kind::Page => self.inner.page_ttl,

@@ -46,6 +46,19 @@ pub(crate) struct FileConfig {
     /// `[docs]`.
     #[serde(default)]
     pub docs: FileDocs,
+    /// `[state]`.
+    #[serde(default)]
+    pub state: FileState,
+}
+
+/// `[state]` in the config file: where replicas of `ground serve` share their state.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct FileState {
+    /// `redis_url`: `redis://` or `rediss://` URL of the shared Redis.
+    pub redis_url: Option<String>,
+    /// `redis_prefix`: put before every key (one Redis, several deployments).
+    pub redis_prefix: Option<String>,
 }
 
 /// `[docs]` in the config file: the local collections every answer searches.

@@ -26,6 +26,7 @@ mod keys;
 mod overrides;
 mod resolve;
 mod serve;
+mod state;
 
 pub(crate) use file::{default_config_path, load_file};
 pub use keys::{KeySource, key_sources};
@@ -62,6 +63,12 @@ pub fn resolve_with_keyring(
     let cache = resolve::cache(flags, &env, &file);
     let serve = serve::serve(flags, &env, &file)?;
     let docs = resolve::docs(flags, &env, &file)?;
+    let state = state::shared(flags, &env, &file)?;
+    // One place says where the shared state is; the search stage, which keeps its
+    // rate limit there, gets its copy of it here (the cache is opened with it:
+    // `Cache::open_shared`).
+    let mut search = search;
+    search.shared = state.clone();
     Ok(Settings {
         search,
         fetch,
@@ -70,6 +77,7 @@ pub fn resolve_with_keyring(
         cache,
         serve,
         docs,
+        state,
     })
 }
 

@@ -116,4 +116,6 @@ pub struct Overrides {
     pub docs: Vec<String>,
     /// `--no-web`: the local collections alone, no search request.
     pub no_web: bool,
+    /// `--redis-url` (`ground serve`): the Redis whose state replicas share.
+    pub redis_url: Option<String>,
 }

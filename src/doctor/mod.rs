@@ -1,5 +1,5 @@
-//! `ground doctor`: checks the configured search service and model server and says
-//! exactly what to fix.
+//! `ground doctor`: checks the configured search service and model server (and the
+//! Redis of shared state, when one is named: `state`) and says exactly what to fix.
 //!
 //! The checks run in the order a request travels: the config file and settings, then
 //! the search service (reachable, SearXNG's limiter, SearXNG's JSON format, a test
@@ -32,6 +32,7 @@ mod answer_time;
 mod embedded;
 mod model;
 mod search;
+mod state;
 
 use std::time::Duration;
 
@@ -178,9 +179,14 @@ pub async fn diagnose(overrides: &Overrides, env: &dyn Fn(&str) -> Option<String
             Vec::new()
         }
     };
-    let (search, model) = tokio::join!(search, model_checks(&settings));
+    let (search, model, state) = tokio::join!(
+        search,
+        model_checks(&settings),
+        state::state_check(&settings)
+    );
     checks.extend(search);
     checks.extend(model);
+    checks.extend(state);
     redact(&mut checks, &settings);
     checks
 }

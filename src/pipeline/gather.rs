@@ -329,7 +329,7 @@ impl Run<'_> {
             let t = Instant::now();
             let mut key = SearchKey::new(service, query, service.max_results);
             key.region = settings.run.region.clone();
-            if let Some(mut found) = cache.get_search(&key) {
+            if let Some(mut found) = cache.find_search(&key).await {
                 // Entries are written filtered; checked again all the same.
                 found.keep_sites(&service.sites);
                 // A log that cannot be written never stops a cached search.
@@ -343,7 +343,7 @@ impl Run<'_> {
                 .ok()
                 .filter(|f| !f.hits.is_empty() && f.unresponsive_engines.is_empty());
             if let Some(found) = complete {
-                cache.put_search(&key, found);
+                cache.keep_search(&key, found).await;
             }
             (query.clone(), outcome, elapsed_ms(t), false)
         });

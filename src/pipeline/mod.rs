@@ -174,7 +174,7 @@ impl<'a> Run<'a> {
             events,
             watch,
             client: Backend::new(&settings.llm)?,
-            cache: Cache::open(&settings.cache),
+            cache: Cache::open_shared(&settings.cache, settings.state.as_ref()),
             fetcher: Fetcher::with_sites(&settings.fetch, &settings.search.sites)?,
             started: Instant::now(),
             so_far: Partial::default(),

@@ -75,6 +75,7 @@ pub async fn send(
         let (settings, headers) = (settings.clone(), response.headers().clone());
         super::state::off_runtime(move || super::usage::record(&settings, status, &headers)).await
     };
+    super::usage::record_shared(settings, status, response.headers()).await;
     let note = counted.err().map(|problem| {
         super::state::warning("this search was not counted in the month's usage", &problem)
     });

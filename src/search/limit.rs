@@ -10,6 +10,11 @@
 //! a wait that would end past the run's deadline is an error,
 //! [`Error::SearchRateLimitedLocally`] (exit 8), decided before waiting at all.
 //!
+//! Replicas of `ground serve` that name one Redis (`--redis-url`, `[state]`) share
+//! one window there instead ([`crate::state::window`]): `--max-per-minute 10` is 10
+//! for the deployment. While Redis does not answer, each process falls back to its
+//! state file.
+//!
 //! Which searches count: every search sent to a public service (hosted APIs,
 //! Wikipedia, DuckDuckGo, a SearXNG on a public address); a SearXNG that is the
 //! user's own (loopback, a private network) has its own limiter, so by default no
@@ -116,13 +121,23 @@ pub async fn pace(
     pace: &Pace<'_>,
 ) -> Result<Option<StateFileError>, Error> {
     let limit = settings.rate_limit();
-    let (Some(dir), true) = (settings.state_dir.clone(), limit > 0) else {
+    if limit == 0 {
         return Ok(None);
-    };
+    }
+    let shared = crate::state::redis(settings.shared.as_ref());
     let window = settings.rate_window;
     loop {
-        let dir = dir.clone();
-        let slot = off_runtime(move || acquire_at(&dir, limit, window, now_ms)).await;
+        // The deployment's one window in Redis when one is named and answers; else
+        // this user's state file.
+        let slot = match shared_slot(shared.as_deref(), limit, window).await {
+            Some(slot) => Ok(slot),
+            None => {
+                let Some(dir) = settings.state_dir.clone() else {
+                    return Ok(None);
+                };
+                off_runtime(move || acquire_at(&dir, limit, window, now_ms)).await
+            }
+        };
         let wait = match slot {
             Err(problem) => return Ok(Some(problem)),
             Ok(Slot::Taken) => return Ok(None),
@@ -148,6 +163,19 @@ pub async fn pace(
         }
         // Another process may take the slot meanwhile: then the next turn waits again.
         tokio::time::sleep(wait).await;
+    }
+}
+
+/// A slot of the deployment's one window in Redis (see [`crate::state::window`]), or
+/// `None` when no Redis is named or it does not answer (the local limiter decides).
+async fn shared_slot(
+    shared: Option<&crate::state::Redis>,
+    limit: u32,
+    window: Duration,
+) -> Option<Slot> {
+    match shared?.take_slot(limit, window).await? {
+        None => Some(Slot::Taken),
+        Some(wait) => Some(Slot::Wait(wait)),
     }
 }
 

@@ -199,6 +199,8 @@ async fn allow(settings: &SearchSettings, pace: &Pace<'_>) -> Result<Vec<String>
             &problem,
         ));
     }
+    // The deployment's count, when replicas share state in Redis.
+    usage::check_shared(settings).await?;
     if let Some(problem) = limit::pace(settings, pace).await? {
         notes.insert(
             0,

@@ -18,6 +18,11 @@
 //! the service's own business (its 429 says when it is passed). SearXNG is the user's
 //! own and not counted. A usage file that is missing, corrupt or unwritable never
 //! stops a search; one that cannot be used (see [`super::state`]) is reported.
+//!
+//! Replicas of `ground serve` that share state in Redis (`[state] redis_url`) also
+//! count there, one counter per service and month ([`crate::state::month`]), and a
+//! search is refused when the deployment's count has spent the quota
+//! ([`check_shared`], [`record_shared`]).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -124,6 +129,61 @@ pub fn check_at(settings: &SearchSettings, now: u64) -> Result<Result<(), StateF
         Ok(count) => judge(settings, &count, now).map(Ok),
         Err(problem) => Ok(Err(problem)),
     }
+}
+
+/// [`check`] against the deployment's count in Redis, for replicas of `ground serve`
+/// that share state (`[state] redis_url`): fails when the month's quota is spent
+/// across all of them (the larger of the shared count and this user's file). Nothing
+/// to check without a Redis, for a service without a quota, or while Redis does not
+/// answer (then [`check`]'s local count alone decides).
+pub async fn check_shared(settings: &SearchSettings) -> Result<(), Error> {
+    let backend = settings.backend;
+    if backend.free_tier().is_none() {
+        return Ok(());
+    }
+    let Some(redis) = crate::state::redis(settings.shared.as_ref()) else {
+        return Ok(());
+    };
+    let now = now_ms();
+    let Some(used) = redis.month_count(backend.id(), now).await else {
+        return Ok(());
+    };
+    let local = match settings.state_dir.clone() {
+        Some(dir) => super::state::off_runtime(move || count_at(&dir, backend, now)).await,
+        None => Count::default(),
+    };
+    let count = Count {
+        used: local.used.max(used),
+        ..local
+    };
+    judge(settings, &count, now)
+}
+
+/// [`record`] in the deployment's count in Redis (see [`check_shared`]): a 2xx adds
+/// one, Brave's monthly window raises the count to the plan's own. Best effort:
+/// nothing while Redis does not answer.
+pub async fn record_shared(
+    settings: &SearchSettings,
+    status: u16,
+    headers: &reqwest::header::HeaderMap,
+) {
+    let backend = settings.backend;
+    if backend.free_tier().is_none() {
+        return;
+    }
+    let Some(redis) = crate::state::redis(settings.shared.as_ref()) else {
+        return;
+    };
+    let plan = RateLimits::from_headers(headers)
+        .monthly
+        .map(|w| w.limit.saturating_sub(w.remaining));
+    let by = u64::from((200..300).contains(&status));
+    if by == 0 && plan.is_none() {
+        return;
+    }
+    redis
+        .add_to_month(backend.id(), by, plan.unwrap_or(0), now_ms())
+        .await;
 }
 
 /// Fails when `count` has used up the quota in force.

@@ -174,6 +174,18 @@ pub async fn serve(
             ""
         }
     ));
+    if let Some(shared) = &service.settings().state {
+        crate::error::log_line(&format!(
+            "ground serve: sharing state through Redis at {} (prefix {:?}): conversations, the search and page cache, the search rate limit and quota counts",
+            crate::http::display_url(&shared.redis_url),
+            shared.prefix
+        ));
+        // Connected before the first request needs it (a warning now if it does not
+        // answer); never waited for: serving does not depend on it.
+        if let Some(redis) = crate::state::redis(Some(shared)) {
+            tokio::spawn(async move { redis.connect().await });
+        }
+    }
     let app = Arc::new(App {
         service,
         client,

@@ -43,7 +43,9 @@ use std::time::Duration;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 pub use self::check::{CheckInput, Checked};
-pub use self::conversation::{Conversations, Evidence, MAX_TURN_BYTES, Turn, prior_of};
+pub use self::conversation::{
+    ConversationStore, Conversations, Evidence, MAX_TURN_BYTES, Turn, prior_of,
+};
 pub use self::failure::{Failure, isolated};
 pub use self::model::ModelSlot;
 pub use self::reuse::{MAX_REUSED_BYTES, MAX_REUSED_RUNS, Reused, request_key, reuse_key};
@@ -264,8 +266,8 @@ impl Service {
         let concurrency = concurrency.clamp(1, Semaphore::MAX_PERMITS);
         Service {
             model: ModelSlot::new(settings.llm.clone()),
+            conversations: Conversations::for_state(settings.state.as_ref()),
             settings: Arc::new(settings),
-            conversations: Conversations::default(),
             running: Arc::new(Semaphore::new(concurrency)),
             admitted: Arc::new(AtomicUsize::new(0)),
             max_admitted: concurrency.saturating_add(queue),
@@ -478,7 +480,8 @@ impl Service {
             let judged = verdict(&earlier, Strictness::Lenient);
             let shown = (request.shown_answer)(&earlier);
             self.conversations
-                .keep(&[], &Evidence::default(), &question, &shown, &earlier);
+                .keep(&[], &Evidence::default(), &question, &shown, &earlier)
+                .await;
             return Ok(Answered {
                 report: earlier,
                 verdict: judged,
@@ -500,7 +503,7 @@ impl Service {
             settings.run.max_searches = reserved;
         }
 
-        let earlier = self.conversations.evidence(conversation);
+        let earlier = self.conversations.evidence(conversation).await;
         let prior = (!conversation.is_empty()).then(|| prior_of(conversation, &earlier));
         let (events, watch) = (request.events, request.watch);
         let run = {
@@ -532,7 +535,8 @@ impl Service {
         let judged = verdict(&report, Strictness::Lenient);
         let shown = (request.shown_answer)(&report);
         self.conversations
-            .keep(conversation, &earlier, &question, &shown, &report);
+            .keep(conversation, &earlier, &question, &shown, &report)
+            .await;
         if report.mode == crate::report::AnswerMode::Grounded
             && let Some(key) = key
         {

@@ -43,6 +43,8 @@ mod pdf;
 mod pdf_sandbox;
 mod planner;
 mod redaction;
+mod redis_support;
+mod replicas;
 mod robots;
 mod sanitising;
 mod search;

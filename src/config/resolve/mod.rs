@@ -180,6 +180,7 @@ pub(super) fn search(
         rate_window,
         monthly_quota: file.search.monthly_quota,
         state_dir,
+        shared: None,
         log_searches: flags.log_searches || file.privacy.log_searches.unwrap_or(false),
         hosted,
         wikipedia_url,

@@ -49,6 +49,12 @@ pub struct BatchArgs {
     )]
     pub shard_count: Option<u64>,
 
+    /// The Redis that shards on several machines (and `ground serve` replicas) share:
+    /// one search rate limit and quota count, one search and page cache
+    /// [[state] redis_url, GROUND_REDIS_URL].
+    #[arg(long, value_name = "URL")]
+    pub redis_url: Option<String>,
+
     /// Ask again the ids whose record in --out is a failure (their failure records
     /// are removed first).
     #[arg(long, requires = "out")]

@@ -84,6 +84,13 @@ pub struct ServeArgs {
     #[arg(long, value_name = "SECS")]
     pub reuse_secs: Option<u64>,
 
+    /// The Redis whose state replicas of this server share (conversations, the search
+    /// and page cache, the search rate limit): redis://[:PASSWORD@]HOST[:PORT][/DB],
+    /// or rediss:// for TLS; while it does not answer, this process uses its own
+    /// [[state] redis_url, GROUND_REDIS_URL].
+    #[arg(long, value_name = "URL")]
+    pub redis_url: Option<String>,
+
     /// Log each request's question on stderr (by default only method, path, status
     /// and time).
     #[arg(short, long)]

@@ -182,6 +182,7 @@ fn batch(args: BatchArgs) -> Result<Tally, Error> {
     let questions = open_questions(&args.input)?;
     let mut overrides = args.run.overrides(args.pages, args.timeout);
     overrides.images = args.images;
+    overrides.redis_url = args.redis_url.clone();
     let settings = settings(&overrides)?;
     let resumed = args
         .out

@@ -24,6 +24,7 @@ pub fn run(args: ServeArgs) -> ExitCode {
     overrides.serve_shutdown_grace_secs = args.shutdown_grace;
     overrides.serve_isolate_clients = args.isolate_clients;
     overrides.reuse_secs = args.reuse_secs;
+    overrides.redis_url = args.redis_url;
     let served = settings(&overrides).and_then(|settings| {
         let runtime = tokio::runtime::Runtime::new().map_err(|e| ground::Error::Internal {
             message: format!("cannot start the async runtime: {e}"),

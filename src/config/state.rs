@@ -1,0 +1,144 @@
+//! `[state]`: the Redis whose state the replicas of a deployment share, resolved from
+//! `--redis-url`, `GROUND_REDIS_URL` and the config file (kept apart from the
+//! pipeline's sections: one setting that several stages read).
+//!
+//! Only the URL's form is checked here (`redis://` or `rediss://`, a host or a
+//! socket path); whether the server answers is the business of `ground doctor` and
+//! of each request, which falls back to local state while it does not. A password in
+//! the URL is remembered as a secret, so the one redactor keeps it out of every line.
+
+use url::Url;
+
+use super::file::FileConfig;
+use super::overrides::Overrides;
+use crate::error::Error;
+use crate::settings::{DEFAULT_REDIS_PREFIX, SharedState};
+
+/// Longest key prefix accepted (it goes before every key).
+const MAX_PREFIX_CHARS: usize = 64;
+
+/// `[state]`: flag > `GROUND_REDIS_URL` > file; `None` when none names a Redis.
+pub(super) fn shared(
+    flags: &Overrides,
+    env: &dyn Fn(&str) -> Option<String>,
+    file: &FileConfig,
+) -> Result<Option<SharedState>, Error> {
+    let (text, from) = match (&flags.redis_url, env("GROUND_REDIS_URL")) {
+        (Some(flag), _) => (flag.clone(), "--redis-url"),
+        (None, Some(env)) => (env, "GROUND_REDIS_URL"),
+        (None, None) => match &file.state.redis_url {
+            Some(text) if !text.trim().is_empty() => (text.clone(), "[state] redis_url"),
+            _ => return Ok(None),
+        },
+    };
+    let redis_url = parse_redis_url(text.trim()).map_err(|why| Error::Config {
+        // The text is not shown: a URL that failed to parse may still hold a password.
+        message: format!("{from} is not a Redis URL: {why}"),
+        hint: "give redis://[:PASSWORD@]HOST[:PORT][/DB] or rediss://... for TLS, e.g. redis://127.0.0.1:6379/0".into(),
+    })?;
+    if let Some(password) = redis_url.password() {
+        crate::text::remember_secret(password);
+    }
+    let prefix = file
+        .state
+        .redis_prefix
+        .clone()
+        .unwrap_or_else(|| DEFAULT_REDIS_PREFIX.to_string());
+    if prefix.chars().count() > MAX_PREFIX_CHARS
+        || prefix.chars().any(|c| c.is_control() || c.is_whitespace())
+    {
+        return Err(Error::Config {
+            message: format!("[state] redis_prefix {prefix:?} is not a key prefix"),
+            hint: format!(
+                "use up to {MAX_PREFIX_CHARS} characters without spaces, e.g. \"ground:\" or \"ground-prod:\""
+            ),
+        });
+    }
+    Ok(Some(SharedState { redis_url, prefix }))
+}
+
+/// `text` as a Redis URL, or why it is not one.
+fn parse_redis_url(text: &str) -> Result<Url, &'static str> {
+    let url = Url::parse(text).map_err(|_| "it does not parse as a URL")?;
+    match url.scheme() {
+        "redis" | "rediss" if url.host_str().is_some_and(|h| !h.is_empty()) => Ok(url),
+        "redis" | "rediss" => Err("it names no host"),
+        _ => Err("its scheme is not redis:// or rediss://"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn resolve(
+        flag: Option<&str>,
+        env: &[(&str, &str)],
+        toml: &str,
+    ) -> Result<Option<SharedState>, Error> {
+        let file: FileConfig = toml::from_str(toml).unwrap();
+        let flags = Overrides {
+            redis_url: flag.map(str::to_string),
+            ..Default::default()
+        };
+        let env: Vec<(String, String)> = env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        shared(
+            &flags,
+            &move |k| env.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone()),
+            &file,
+        )
+    }
+
+    #[test]
+    fn nothing_named_means_no_shared_state() {
+        assert_eq!(resolve(None, &[], "").unwrap(), None);
+        assert_eq!(
+            resolve(None, &[], "[state]\nredis_prefix = \"x:\"\n").unwrap(),
+            None
+        );
+    }
+
+    #[test]
+    fn the_flag_beats_the_environment_beats_the_file() {
+        let file = "[state]\nredis_url = \"redis://file.example:6379\"\nredis_prefix = \"prod:\"\n";
+        let env = [("GROUND_REDIS_URL", "redis://env.example:6379/2")];
+        let host = |s: Option<SharedState>| s.unwrap().redis_url.host_str().unwrap().to_string();
+        assert_eq!(
+            host(resolve(Some("rediss://flag.example"), &env, file).unwrap()),
+            "flag.example"
+        );
+        assert_eq!(host(resolve(None, &env, file).unwrap()), "env.example");
+        let from_file = resolve(None, &[], file).unwrap().unwrap();
+        assert_eq!(from_file.redis_url.host_str(), Some("file.example"));
+        assert_eq!(from_file.prefix, "prod:");
+        assert_eq!(
+            resolve(Some("redis://h"), &[], "").unwrap().unwrap().prefix,
+            DEFAULT_REDIS_PREFIX
+        );
+    }
+
+    #[test]
+    fn bad_urls_are_config_errors_that_do_not_show_the_password() {
+        for bad in ["http://h:6379", "redis://", "localhost:6379 x", "nonsense"] {
+            let error = resolve(Some(bad), &[], "").unwrap_err();
+            assert!(matches!(error, Error::Config { .. }), "{bad}: {error:?}");
+        }
+        let error = resolve(Some("http://user:hunter2@h/"), &[], "").unwrap_err();
+        assert!(!error.to_string().contains("hunter2"), "{error}");
+        let bad_prefix = resolve(Some("redis://h"), &[], "[state]\nredis_prefix = \"a b\"\n");
+        assert!(matches!(bad_prefix, Err(Error::Config { .. })));
+    }
+
+    #[test]
+    fn the_debug_form_redacts_the_password() {
+        let state = resolve(Some("redis://:hunter2@h:6379/0"), &[], "")
+            .unwrap()
+            .unwrap();
+        let shown = format!("{state:?}");
+        assert!(!shown.contains("hunter2"), "{shown}");
+        assert!(shown.contains("redis://:redacted@h:6379/0"), "{shown}");
+    }
+}
