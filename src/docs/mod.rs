@@ -9,8 +9,7 @@
 //! - `store.rs`: one collection on disk: the tantivy index, the manifest of files
 //!   read, the writer's lock, private modes;
 //! - `update.rs`: `add` (incremental: size and mtime, then content hash) and `remove`;
-//! - `search.rs`: a query over collections, and a hit's text read again at answer time;
-//! - `stem.rs`: the English tokenizer (tantivy's `en_stem`, stems remembered).
+//! - `search.rs`: a query over collections, and a hit's text read again at answer time.
 //!
 //! A collection lives in `DIR/NAME/` where DIR is [`IndexHome::resolve`]'s folder.
 //! Nothing here talks to the network: a document's text never leaves the machine
@@ -19,7 +18,6 @@
 mod formats;
 mod passages;
 mod search;
-mod stem;
 mod store;
 mod update;
 mod walk;

@@ -42,20 +42,12 @@ pub(crate) struct Fields {
     pub line_end: Field,
 }
 
-/// Gives `index` the index's own English tokenizer under the schema's name, in place
-/// of tantivy's (the same tokens, its stems remembered: [`super::stem`]).
-fn with_tokenizer(index: &Index) {
-    index
-        .tokenizers()
-        .register(super::stem::NAME, super::stem::analyzer());
-}
-
 /// The schema every collection uses.
 fn schema() -> (Schema, Fields) {
     let mut builder = Schema::builder();
     let stemmed = TextOptions::default().set_stored().set_indexing_options(
         TextFieldIndexing::default()
-            .set_tokenizer(super::stem::NAME)
+            .set_tokenizer("en_stem")
             .set_index_option(IndexRecordOption::WithFreqsAndPositions),
     );
     let fields = Fields {
@@ -182,7 +174,6 @@ impl Collection {
             });
         }
         let index = Index::open_in_dir(self.index_dir()).map_err(|e| self.corrupt(e))?;
-        with_tokenizer(&index);
         let fields = self.fields_of(&index)?;
         let reader = index
             .reader_builder()
@@ -260,7 +251,6 @@ impl Collection {
 
     fn open_index(&self) -> Result<(Index, Fields), IndexError> {
         let index = Index::open_in_dir(self.index_dir()).map_err(|e| self.corrupt(e))?;
-        with_tokenizer(&index);
         let fields = self.fields_of(&index)?;
         Ok((index, fields))
     }
@@ -270,7 +260,6 @@ impl Collection {
         let (schema, fields) = schema();
         let index =
             Index::create_in_dir(self.index_dir(), schema).map_err(|e| self.write_error(e))?;
-        with_tokenizer(&index);
         Ok((index, fields))
     }
 
