@@ -640,6 +640,7 @@ mod engine {
             context_tokens: 4096,
             max_tokens: 12,
             threads: 1,
+            parallel: 1,
             stop_at_end_of_text: true,
             scope: None,
         };
@@ -671,6 +672,7 @@ mod engine {
             context_tokens: 256,
             max_tokens: 10,
             threads: 1,
+            parallel: 1,
             stop_at_end_of_text: true,
             scope: None,
         };
@@ -727,6 +729,7 @@ mod engine {
             context_tokens: 4096,
             max_tokens: 3000,
             threads: 1,
+            parallel: 1,
             stop_at_end_of_text: true,
             scope: None,
         };
@@ -750,6 +753,7 @@ mod engine {
             context_tokens: 8192,
             max_tokens: 1,
             threads: 1,
+            parallel: 1,
             stop_at_end_of_text: true,
             scope: None,
         };
@@ -779,6 +783,7 @@ mod engine {
             context_tokens: 1024,
             max_tokens: 40,
             threads: 1,
+            parallel: 1,
             stop_at_end_of_text: true,
             scope: None,
         }
@@ -971,6 +976,7 @@ mod engine {
             context_tokens: 8192,
             max_tokens: 4,
             threads: 1,
+            parallel: 1,
             stop_at_end_of_text: true,
             scope: None,
         };
@@ -1033,6 +1039,7 @@ mod engine {
             context_tokens: 8192,
             max_tokens: 1,
             threads: 1,
+            parallel: 1,
             stop_at_end_of_text: true,
             scope: None,
         };
@@ -1087,6 +1094,7 @@ mod engine {
             context_tokens: 512,
             max_tokens: 1,
             threads: 1,
+            parallel: 1,
             stop_at_end_of_text: true,
             scope: None,
         };
@@ -1670,6 +1678,7 @@ mod real_model {
                 context_tokens: 4096,
                 max_tokens: 256,
                 threads: 1,
+                parallel: 1,
                 stop_at_end_of_text: true,
                 scope: None,
             }
