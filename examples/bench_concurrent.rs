@@ -8,6 +8,10 @@
 //! machine.
 //!
 //!     cargo run --example bench_concurrent -- MODEL.gguf THREADS MAX_TOKENS N [--no-grammar]
+//!     cargo run --example bench_concurrent -- --prompts N
+//!
+//! `--prompts N` prints the N replies' system and user messages and the answer's JSON
+//! schema instead, so the script asks llama.cpp's server the very same.
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -53,8 +57,38 @@ const TOPICS: [(&str, &str); 8] = [
     ),
 ];
 
+/// The system and user messages of reply `i`.
+fn messages(i: usize) -> (String, String) {
+    let (source, question) = TOPICS[i];
+    let sources = format!("[1] Source (https://example.org/{i})\n{source}");
+    (
+        ground::llm::SYSTEM_PROMPT.to_string(),
+        ground::llm::user_message(&sources, question),
+    )
+}
+
+fn schema() -> serde_json::Value {
+    ground::llm::answer_schema(1, ground::llm::AnswerBounds::for_tokens(512))
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if let [flag, n] = args.as_slice()
+        && flag == "--prompts"
+    {
+        let n: usize = n.parse()?;
+        let prompts: Vec<_> = (0..n.min(TOPICS.len()))
+            .map(|i| {
+                let (system, user) = messages(i);
+                serde_json::json!({"system": system, "user": user})
+            })
+            .collect();
+        println!(
+            "{}",
+            serde_json::json!({"prompts": prompts, "schema": schema()})
+        );
+        return Ok(());
+    }
     let [model, threads, max_tokens, n, rest @ ..] = args.as_slice() else {
         return Err(USAGE.into());
     };
@@ -128,6 +162,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .zip(&together)
         .filter(|(a, b)| a.text == b.text)
         .count();
+    // Where each reply written together first differs from the one written alone.
+    let differ_at: Vec<Option<usize>> = alone
+        .iter()
+        .zip(&together)
+        .map(|(a, b)| {
+            (a.text != b.text).then(|| {
+                a.text
+                    .chars()
+                    .zip(b.text.chars())
+                    .take_while(|(x, y)| x == y)
+                    .count()
+            })
+        })
+        .collect();
     let calls = |g: &[Generated]| -> Vec<serde_json::Value> {
         g.iter()
             .map(|g| {
@@ -151,6 +199,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "at_once_s": secs(at_once),
             "ratio": secs(at_once) / secs(one_at_a_time).max(1e-9),
             "same_replies": same,
+            "differ_at_char": differ_at,
             "alone": calls(&alone),
             "together": calls(&together),
         })
