@@ -1763,6 +1763,13 @@ mod cli {
             assert!(text.contains(name), "{name}: {text}");
         }
         assert!(text.contains("trained for 8192"), "{text}");
+        // What a window more costs, for `serve --concurrency` and `batch -j`.
+        assert!(
+            text.contains(
+                "each more answer written at once (`serve --concurrency`, `batch -j`) adds"
+            ),
+            "{text}"
+        );
         // This build's backend and device are named (CPU-only here unless built with
         // a GPU feature).
         let device = checks["checks"]
