@@ -27,6 +27,7 @@ def main():
     ap.add_argument("--ctx-size", type=int, default=2048)
     ap.add_argument("--alias", default="smollm2")
     ap.add_argument("--threads", type=int, default=0, help="CPU threads (0: llama.cpp's default)")
+    ap.add_argument("--parallel", type=int, default=1, help="slots decoded in one batch (-np)")
     ap.add_argument("--port-file", required=True)
     args = ap.parse_args()
 
@@ -34,7 +35,7 @@ def main():
     params.model.path = args.model
     params.model_alias = {args.alias}
     params.n_ctx = args.ctx_size
-    params.n_parallel = 1
+    params.n_parallel = args.parallel
     if args.threads > 0:
         params.cpuparams.n_threads = args.threads
         params.cpuparams_batch.n_threads = args.threads

@@ -60,6 +60,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             context_tokens: 4096,
             max_tokens: max_tokens.parse()?,
             threads: threads.parse()?,
+            parallel: 1,
             // Without the grammar this times a random-weight file, whose end token is
             // as likely as any: decode all MAX_TOKENS, as llama.cpp's server is asked to.
             stop_at_end_of_text: grammar,

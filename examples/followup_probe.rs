@@ -52,6 +52,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         context_tokens: 4096,
         max_tokens,
         threads: 0,
+        parallel: 1,
         stop_at_end_of_text: true,
         scope: None,
     };

@@ -672,6 +672,11 @@ pub struct EmbeddedSettings {
     /// (`[serve] isolate_clients`), so that `cached_prompt_tokens` (and the reply's
     /// speed) cannot tell one client what another asked.
     pub cache_scope: Option<String>,
+    /// Replies the engine writes at once, in one batch (1: one at a time). Never
+    /// configured: the service sets it from `ground serve --concurrency` and `ground
+    /// batch -j`; the key/value cache holds a window for each (fewer when memory is
+    /// short).
+    pub parallel: usize,
 }
 
 impl Default for EmbeddedSettings {
@@ -695,6 +700,7 @@ impl EmbeddedSettings {
             stall: Duration::from_secs(30),
             memory_available: None,
             cache_scope: None,
+            parallel: 1,
         }
     }
 }

@@ -10,8 +10,8 @@
 //!   hint}}` ([`Failure::json`]). No failure stops the batch.
 //! - **`jobs` questions at once**, a visible bound: at most that many `answer` calls
 //!   are in the [`FuturesUnordered`] below, and the service's own bound is the same.
-//!   With the embedded engine, generations take turns on the engine's lock while the
-//!   other questions search and fetch.
+//!   With the embedded engine, up to `jobs` replies are written together in one
+//!   batch per step (continuous batching), while the other questions search and fetch.
 //! - **Records are written by this one loop**, in the order questions end, each
 //!   flushed before the next is started ([`out`]), so a killed run loses only the
 //!   questions in flight and resumes from its own output.

@@ -177,6 +177,18 @@ pub(super) async fn embedded_checks(llm: &LlmSettings) -> (Vec<Check>, Option<u6
     }
     let needed = gguf::memory_needed(&info, llm.context_tokens);
     let gb = |n: u64| format!("{:.1} GB", n as f64 / 1e9);
+    // Each reply written at once beyond the first holds a window of its own.
+    let per_reply = info
+        .kv_bytes_per_token()
+        .map(|per| {
+            let window =
+                u64::from(llm.context_tokens).min(info.trained_context().unwrap_or(u64::MAX));
+            format!(
+                "; each more answer written at once (`serve --concurrency`, `batch -j`) adds {}",
+                gb(per.saturating_mul(window))
+            )
+        })
+        .unwrap_or_default();
     checks.push(
         match llm
             .embedded
@@ -202,7 +214,7 @@ pub(super) async fn embedded_checks(llm: &LlmSettings) -> (Vec<Check>, Option<u6
                 "model.memory",
                 Area::Model,
                 format!(
-                    "the model needs about {} of memory; {} is available",
+                    "the model needs about {} of memory; {} is available{per_reply}",
                     gb(needed),
                     gb(available)
                 ),
@@ -211,7 +223,7 @@ pub(super) async fn embedded_checks(llm: &LlmSettings) -> (Vec<Check>, Option<u6
                 "model.memory",
                 Area::Model,
                 format!(
-                    "the model needs about {} of memory (free memory unknown here)",
+                    "the model needs about {} of memory (free memory unknown here){per_reply}",
                     gb(needed)
                 ),
             ),

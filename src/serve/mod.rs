@@ -16,8 +16,10 @@
 //!   its next request; on shutdown the requests under way get `shutdown_grace`.
 //! - **Bounded runs.** [`crate::service::Service::admit`] lets `concurrency` runs
 //!   go at once and `queue` more wait; beyond that a request is refused at once with
-//!   429 and `Retry-After`, so nothing hangs. The embedded engine writes one answer
-//!   at a time whatever the concurrency.
+//!   429 and `Retry-After`, so nothing hangs. The embedded engine writes up to
+//!   `concurrency` answers at once, in one batch per step (continuous batching); a
+//!   run whose searches and page reads are done waits in the engine's own queue for
+//!   a free sequence.
 //! - **A client that leaves cancels its run**: the run is a task that is aborted
 //!   when its request's future or stream is dropped.
 //! - **The model is made ready on the first answer**, never at start-up, and shared

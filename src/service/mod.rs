@@ -261,9 +261,23 @@ fn scope_of(id: u64, conversation: &[Turn]) -> String {
 
 impl Service {
     /// A service answering with `settings`, at most `concurrency` runs at once and
-    /// `queue` more waiting.
+    /// `queue` more waiting. The embedded engine writes up to `concurrency` replies at
+    /// once, in one batch ([`crate::settings::EmbeddedSettings::parallel`]); a run's
+    /// model call waits in the engine's own queue beyond that, its searches and page
+    /// reads done.
     pub fn new(settings: Settings, concurrency: usize, queue: usize) -> Self {
+        Service::build(settings, concurrency, queue, concurrency)
+    }
+
+    /// A service with no bound on runs at once (one client's session: MCP); the
+    /// embedded engine writes one reply at a time for it, as the command line does.
+    pub fn unbounded(settings: Settings) -> Self {
+        Service::build(settings, Semaphore::MAX_PERMITS, 0, 1)
+    }
+
+    fn build(mut settings: Settings, concurrency: usize, queue: usize, parallel: usize) -> Self {
         let concurrency = concurrency.clamp(1, Semaphore::MAX_PERMITS);
+        settings.llm.embedded.parallel = parallel;
         Service {
             model: ModelSlot::new(settings.llm.clone()),
             conversations: Conversations::for_state(settings.state.as_ref()),
@@ -272,11 +286,6 @@ impl Service {
             admitted: Arc::new(AtomicUsize::new(0)),
             max_admitted: concurrency.saturating_add(queue),
         }
-    }
-
-    /// A service with no bound on runs at once (one client's session: MCP).
-    pub fn unbounded(settings: Settings) -> Self {
-        Service::new(settings, Semaphore::MAX_PERMITS, 0)
     }
 
     /// The settings every request starts from.

@@ -640,6 +640,7 @@ mod engine {
             context_tokens: 4096,
             max_tokens: 12,
             threads: 1,
+            parallel: 1,
             stop_at_end_of_text: true,
             scope: None,
         };
@@ -671,6 +672,7 @@ mod engine {
             context_tokens: 256,
             max_tokens: 10,
             threads: 1,
+            parallel: 1,
             stop_at_end_of_text: true,
             scope: None,
         };
@@ -727,6 +729,7 @@ mod engine {
             context_tokens: 4096,
             max_tokens: 3000,
             threads: 1,
+            parallel: 1,
             stop_at_end_of_text: true,
             scope: None,
         };
@@ -750,6 +753,7 @@ mod engine {
             context_tokens: 8192,
             max_tokens: 1,
             threads: 1,
+            parallel: 1,
             stop_at_end_of_text: true,
             scope: None,
         };
@@ -779,6 +783,7 @@ mod engine {
             context_tokens: 1024,
             max_tokens: 40,
             threads: 1,
+            parallel: 1,
             stop_at_end_of_text: true,
             scope: None,
         }
@@ -928,6 +933,222 @@ mod engine {
         assert_eq!(followed.text, run(&cold, &follow_up).text);
     }
 
+    // -- Continuous batching: replies written together ---------------------------
+
+    /// `requests` on `model` at once, each from a thread of its own started together;
+    /// the results in the same order.
+    fn together(
+        model: &Arc<engine::Model>,
+        requests: Vec<GenerateRequest>,
+    ) -> Vec<Result<engine::Generated, Error>> {
+        let start = Arc::new(std::sync::Barrier::new(requests.len()));
+        let workers: Vec<_> = requests
+            .into_iter()
+            .map(|request| {
+                let (model, start) = (model.clone(), start.clone());
+                std::thread::spawn(move || {
+                    start.wait();
+                    engine::generate(&model, &request, &AtomicBool::new(false), &mut |_| {})
+                })
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().unwrap()).collect()
+    }
+
+    const QUESTIONS: [&str; 4] = [
+        QUESTION,
+        "How long did they stay in open space?",
+        "What temperatures can water bears survive?",
+        "Which mission carried tardigrades?",
+    ];
+
+    fn batched(question: &str, parallel: usize) -> GenerateRequest {
+        GenerateRequest {
+            parallel,
+            ..greedy(llm::SYSTEM_PROMPT, question)
+        }
+    }
+
+    #[test]
+    fn replies_written_together_are_each_the_reply_written_alone() {
+        // Greedy: batching the steps of four replies changes none of them.
+        let alone: Vec<_> = QUESTIONS
+            .iter()
+            .map(|q| {
+                let (_dir, model) = fresh_model();
+                run(&model, &batched(q, 1))
+            })
+            .collect();
+        let (_dir, model) = fresh_model();
+        let requests = QUESTIONS.iter().map(|q| batched(q, 4)).collect();
+        let written: Vec<_> = together(&model, requests)
+            .into_iter()
+            .map(Result::unwrap)
+            .collect();
+        for (one, by_itself) in written.iter().zip(&alone) {
+            assert_eq!(one.text, by_itself.text);
+            assert_eq!(one.completion_tokens, by_itself.completion_tokens);
+            assert_eq!(one.done_reason, by_itself.done_reason);
+            assert_eq!(one.prompt_tokens, by_itself.prompt_tokens);
+            assert!(one.alongside <= 4, "{}", one.alongside);
+            assert_eq!(by_itself.alongside, 1);
+        }
+        let most = written.iter().map(|g| g.alongside).max().unwrap();
+        assert!(most >= 2, "the replies were never decoded in one batch");
+    }
+
+    #[test]
+    fn a_cancelled_reply_leaves_the_others_written_to_the_end() {
+        // Free text of a fixed length (the end token does not stop it), so each reply
+        // is long enough to be under way when another is cancelled.
+        let fixed = |question: &str| GenerateRequest {
+            schema: None,
+            max_tokens: 120,
+            stop_at_end_of_text: false,
+            ..batched(question, 3)
+        };
+        let alone: Vec<_> = QUESTIONS[..2]
+            .iter()
+            .map(|q| {
+                let (_dir, model) = fresh_model();
+                run(
+                    &model,
+                    &GenerateRequest {
+                        parallel: 1,
+                        ..fixed(q)
+                    },
+                )
+            })
+            .collect();
+        let (_dir, model) = fresh_model();
+        let poem = GenerateRequest {
+            system: "You are a poet.".into(),
+            user: "Write a very long poem about the sea.".into(),
+            max_tokens: 3000,
+            ..fixed(QUESTION)
+        };
+        let cancel = Arc::new(AtomicBool::new(false));
+        let pieces = Arc::new(AtomicUsize::new(0));
+        let poet = {
+            let (model, cancel) = (model.clone(), cancel.clone());
+            std::thread::spawn(move || engine::generate(&model, &poem, &cancel, &mut |_| {}))
+        };
+        let others: Vec<_> = QUESTIONS[..2]
+            .iter()
+            .map(|q| {
+                let (model, pieces, request) = (model.clone(), pieces.clone(), fixed(q));
+                std::thread::spawn(move || {
+                    engine::generate(&model, &request, &AtomicBool::new(false), &mut |_| {
+                        pieces.fetch_add(1, Ordering::Relaxed);
+                    })
+                })
+            })
+            .collect();
+        // Cancelled once the others are under way.
+        let started = Instant::now();
+        while pieces.load(Ordering::Relaxed) < 10 {
+            assert!(
+                started.elapsed() < Duration::from_secs(120),
+                "never got going"
+            );
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        cancel.store(true, Ordering::Relaxed);
+        let at_cancel = pieces.load(Ordering::Relaxed);
+        let stopped = poet.join().unwrap();
+        assert!(matches!(stopped, Err(Error::Interrupted)), "{stopped:?}");
+        let written: Vec<_> = others
+            .into_iter()
+            .map(|w| w.join().unwrap().unwrap())
+            .collect();
+        assert!(
+            at_cancel < pieces.load(Ordering::Relaxed),
+            "the others were done before the cancel: the test proves nothing"
+        );
+        for (one, by_itself) in written.iter().zip(&alone) {
+            assert_eq!(one.completion_tokens, 120);
+            assert_eq!(one.text, by_itself.text);
+            assert!(one.alongside >= 2, "{}", one.alongside);
+        }
+        // The model goes on answering.
+        assert!(run(&model, &batched(QUESTION, 3)).completion_tokens > 0);
+    }
+
+    const OTHER_SOURCES: &str = "[1] Honey bees (https://example.org/bees)\nA honey bee colony holds up to 60,000 bees. Bees dance to tell where flowers are.\n\n[2] Hives (https://example.org/hives)\nBees keep their hive near 35 degrees Celsius.";
+
+    #[test]
+    fn two_conversations_written_together_each_keep_their_prefix() {
+        let turn = |sources: &str, question: &str| GenerateRequest {
+            user: llm::user_message(sources, question),
+            context_tokens: 4096,
+            ..batched(question, 2)
+        };
+        let (a1, a2) = (
+            turn(SOURCES, QUESTION),
+            turn(SOURCES, "How long did they stay in open space?"),
+        );
+        let (b1, b2) = (
+            turn(OTHER_SOURCES, "How many bees live in a colony?"),
+            turn(OTHER_SOURCES, "How warm do bees keep their hive?"),
+        );
+        let (_dir, model) = fresh_model();
+        let prompt = |r: &GenerateRequest| model.prompt_tokens(&r.system, &r.user).unwrap();
+        let first = together(&model, vec![a1.clone(), b1.clone()]);
+        assert!(first.iter().all(Result::is_ok), "{first:?}");
+        // Then each conversation's next turn, together (and again in the other
+        // order): each finds the prefix its own last turn left.
+        for round in [[(&a2, &a1), (&b2, &b1)], [(&b1, &b2), (&a1, &a2)]] {
+            let asked = round
+                .iter()
+                .map(|(request, _)| (*request).clone())
+                .collect();
+            for ((request, before), reply) in round.iter().zip(together(&model, asked)) {
+                let reply = reply.unwrap();
+                let common = shared(&prompt(before), &prompt(request));
+                assert!(
+                    common > reply.prompt_tokens / 2,
+                    "{common} of {}",
+                    reply.prompt_tokens
+                );
+                assert_eq!(reply.cached_prompt_tokens, common);
+                // And the reply of a context that held nothing.
+                let (_cold_dir, cold) = fresh_model();
+                assert_eq!(reply.text, run(&cold, request).text);
+            }
+        }
+    }
+
+    #[test]
+    fn no_more_replies_at_once_than_asked_or_than_memory_holds() {
+        let at_most = |model: &Arc<engine::Model>, parallel: usize| {
+            let requests = QUESTIONS.iter().map(|q| batched(q, parallel)).collect();
+            together(model, requests)
+                .into_iter()
+                .map(|r| r.unwrap().alongside)
+                .max()
+                .unwrap()
+        };
+        // Asked for two: four replies go two at a time.
+        let (_dir, model) = fresh_model();
+        assert_eq!(at_most(&model, 2), 2);
+        // Asked for four, with the memory for two windows of 1,024 tokens beyond what
+        // the load counted: two at a time again.
+        let dir = tempfile::tempdir().unwrap();
+        let copy = copy_of(&test_gguf(), dir.path());
+        let info = ground::llm::embedded::gguf::read(&copy).unwrap();
+        let per_window = info.kv_bytes_per_token().unwrap() * 1024;
+        let tight = LoadOptions {
+            memory_available: Some(
+                ground::llm::embedded::gguf::memory_needed(&info, options().context_tokens)
+                    + per_window
+                    + per_window / 2,
+            ),
+            ..options()
+        };
+        let bounded = engine::load(&copy, &tight, &Arc::new(AtomicBool::new(false))).unwrap();
+        assert_eq!(at_most(&bounded, 4), 2);
+    }
+
     #[test]
     fn a_conversation_that_no_longer_fits_starts_afresh() {
         let (_dir, model) = fresh_model();
@@ -971,6 +1192,7 @@ mod engine {
             context_tokens: 8192,
             max_tokens: 4,
             threads: 1,
+            parallel: 1,
             stop_at_end_of_text: true,
             scope: None,
         };
@@ -1033,6 +1255,7 @@ mod engine {
             context_tokens: 8192,
             max_tokens: 1,
             threads: 1,
+            parallel: 1,
             stop_at_end_of_text: true,
             scope: None,
         };
@@ -1087,6 +1310,7 @@ mod engine {
             context_tokens: 512,
             max_tokens: 1,
             threads: 1,
+            parallel: 1,
             stop_at_end_of_text: true,
             scope: None,
         };
@@ -1539,6 +1763,13 @@ mod cli {
             assert!(text.contains(name), "{name}: {text}");
         }
         assert!(text.contains("trained for 8192"), "{text}");
+        // What a window more costs, for `serve --concurrency` and `batch -j`.
+        assert!(
+            text.contains(
+                "each more answer written at once (`serve --concurrency`, `batch -j`) adds"
+            ),
+            "{text}"
+        );
         // This build's backend and device are named (CPU-only here unless built with
         // a GPU feature).
         let device = checks["checks"]
@@ -1670,6 +1901,7 @@ mod real_model {
                 context_tokens: 4096,
                 max_tokens: 256,
                 threads: 1,
+                parallel: 1,
                 stop_at_end_of_text: true,
                 scope: None,
             }

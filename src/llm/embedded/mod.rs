@@ -280,6 +280,7 @@ mod backend {
                 context_tokens: request.context_tokens,
                 max_tokens: request.max_answer_tokens,
                 threads: self.embedded.threads,
+                parallel: self.embedded.parallel,
                 stop_at_end_of_text: true,
                 scope: self.embedded.cache_scope.clone(),
             };

@@ -27,20 +27,26 @@
 //!   `--timeout` and an MCP deadline never wait for a long prefill. The chunks are
 //!   also the prefill's progress ([`Step::Prefill`]), thinned to at most
 //!   [`PREFILL_STEPS`] reports however long the prompt.
-//! - **A prompt is never read twice** ([`Session`]): each model keeps one context for
-//!   the life of the process, holding [`SEQUENCES`] sequences (llama.cpp sequence
-//!   ids) in one unified key/value cache of the window's cells. A reply evaluates only
-//!   the prompt's tokens after the longest prefix any sequence shares with them
-//!   ([`place`]), so a second question on the same sources, or a follow-up, costs its
-//!   own tail; a reply that would cut another prompt's tail (a follow-up's short
-//!   rewrite call after the answer) goes to another sequence with the prefix copied
-//!   there (the copy shares the cells), so the answer's prompt stays for the
-//!   follow-up's answer. The least recently used sequences give way when the cells
-//!   run short. The memory is that of one window, as with one sequence; a request
-//!   for another window or thread count, or a cache that cannot be cut, starts the
-//!   context afresh and says why ([`Generated::fresh`]). Only a sequence of the same
-//!   [`GenerateRequest::scope`] is searched: with `[serve] isolate_clients`, one
-//!   client's prompt is never another's cached prefix.
+//! - **Replies written together** ([`batching`]): each model has one engine thread
+//!   that owns its context and writes the replies under way in one batch per step
+//!   (continuous batching: every reply's next token and the prompts' chunks in one
+//!   `llama_decode`), each reply with its own grammar, cancel flag and progress, up
+//!   to [`GenerateRequest::parallel`] at once; more wait in the thread's queue.
+//!   Greedy, so a reply is the one it would be alone.
+//! - **A prompt is never read twice**: the context lives as long as the process,
+//!   holding at least [`SEQUENCES`] sequences (llama.cpp sequence ids) in one unified
+//!   key/value cache of a window's cells for each reply written at once. A reply
+//!   evaluates only the prompt's tokens after the longest prefix any sequence shares
+//!   with them (`sequences::place`), so a second question on the same sources, or a
+//!   follow-up, costs its own tail; a reply that would cut another prompt's tail (a
+//!   follow-up's short rewrite call after the answer), or a prefix another reply is
+//!   being written after, goes to another sequence with the prefix copied there (the
+//!   copy shares the cells), so the answer's prompt stays for the follow-up's answer.
+//!   The least recently used idle sequences give way when the cells run short. A
+//!   request for another window, thread or parallel count, or a cache that cannot be
+//!   cut, starts the context afresh and says why ([`Generated::fresh`]). Only a
+//!   sequence of the same [`GenerateRequest::scope`] is searched: with `[serve]
+//!   isolate_clients`, one client's prompt is never another's cached prefix.
 //! - **On the GPU when built with one** ([`GPU_BACKEND`]): every layer offloaded
 //!   unless `gpu_layers` says fewer; [`devices`] lists what llama.cpp found, and
 //!   [`Model::placement`] where the load put the weights (from llama.cpp's log, its
@@ -49,21 +55,18 @@
 //!   message) unless `verbose` lets it through to stderr.
 //!
 //! Everything here blocks: callers run it on a thread of its own ([`super::Embedded`]
-//! does), never on the async runtime.
+//! does), never on the async runtime; the decoding itself runs on the model's engine
+//! thread.
 
 use std::collections::HashMap;
-use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use llama_cpp_2::context::LlamaContext;
-use llama_cpp_2::context::params::LlamaContextParams;
-use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
-use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
 
 use super::gguf;
@@ -171,31 +174,30 @@ pub struct Model {
     trained_context: u32,
     file_bytes: u64,
     placement: Placement,
-    /// The context kept between replies (its sequences hold the recent prompts); its
-    /// lock is also "one reply at a time per model": contexts are not built concurrently (llama.cpp mutates the model while
-    /// building one) and two replies would halve each other's speed on a CPU anyway.
-    session: Mutex<Option<Session>>,
+    /// Key/value cache bytes per token, when the file says (bounds parallel replies).
+    kv_bytes_per_token: Option<u64>,
+    /// Memory free beyond what the load counted, when known.
+    spare_memory: Option<u64>,
+    /// The way to the model's engine thread ([`batching`]), started by the first
+    /// reply: it owns the context kept between replies (its sequences hold the recent
+    /// prompts) and writes the replies under way in one batch. One thread per model
+    /// also means contexts are never built concurrently (llama.cpp mutates the model
+    /// while building one).
+    engine: Mutex<Option<Sender<Job>>>,
 }
 
-/// How many sequences one context keeps: the prompts of that many recent replies
-/// stay in the key/value cache side by side, so a follow-up's rewrite call, a
+/// How many sequences one context keeps at least: the prompts of that many recent
+/// replies stay in the key/value cache side by side, so a follow-up's rewrite call, a
 /// planning call or another conversation does not push an answer's prompt out.
 pub const SEQUENCES: usize = 4;
 
-/// The context a model keeps between replies, and what its key/value cache holds:
-/// [`SEQUENCES`] sequences sharing the window's cells (llama.cpp's unified cache, so
-/// the memory is that of one window, as with one sequence).
-struct Session {
-    /// The window it was made for: the cells all sequences share.
-    window: u32,
-    /// The threads it was made for.
-    threads: i32,
-    /// What each sequence (its llama.cpp sequence id is its index) holds.
-    sequences: Vec<Sequence>,
-    /// Counts replies, to tell which sequence was used least recently.
-    clock: u64,
-    ctx: LlamaContext<'static>,
-}
+/// Most replies one context writes at once ([`GenerateRequest::parallel`]): each
+/// needs a window of key/value cells, and on a CPU a batch of more tokens than this
+/// gains little.
+pub const MAX_PARALLEL: usize = 8;
+
+/// How often a caller waiting for its reply looks at its cancel flag.
+const CANCEL_POLL: Duration = Duration::from_millis(20);
 
 impl std::fmt::Debug for Model {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -313,7 +315,8 @@ pub fn load(
         None => return Err(invalid("it does not say its context length".into())),
     };
     let needed = gguf::memory_needed(&info, options.context_tokens);
-    if let Some(available) = options.memory_available.or_else(gguf::memory_available)
+    let available = options.memory_available.or_else(gguf::memory_available);
+    if let Some(available) = available
         && available < needed
     {
         return Err(Error::ModelMemory {
@@ -359,7 +362,9 @@ pub fn load(
         trained_context: trained,
         file_bytes: info.file_bytes,
         placement,
-        session: Mutex::new(None),
+        kv_bytes_per_token: info.kv_bytes_per_token(),
+        spare_memory: available.map(|a| a.saturating_sub(needed)),
+        engine: Mutex::new(None),
     };
     // A template llama.cpp cannot apply falls back to ChatML, as llama.cpp's server does.
     if model.own_template && model.render_prompt("s", "u").is_err() {
@@ -399,6 +404,14 @@ pub struct GenerateRequest {
     pub max_tokens: u32,
     /// Threads; 0 = the physical cores.
     pub threads: usize,
+    /// Replies the model's context writes at once, in one batch (0 or 1: one at a
+    /// time; at most [`MAX_PARALLEL`]): `ground serve --concurrency`, `batch -j`. Each
+    /// has a sequence and a window of key/value cells of its own, so the cache's memory
+    /// is `context_tokens` times this, or fewer replies at once when the memory free at
+    /// load does not hold that many windows. Callers of one model ask the same: a reply
+    /// asking for another count (or window, or threads) waits for the replies under
+    /// way, then the context is made anew.
+    pub parallel: usize,
     /// Whether the model's end-of-text token ends the reply. Always true for answers;
     /// false only to time decoding on a random-weight file (`examples/bench_embedded.rs`),
     /// whose every token is equally likely, the end token included.
@@ -433,6 +446,9 @@ pub struct Generated {
     /// Why the context was started afresh for this reply when it held an earlier one
     /// (another window or thread count, or a cache llama.cpp could not cut).
     pub fresh: Option<String>,
+    /// The most replies decoded in one batch with this one, itself included (1: it
+    /// was written alone): how much continuous batching shared its steps.
+    pub alongside: u32,
 }
 
 impl Generated {
@@ -476,16 +492,19 @@ pub fn generate(
     })
 }
 
-/// [`generate`], reporting the prefill's progress too ([`Step`]).
+/// [`generate`], reporting the prefill's progress too ([`Step`]). The reply is
+/// written by the model's engine thread ([`batching`]), batched with the other
+/// replies under way; `on_step` is called on this thread.
 pub fn generate_with(
     model: &Model,
     request: &GenerateRequest,
     cancel: &AtomicBool,
     on_step: &mut dyn FnMut(Step<'_>),
 ) -> Result<Generated, Error> {
-    let mut held = model.session.lock().unwrap_or_else(|e| e.into_inner());
-    let _working = WorkingOn::file(&model.path);
-    let tokens = model.prompt_tokens(&request.system, &request.user)?;
+    let tokens = {
+        let _working = WorkingOn::file(&model.path);
+        model.prompt_tokens(&request.system, &request.user)?
+    };
     let prompt_len = tokens.len();
     let window = request.context_tokens.clamp(1, model.trained_context);
     // The reply needs room too: a prompt that leaves less than a few tokens is refused
@@ -501,87 +520,93 @@ pub fn generate_with(
         0 => physical_cores(),
         n => n,
     };
-    let threads = i32::try_from(threads).unwrap_or(1).max(1);
-    let sampler = match &request.schema {
+    let grammar = match &request.schema {
         Some(schema) => Some(grammar_sampler(model, schema)?),
         None => None,
     };
-    let fresh = open_session(model, &mut held, window, threads)?;
-    let session = held.as_mut().ok_or_else(|| Error::Internal {
-        message: "the model's context was not made".into(),
+    let stop = Arc::new(AtomicBool::new(false));
+    let (events, replies) = mpsc::channel();
+    model.submit(Job {
+        tokens,
+        max_tokens: request.max_tokens,
+        stop_at_end_of_text: request.stop_at_end_of_text,
+        scope: request.scope.clone(),
+        shape: Shape {
+            window,
+            threads: i32::try_from(threads).unwrap_or(1).max(1),
+            parallel: request.parallel.clamp(1, MAX_PARALLEL),
+        },
+        grammar,
+        stop: stop.clone(),
+        events,
     })?;
-    let result = write_reply(model, session, &tokens, request, sampler, cancel, on_step);
-    match result {
-        Ok(mut generated) => {
-            generated.window = window;
-            generated.fresh = generated.fresh.take().or(fresh);
-            if let Some(reason) = &generated.fresh
-                && LOG_TO_STDERR.load(Ordering::Relaxed)
-            {
-                crate::error::log_line(&format!(
-                    "ground: the model's context started afresh: {reason}"
-                ));
-            }
-            Ok(generated)
+    loop {
+        if cancel.load(Ordering::Relaxed) {
+            stop.store(true, Ordering::Relaxed);
         }
-        // A stop between steps leaves the cache as the session says.
-        Err(Error::Interrupted) => Err(Error::Interrupted),
-        // After a failed decode the cache's contents are unknown: the next reply
-        // starts from a new context.
-        Err(e) => {
-            *held = None;
-            Err(e)
+        match replies.recv_timeout(CANCEL_POLL) {
+            Ok(Event::Prefill {
+                done,
+                total,
+                cached,
+            }) => on_step(Step::Prefill {
+                done,
+                total,
+                cached,
+            }),
+            Ok(Event::Text(text)) => on_step(Step::Text(&text)),
+            Ok(Event::Done(result)) => {
+                if let Ok(generated) = result.as_ref()
+                    && let Some(reason) = &generated.fresh
+                    && LOG_TO_STDERR.load(Ordering::Relaxed)
+                {
+                    crate::error::log_line(&format!(
+                        "ground: the model's context started afresh: {reason}"
+                    ));
+                }
+                return *result;
+            }
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => {
+                return Err(Error::ModelEngine {
+                    message: "the model's engine stopped without a reply".into(),
+                });
+            }
         }
     }
 }
 
-/// Makes sure `held` is a context for `window` and `threads`, keeping the one there
-/// when it fits; when one is replaced, why.
-fn open_session(
-    model: &Model,
-    held: &mut Option<Session>,
-    window: u32,
-    threads: i32,
-) -> Result<Option<String>, Error> {
-    let fresh = match held.as_ref() {
-        Some(s) if s.window == window && s.threads == threads => return Ok(None),
-        Some(s) if s.window != window => Some(format!(
-            "the window changed from {} to {window} tokens",
-            s.window
-        )),
-        Some(s) => Some(format!(
-            "the thread count changed from {} to {threads}",
-            s.threads
-        )),
-        None => None,
-    };
-    // The old context goes first: two windows' caches are never held at once.
-    *held = None;
-    let params = LlamaContextParams::default()
-        .with_n_ctx(NonZeroU32::new(window))
-        // Several sequences in one cache of the window's cells (unified: any sequence
-        // may use any cell, so each still has the whole window).
-        .with_n_seq_max(SEQUENCES as u32)
-        .with_kv_unified(true)
-        .with_n_batch(MAX_BATCH as u32)
-        .with_n_ubatch(MAX_BATCH as u32)
-        .with_n_threads(threads)
-        .with_n_threads_batch(threads)
-        // Measured (scripts/bench-embedded.py, 2 cores, a 2,500-token prompt): the
-        // CPU's flash-attention path, which "auto" picks, decodes at half the speed.
-        .with_flash_attention_policy(llama_cpp_sys_2::LLAMA_FLASH_ATTN_TYPE_DISABLED);
-    let ctx = model
-        .llama
-        .new_context(backend()?, params)
-        .map_err(|e| engine_error("cannot create the model's context", &e))?;
-    *held = Some(Session {
-        window,
-        threads,
-        sequences: (0..SEQUENCES).map(|_| Sequence::default()).collect(),
-        clock: 0,
-        ctx,
-    });
-    Ok(fresh)
+impl Model {
+    /// Hands `job` to the model's engine thread, starting it on the first reply (or
+    /// again, if it ended).
+    fn submit(&self, job: Job) -> Result<(), Error> {
+        let mut engine = self.engine.lock().unwrap_or_else(|e| e.into_inner());
+        let job = match engine.as_ref() {
+            Some(sender) => match sender.send(job) {
+                Ok(()) => return Ok(()),
+                Err(mpsc::SendError(job)) => job,
+            },
+            None => job,
+        };
+        let (sender, jobs) = mpsc::channel();
+        let thread = Engine {
+            llama: self.llama,
+            path: self.path.clone(),
+            kv_bytes_per_token: self.kv_bytes_per_token,
+            spare_memory: self.spare_memory,
+        };
+        std::thread::Builder::new()
+            .name("ground-engine".into())
+            .spawn(move || batching::run(thread, jobs))
+            .map_err(|e| Error::Internal {
+                message: format!("cannot start the model's engine thread: {e}"),
+            })?;
+        let sent = sender.send(job).map_err(|_| Error::ModelEngine {
+            message: "the model's engine stopped at its start".into(),
+        });
+        *engine = Some(sender);
+        sent
+    }
 }
 
 /// An engine error with llama.cpp's last log lines.
@@ -594,200 +619,12 @@ fn engine_error(what: &str, e: &dyn std::fmt::Display) -> Error {
     }
 }
 
-/// Reads what `session` lacks of the prompt `tokens` and writes the reply; `session`
-/// always says what the cache holds when this returns.
-fn write_reply(
-    model: &Model,
-    session: &mut Session,
-    tokens: &[LlamaToken],
-    request: &GenerateRequest,
-    mut sampler: Option<LlamaSampler>,
-    cancel: &AtomicBool,
-    on_step: &mut dyn FnMut(Step<'_>),
-) -> Result<Generated, Error> {
-    let stopped = || cancel.load(Ordering::Relaxed);
-    let prompt_len = tokens.len();
-    let window_len = session.window as usize;
-    let max_new = (request.max_tokens as usize).min(window_len - prompt_len);
-    let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
-    let mut fresh = None;
-
-    // Which sequence the reply goes to, and what the cache holds of its prompt
-    // already (only a sequence of the same scope is searched: one isolated client
-    // never finds another's prompt there). The prompt's last token is always
-    // evaluated again: its scores start the reply.
-    session.clock += 1;
-    let placed = place(&session.sequences, tokens, request.scope.as_ref());
-    let seq = placed.target;
-    let cut = if placed.source == seq {
-        let held = &session.sequences[seq].tokens;
-        held.len() <= placed.prefix
-            || session
-                .ctx
-                .kv_cache_seq_rm(seq as i32, Some(count(placed.prefix)), None)
-                .is_ok()
-    } else {
-        session.clear_sequence(seq)
-            && session
-                .ctx
-                .kv_cache_seq_cp(
-                    placed.source as i32,
-                    seq as i32,
-                    None,
-                    Some(count(placed.prefix)),
-                )
-                .is_ok()
-    };
-    if cut {
-        let prefix = session.sequences[placed.source].tokens[..placed.prefix].to_vec();
-        session.sequences[seq].tokens = prefix;
-    } else {
-        session.clear();
-        fresh = Some("llama.cpp cannot cut this model's cache, so it was emptied".into());
-    }
-    session.sequences[seq].scope = request.scope.clone();
-    session.sequences[seq].used = session.clock;
-    // Room for the rest of the prompt and the reply: the least recently used other
-    // sequences give way while the cells held could leave too few.
-    let needed = prompt_len - session.sequences[seq].tokens.len() + max_new;
-    while session.cells_held() + needed > window_len {
-        let Some(oldest) = (0..session.sequences.len())
-            .filter(|&i| i != seq && !session.sequences[i].tokens.is_empty())
-            .min_by_key(|&i| session.sequences[i].used)
-        else {
-            break;
-        };
-        if !session.clear_sequence(oldest) {
-            session.clear();
-            fresh = Some("llama.cpp cannot cut this model's cache, so it was emptied".into());
-        }
-    }
-    let cached = session.sequences[seq].tokens.len();
-    let total = count(prompt_len);
-    let step = |done: usize| Step::Prefill {
-        done: count(done),
-        total,
-        cached: count(cached),
-    };
-    on_step(step(cached));
-
-    // Prefill, in chunks that each take about CHUNK_TARGET; reported every
-    // `report_every` tokens.
-    let report_every = (prompt_len - cached).div_ceil(PREFILL_STEPS).max(1);
-    let mut reported = cached;
-    let mut batch = LlamaBatch::new(MAX_BATCH, 1);
-    let started = Instant::now();
-    let mut chunk = FIRST_CHUNK;
-    let mut done = cached;
-    while done < prompt_len {
-        if stopped() {
-            return Err(Error::Interrupted);
-        }
-        let end = (done + chunk).min(prompt_len);
-        batch.clear();
-        for (i, token) in tokens.iter().enumerate().take(end).skip(done) {
-            batch
-                .add(*token, i as i32, &[seq as i32], i + 1 == prompt_len)
-                .map_err(|e| engine_error("cannot fill the batch", &e))?;
-        }
-        let t = Instant::now();
-        session
-            .ctx
-            .decode(&mut batch)
-            .map_err(|e| engine_error("cannot read the prompt", &e))?;
-        session.sequences[seq]
-            .tokens
-            .extend_from_slice(&tokens[done..end]);
-        let per_token = t.elapsed() / (end - done) as u32;
-        chunk = match per_token.as_nanos() {
-            0 => MAX_BATCH,
-            n => ((CHUNK_TARGET.as_nanos() / n) as usize).clamp(MIN_CHUNK, MAX_BATCH),
-        };
-        done = end;
-        if done == prompt_len || done - reported >= report_every {
-            on_step(step(done));
-            reported = done;
-        }
-    }
-    let prefill = started.elapsed();
-
-    // Decode: one token at a time, greedy, checked against the grammar.
-    let started = Instant::now();
-    let vocab = model.llama.vocab();
-    let mut text = String::new();
-    let mut utf8 = Utf8Pieces::default();
-    let mut written = 0usize;
-    let mut done_reason = "length";
-    let mut logits_at = batch.n_tokens() - 1;
-    while written < max_new {
-        if stopped() {
-            return Err(Error::Interrupted);
-        }
-        let logits = session.ctx.get_logits_ith(logits_at);
-        let token = match sampler.as_mut() {
-            Some(grammar) => {
-                pick_with_grammar(logits, grammar).ok_or_else(|| Error::ModelEngine {
-                    message: "the answer grammar allows no next token".into(),
-                })?
-            }
-            None => argmax(logits).ok_or_else(|| Error::ModelEngine {
-                message: "the model gave no scores".into(),
-            })?,
-        };
-        if request.stop_at_end_of_text && vocab.is_eog(token) {
-            done_reason = "stop";
-            break;
-        }
-        if let Some(grammar) = sampler.as_mut() {
-            grammar
-                .try_accept(token)
-                .map_err(|e| engine_error("the answer grammar refused a token", &e))?;
-        }
-        written += 1;
-        let piece = vocab.token_to_piece(token, false, None);
-        let piece = utf8.push(&piece);
-        if !piece.is_empty() {
-            text.push_str(&piece);
-            on_step(Step::Text(&piece));
-        }
-        if written == max_new {
-            break;
-        }
-        batch.clear();
-        let position = session.sequences[seq].tokens.len() as i32;
-        batch
-            .add(token, position, &[seq as i32], true)
-            .map_err(|e| engine_error("cannot fill the batch", &e))?;
-        session
-            .ctx
-            .decode(&mut batch)
-            .map_err(|e| engine_error("cannot write the reply", &e))?;
-        session.sequences[seq].tokens.push(token);
-        logits_at = 0;
-    }
-    let rest = utf8.finish();
-    if !rest.is_empty() {
-        text.push_str(&rest);
-        on_step(Step::Text(&rest));
-    }
-    Ok(Generated {
-        text,
-        done_reason: done_reason.into(),
-        prompt_tokens: total,
-        cached_prompt_tokens: count(cached),
-        completion_tokens: count(written),
-        window: session.window,
-        prefill,
-        decode: started.elapsed(),
-        fresh,
-    })
-}
-
+mod batching;
 mod native;
 mod sampling;
 mod sequences;
 
+use batching::{Engine, Event, Job, Shape};
 pub use native::Placement;
 use native::{LOG_TO_STDERR, WorkingOn, backend, take_errors};
-use sampling::{Utf8Pieces, argmax, grammar_sampler, pick_with_grammar};
-use sequences::{Sequence, place};
+use sampling::grammar_sampler;

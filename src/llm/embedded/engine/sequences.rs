@@ -1,10 +1,12 @@
-//! The sequences one context keeps ([`super::SEQUENCES`]), and where a reply goes
-//! among them: a pure choice ([`place`]) the engine applies with llama.cpp's sequence
-//! calls (cut, copy a prefix, clear), kept apart so it is tested without a model.
+//! The sequences one context keeps ([`super::SEQUENCES`], or more when more replies
+//! are written at once), and where a reply goes among them: a pure choice ([`place`])
+//! the engine applies with llama.cpp's sequence calls (cut, copy a prefix, clear),
+//! kept apart so it is tested without a model. A sequence with a reply under way is
+//! busy: it is never cut or given to another reply, but its prefix may be copied.
 
 use llama_cpp_2::token::LlamaToken;
 
-use super::Session;
+use super::batching::Session;
 
 /// One sequence of a `Session`: the tokens it holds and whose they are.
 #[derive(Debug, Default)]
@@ -16,6 +18,11 @@ pub(super) struct Sequence {
     pub(super) scope: Option<String>,
     /// The `Session::clock` of the reply that last used it (0: never).
     pub(super) used: u64,
+    /// Whether a reply is being written in it.
+    pub(super) busy: bool,
+    /// The cells a reply under way may fill in it (its prompt and longest reply); 0
+    /// when idle.
+    pub(super) reserved: usize,
 }
 
 /// Where a reply goes: the sequence it is written in, and the sequence (maybe the
@@ -35,17 +42,18 @@ pub(super) struct Placed {
 /// prefix of the prompt found in a sequence of the same scope is reused. The reply
 /// continues that sequence, its tail past the prefix cut, when the tail is no longer
 /// than the prefix (a second question on the same sources cuts the first's question
-/// and reply). When it would cut off more than it keeps (an answer's sources, when
-/// this is a short rewrite sharing only the instructions' opening), the reply goes
-/// to an empty or the least recently used other sequence instead, the prefix copied
-/// there (a copy shares the cells, it reads nothing). Continuing in place also keeps
-/// the cells in the order a cold context has them, so the reply is the one a context
-/// that held nothing gives. Pure: the engine applies it.
+/// and reply) and no reply is under way in it. Otherwise (an answer's sources, when
+/// this is a short rewrite sharing only the instructions' opening; or a prefix another
+/// reply is being written after) the reply goes to an empty or the least recently
+/// used other idle sequence, the prefix copied there (a copy shares the cells, it
+/// reads nothing). Continuing in place also keeps the cells in the order a cold
+/// context has them, so the reply is the one a context that held nothing gives.
+/// `None` when every sequence is busy. Pure: the engine applies it.
 pub(super) fn place(
     sequences: &[Sequence],
     tokens: &[LlamaToken],
     scope: Option<&String>,
-) -> Placed {
+) -> Option<Placed> {
     let reusable = tokens.len().saturating_sub(1);
     let best = sequences
         .iter()
@@ -58,33 +66,34 @@ pub(super) fn place(
         sequences
             .iter()
             .enumerate()
-            .filter(|(i, _)| Some(*i) != keep)
+            .filter(|(i, s)| Some(*i) != keep && !s.busy)
             .min_by_key(|(_, s)| (!s.tokens.is_empty(), s.used))
-            .map_or(0, |(i, _)| i)
+            .map(|(i, _)| i)
     };
     match best {
         None => {
-            let target = least_used_but(None);
-            Placed {
+            let target = least_used_but(None)?;
+            Some(Placed {
                 target,
                 source: target,
                 prefix: 0,
-            }
+            })
         }
         Some((i, prefix, _))
-            if sequences[i].tokens.len() - prefix <= prefix || sequences.len() == 1 =>
+            if !sequences[i].busy
+                && (sequences[i].tokens.len() - prefix <= prefix || sequences.len() == 1) =>
         {
-            Placed {
+            Some(Placed {
                 target: i,
                 source: i,
                 prefix,
-            }
+            })
         }
-        Some((i, prefix, _)) => Placed {
-            target: least_used_but(Some(i)),
+        Some((i, prefix, _)) => Some(Placed {
+            target: least_used_but(Some(i))?,
             source: i,
             prefix,
-        },
+        }),
     }
 }
 
@@ -96,8 +105,18 @@ pub(super) fn shared_prefix(a: &[LlamaToken], b: &[LlamaToken]) -> usize {
 impl Session {
     /// Cells the sequences hold at most (cells a prefix copy shares are counted once
     /// per sequence: an over-count, so a reply never finds the cache full).
+    /// A sequence with a reply under way counts the cells that reply may fill.
     pub(super) fn cells_held(&self) -> usize {
-        self.sequences.iter().map(|s| s.tokens.len()).sum()
+        self.sequences
+            .iter()
+            .map(|s| s.tokens.len().max(s.reserved))
+            .sum()
+    }
+
+    /// Sequence `seq`'s reply is over: it is idle, holding what was read.
+    pub(super) fn release(&mut self, seq: usize) {
+        self.sequences[seq].busy = false;
+        self.sequences[seq].reserved = 0;
     }
 
     /// Empties the whole cache.
@@ -129,6 +148,7 @@ mod tests {
             tokens: tokens.iter().map(|&t| LlamaToken::new(t)).collect(),
             scope: scope.map(str::to_string),
             used,
+            ..Sequence::default()
         }
     }
 
@@ -139,7 +159,7 @@ mod tests {
     #[test]
     fn a_prompt_that_extends_a_sequence_continues_it() {
         let sequences = [held(&[1, 2, 3], None, 1), held(&[], None, 0)];
-        let placed = place(&sequences, &prompt(&[1, 2, 3, 4, 5]), None);
+        let placed = place(&sequences, &prompt(&[1, 2, 3, 4, 5]), None).unwrap();
         assert_eq!(
             placed,
             Placed {
@@ -159,7 +179,7 @@ mod tests {
             held(&[], None, 0),
             held(&[7], None, 1),
         ];
-        let placed = place(&sequences, &prompt(&[1, 2, 50, 51]), None);
+        let placed = place(&sequences, &prompt(&[1, 2, 50, 51]), None).unwrap();
         assert_eq!(
             placed,
             Placed {
@@ -175,7 +195,7 @@ mod tests {
             held(&[5], None, 1),
             held(&[6], None, 2),
         ];
-        assert_eq!(place(&full, &prompt(&[1, 2, 50]), None).target, 1);
+        assert_eq!(place(&full, &prompt(&[1, 2, 50]), None).unwrap().target, 1);
     }
 
     #[test]
@@ -185,7 +205,7 @@ mod tests {
             held(&[1, 2, 3, 4, 9, 9, 9, 9, 9], None, 1),
             held(&[8, 8], None, 2),
         ];
-        let placed = place(&sequences, &prompt(&[1, 2, 3, 4, 5, 6]), None);
+        let placed = place(&sequences, &prompt(&[1, 2, 3, 4, 5, 6]), None).unwrap();
         assert_eq!((placed.source, placed.prefix), (1, 4));
         assert_ne!(
             placed.target, 1,
@@ -193,16 +213,16 @@ mod tests {
         );
         // A tail no longer than the prefix (the last question and its reply) is cut.
         let short_tail = [held(&[1, 2, 3, 4, 9, 9], None, 1), held(&[], None, 0)];
-        let placed = place(&short_tail, &prompt(&[1, 2, 3, 4, 5, 6]), None);
+        let placed = place(&short_tail, &prompt(&[1, 2, 3, 4, 5, 6]), None).unwrap();
         assert_eq!((placed.target, placed.source, placed.prefix), (0, 0, 4));
-        let unrelated = place(&sequences, &prompt(&[42, 43]), None);
+        let unrelated = place(&sequences, &prompt(&[42, 43]), None).unwrap();
         assert_eq!((unrelated.target, unrelated.prefix), (1, 0));
     }
 
     #[test]
     fn another_scopes_sequence_is_never_a_prefix() {
         let sequences = [held(&[1, 2, 3, 4], Some("a"), 2), held(&[], None, 0)];
-        let placed = place(&sequences, &prompt(&[1, 2, 3, 4, 5]), Some(&"b".into()));
+        let placed = place(&sequences, &prompt(&[1, 2, 3, 4, 5]), Some(&"b".into())).unwrap();
         assert_eq!(
             placed,
             Placed {
@@ -211,14 +231,40 @@ mod tests {
                 prefix: 0
             }
         );
-        let own = place(&sequences, &prompt(&[1, 2, 3, 4, 5]), Some(&"a".into()));
+        let own = place(&sequences, &prompt(&[1, 2, 3, 4, 5]), Some(&"a".into())).unwrap();
         assert_eq!((own.target, own.prefix), (0, 4));
     }
 
     #[test]
     fn the_last_prompt_token_is_always_read_again() {
         let sequences = [held(&[1, 2, 3], None, 1)];
-        let placed = place(&sequences, &prompt(&[1, 2, 3]), None);
+        let placed = place(&sequences, &prompt(&[1, 2, 3]), None).unwrap();
         assert_eq!((placed.target, placed.prefix), (0, 2));
+    }
+
+    #[test]
+    fn a_sequence_with_a_reply_under_way_is_copied_from_never_taken() {
+        let mut writing = held(&[1, 2, 3, 4], None, 3);
+        writing.busy = true;
+        let sequences = [writing, held(&[9], None, 1), held(&[8], None, 2)];
+        // Its prefix is copied to the least recently used idle sequence.
+        let placed = place(&sequences, &prompt(&[1, 2, 3, 4, 5]), None).unwrap();
+        assert_eq!(
+            placed,
+            Placed {
+                target: 1,
+                source: 0,
+                prefix: 4
+            }
+        );
+        // Nothing shared: an idle sequence, never the busy one, even if least used.
+        let mut idle_first = held(&[1], None, 0);
+        idle_first.busy = true;
+        let others = [idle_first, held(&[7], None, 5)];
+        assert_eq!(place(&others, &prompt(&[42]), None).unwrap().target, 1);
+        // Every sequence busy: nowhere.
+        let mut all = held(&[1], None, 0);
+        all.busy = true;
+        assert_eq!(place(&[all], &prompt(&[1, 2]), None), None);
     }
 }
