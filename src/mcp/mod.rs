@@ -318,8 +318,8 @@ impl GroundServer {
     pub fn new(settings: Settings) -> Self {
         let client = Arc::new(Client::with_budget(&settings));
         GroundServer {
-            // An agent's calls of one session run as they come: the embedded engine
-            // still writes one answer at a time.
+            // An agent's calls of one session run as they come; the embedded engine
+            // writes their replies one at a time (parallel 1: one window of memory).
             service: Arc::new(Service::unbounded(settings)),
             client,
             tool_router: Self::tool_router() + Self::check_router(),

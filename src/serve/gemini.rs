@@ -152,7 +152,7 @@ fn parse(body: &Value) -> Result<GenerateRequest, ApiError> {
                     "fileSearch" | "file_search" => {
                         stores
                             .get_or_insert_default()
-                            .extend(file_search_stores(config)?);
+                            .extend(super::file_search::stores(config)?);
                     }
                     "functionDeclarations" | "function_declarations" => {
                         return Err(bad(
@@ -252,86 +252,6 @@ fn parse(body: &Value) -> Result<GenerateRequest, ApiError> {
         stores,
     })
 }
-
-/// What to send instead of a bad `fileSearch` tool.
-const FILE_SEARCH_HINT: &str = "send {\"fileSearch\": {\"fileSearchStoreNames\": [\"fileSearchStores/NAME\"]}}, NAME a collection the server serves (ground serve --docs=NAME)";
-
-/// The collections a `fileSearch` tool's `config` names: its `fileSearchStoreNames`
-/// (or `file_search_store_names`), each `fileSearchStores/NAME` or a bare NAME.
-/// `topK` is accepted; `metadataFilter` is refused (collections have no metadata).
-fn file_search_stores(config: &Value) -> Result<Vec<String>, ApiError> {
-    let Some(config) = config.as_object() else {
-        return Err(bad("fileSearch is not an object", FILE_SEARCH_HINT));
-    };
-    if config
-        .get("metadataFilter")
-        .or_else(|| config.get("metadata_filter"))
-        .is_some_and(|v| !v.is_null())
-    {
-        return Err(bad(
-            "fileSearch.metadataFilter is not supported: ground's collections have no metadata",
-            "leave metadataFilter out, or serve the files to filter as a collection of their own",
-        ));
-    }
-    if let Some(top_k) = config
-        .get("topK")
-        .or_else(|| config.get("top_k"))
-        .filter(|v| !v.is_null())
-        && top_k.as_u64().is_none_or(|k| k < 1)
-    {
-        return Err(bad(
-            "fileSearch.topK is not a whole number of at least 1",
-            "leave topK out",
-        ));
-    }
-    let names = config
-        .get("fileSearchStoreNames")
-        .or_else(|| config.get("file_search_store_names"))
-        .and_then(Value::as_array)
-        .filter(|names| !names.is_empty())
-        .ok_or_else(|| {
-            bad(
-                "fileSearch.fileSearchStoreNames is missing or empty",
-                FILE_SEARCH_HINT,
-            )
-        })?;
-    if names.len() > MAX_STORES {
-        return Err(bad(
-            format!(
-                "fileSearch names {} stores, more than the {MAX_STORES} accepted",
-                names.len()
-            ),
-            "name the collections to answer from only",
-        ));
-    }
-    names
-        .iter()
-        .map(|name| {
-            let name = name.as_str().ok_or_else(|| {
-                bad(
-                    "fileSearch.fileSearchStoreNames is not an array of strings",
-                    FILE_SEARCH_HINT,
-                )
-            })?;
-            let collection = name
-                .strip_prefix(crate::render::json::FILE_SEARCH_STORES)
-                .unwrap_or(name);
-            crate::docs::check_name(collection).map_err(|_| {
-                bad(
-                    format!(
-                        "{:?} is not a file search store name",
-                        crate::text::shorten(name, 80)
-                    ),
-                    FILE_SEARCH_HINT,
-                )
-            })?;
-            Ok(collection.to_string())
-        })
-        .collect()
-}
-
-/// Most file search stores one request may name.
-const MAX_STORES: usize = 16;
 
 /// Whether a `googleSearch` tool's `searchTypes` (or `search_types`) asks for images:
 /// its `imageSearch` (or `image_search`) is an object.

@@ -32,6 +32,7 @@
 //! (authentication, bodies, ids, the access log), `connections` the accept loop.
 
 mod connections;
+mod file_search;
 pub mod gemini;
 mod http;
 pub mod openai;

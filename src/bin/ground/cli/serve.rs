@@ -22,8 +22,8 @@ pub struct ServeArgs {
     #[arg(long, value_name = "N")]
     pub queue: Option<usize>,
 
-    /// Runs at once [default: 4]; the embedded model writes one answer at a time
-    /// whatever this says [[serve] concurrency].
+    /// Runs at once [default: 4]; the embedded model writes as many replies together
+    /// in one batch, as far as memory holds a window for each [[serve] concurrency].
     #[arg(long, value_name = "N")]
     pub concurrency: Option<usize>,
 
