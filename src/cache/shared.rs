@@ -84,18 +84,9 @@ impl Cache {
         if self.inner.mode == CacheMode::Off || ttl.is_zero() {
             return;
         }
-        let entry = Entry {
-            format: FORMAT,
-            stored_at: crate::files::unix_secs(),
-            key,
-            value,
-        };
-        let Ok(bytes) = serde_json::to_vec(&entry) else {
+        let Some(bytes) = super::store::entry_bytes(key, value) else {
             return;
         };
-        if bytes.len() as u64 > MAX_ENTRY_BYTES {
-            return;
-        }
         redis
             .set(&redis.key(state_kind(kind), key), &bytes, ttl)
             .await;

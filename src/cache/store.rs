@@ -64,6 +64,19 @@ pub(super) struct Entry<K, V> {
     pub(super) value: V,
 }
 
+/// `value` stored now under `key`, as the bytes of its entry; `None` when it cannot
+/// be written or is over [`MAX_ENTRY_BYTES`] (such a value is not kept anywhere).
+pub(super) fn entry_bytes<V: Serialize>(key: &str, value: &V) -> Option<Vec<u8>> {
+    let entry = Entry {
+        format: FORMAT,
+        stored_at: crate::files::unix_secs(),
+        key,
+        value,
+    };
+    let bytes = serde_json::to_vec(&entry).ok()?;
+    (bytes.len() as u64 <= MAX_ENTRY_BYTES).then_some(bytes)
+}
+
 impl Cache {
     /// The folder of `kind`, when the cache may be used at all.
     pub(super) fn folder(&self, kind: Kind) -> Option<PathBuf> {
@@ -129,18 +142,9 @@ impl Cache {
         let Some(folder) = self.folder(kind) else {
             return;
         };
-        let entry = Entry {
-            format: FORMAT,
-            stored_at: crate::files::unix_secs(),
-            key,
-            value,
-        };
-        let Ok(bytes) = serde_json::to_vec(&entry) else {
+        let Some(bytes) = entry_bytes(key, value) else {
             return;
         };
-        if bytes.len() as u64 > MAX_ENTRY_BYTES {
-            return;
-        }
         let name = file_name(kind, key);
         let temp = folder.join(temp_name(&name));
         let written = (|| {
