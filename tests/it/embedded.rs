@@ -955,6 +955,13 @@ mod engine {
         workers.into_iter().map(|w| w.join().unwrap()).collect()
     }
 
+    /// Whether replies written together must be the very replies written alone. On the
+    /// CPU they are (the tiny model's greedy choices are far apart); a GPU backend's
+    /// kernels may sum a batch in another order than one reply, so a near tie can go
+    /// the other way there, and these tests then compare what every backend keeps:
+    /// lengths, token counts, cache reuse and the batching itself.
+    const SAME_TEXT: bool = !cfg!(any(feature = "cuda", feature = "vulkan"));
+
     const QUESTIONS: [&str; 4] = [
         QUESTION,
         "How long did they stay in open space?",
@@ -986,9 +993,11 @@ mod engine {
             .map(Result::unwrap)
             .collect();
         for (one, by_itself) in written.iter().zip(&alone) {
-            assert_eq!(one.text, by_itself.text);
-            assert_eq!(one.completion_tokens, by_itself.completion_tokens);
-            assert_eq!(one.done_reason, by_itself.done_reason);
+            if SAME_TEXT {
+                assert_eq!(one.text, by_itself.text);
+                assert_eq!(one.completion_tokens, by_itself.completion_tokens);
+                assert_eq!(one.done_reason, by_itself.done_reason);
+            }
             assert_eq!(one.prompt_tokens, by_itself.prompt_tokens);
             assert!(one.alongside <= 4, "{}", one.alongside);
             assert_eq!(by_itself.alongside, 1);
@@ -1067,7 +1076,9 @@ mod engine {
         );
         for (one, by_itself) in written.iter().zip(&alone) {
             assert_eq!(one.completion_tokens, 120);
-            assert_eq!(one.text, by_itself.text);
+            if SAME_TEXT {
+                assert_eq!(one.text, by_itself.text);
+            }
             assert!(one.alongside >= 2, "{}", one.alongside);
         }
         // The model goes on answering.
@@ -1113,7 +1124,9 @@ mod engine {
                 assert_eq!(reply.cached_prompt_tokens, common);
                 // And the reply of a context that held nothing.
                 let (_cold_dir, cold) = fresh_model();
-                assert_eq!(reply.text, run(&cold, request).text);
+                if SAME_TEXT {
+                    assert_eq!(reply.text, run(&cold, request).text);
+                }
             }
         }
     }
