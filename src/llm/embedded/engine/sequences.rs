@@ -6,8 +6,6 @@
 
 use llama_cpp_2::token::LlamaToken;
 
-use super::batching::Session;
-
 /// One sequence of a `Session`: the tokens it holds and whose they are.
 #[derive(Debug, Default)]
 pub(super) struct Sequence {
@@ -100,43 +98,6 @@ pub(super) fn place(
 /// How many leading tokens `a` and `b` share.
 pub(super) fn shared_prefix(a: &[LlamaToken], b: &[LlamaToken]) -> usize {
     a.iter().zip(b).take_while(|(x, y)| x == y).count()
-}
-
-impl Session {
-    /// Cells the sequences hold at most (cells a prefix copy shares are counted once
-    /// per sequence: an over-count, so a reply never finds the cache full).
-    /// A sequence with a reply under way counts the cells that reply may fill.
-    pub(super) fn cells_held(&self) -> usize {
-        self.sequences
-            .iter()
-            .map(|s| s.tokens.len().max(s.reserved))
-            .sum()
-    }
-
-    /// Sequence `seq`'s reply is over: it is idle, holding what was read.
-    pub(super) fn release(&mut self, seq: usize) {
-        self.sequences[seq].busy = false;
-        self.sequences[seq].reserved = 0;
-    }
-
-    /// Empties the whole cache.
-    pub(super) fn clear(&mut self) {
-        self.ctx.clear_kv_cache();
-        for sequence in &mut self.sequences {
-            sequence.tokens.clear();
-        }
-    }
-
-    /// Empties sequence `seq`; `false` when llama.cpp could not (then nothing is
-    /// known of the cache and the caller empties it all).
-    pub(super) fn clear_sequence(&mut self, seq: usize) -> bool {
-        if self.sequences[seq].tokens.is_empty() {
-            return true;
-        }
-        let ok = self.ctx.kv_cache_seq_rm(seq as i32, None, None).is_ok();
-        self.sequences[seq].tokens.clear();
-        ok
-    }
 }
 
 #[cfg(test)]
