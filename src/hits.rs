@@ -26,6 +26,20 @@ pub struct SearchHit {
     pub published: Option<String>,
 }
 
+impl SearchHit {
+    /// A page named by its address alone (`ground fetch URL`, a URL an answer
+    /// lists), standing where a search result would: no title, snippet or engine.
+    pub fn of_url(url: &str) -> SearchHit {
+        SearchHit {
+            url: url.to_string(),
+            title: String::new(),
+            snippet: String::new(),
+            engines: Vec::new(),
+            published: None,
+        }
+    }
+}
+
 /// The outcome of one search call.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
 pub struct SearchOutcome {

@@ -331,13 +331,7 @@ pub async fn fetch_one(settings: &Settings, url: &str) -> Result<PageAttempt, Er
     }
     let fetcher = Fetcher::new(&settings.fetch)?;
     let cache = Cache::open_shared(&settings.cache, settings.state.as_ref());
-    let hit = SearchHit {
-        url: parsed.to_string(),
-        title: String::new(),
-        snippet: String::new(),
-        engines: Vec::new(),
-        published: None,
-    };
+    let hit = SearchHit::of_url(parsed.as_str());
     let (attempt, _) = fetch_and_extract(&fetcher, &cache, 0, &hit).await;
     Ok(attempt)
 }

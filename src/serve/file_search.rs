@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use super::http::{ApiError, Face};
+use super::http::{ApiError, Face, either_spelling};
 
 fn bad(message: impl Into<String>, hint: impl Into<String>) -> ApiError {
     ApiError::bad_request(Face::Gemini, None, message, hint)
@@ -19,23 +19,16 @@ const FILE_SEARCH_HINT: &str = "send {\"fileSearch\": {\"fileSearchStoreNames\":
 /// (or `file_search_store_names`), each `fileSearchStores/NAME` or a bare NAME.
 /// `topK` is accepted; `metadataFilter` is refused (collections have no metadata).
 pub(super) fn stores(config: &Value) -> Result<Vec<String>, ApiError> {
-    let Some(config) = config.as_object() else {
+    if !config.is_object() {
         return Err(bad("fileSearch is not an object", FILE_SEARCH_HINT));
-    };
-    if config
-        .get("metadataFilter")
-        .or_else(|| config.get("metadata_filter"))
-        .is_some_and(|v| !v.is_null())
-    {
+    }
+    if either_spelling(config, "metadataFilter", "metadata_filter").is_some() {
         return Err(bad(
             "fileSearch.metadataFilter is not supported: ground's collections have no metadata",
             "leave metadataFilter out, or serve the files to filter as a collection of their own",
         ));
     }
-    if let Some(top_k) = config
-        .get("topK")
-        .or_else(|| config.get("top_k"))
-        .filter(|v| !v.is_null())
+    if let Some(top_k) = either_spelling(config, "topK", "top_k")
         && top_k.as_u64().is_none_or(|k| k < 1)
     {
         return Err(bad(
@@ -43,9 +36,7 @@ pub(super) fn stores(config: &Value) -> Result<Vec<String>, ApiError> {
             "leave topK out",
         ));
     }
-    let names = config
-        .get("fileSearchStoreNames")
-        .or_else(|| config.get("file_search_store_names"))
+    let names = either_spelling(config, "fileSearchStoreNames", "file_search_store_names")
         .and_then(Value::as_array)
         .filter(|names| !names.is_empty())
         .ok_or_else(|| {

@@ -44,7 +44,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
 use super::App;
-use super::http::{ApiError, Face, admitted, note, reply_id};
+use super::http::{ApiError, Face, admitted, either_spelling, note, reply_id};
 use crate::report::Report;
 use crate::service::Turn;
 use crate::settings::Settings;
@@ -115,6 +115,7 @@ fn parts_text(content: &Value) -> Result<String, ApiError> {
 }
 
 fn parse(body: &Value) -> Result<GenerateRequest, ApiError> {
+    let body_value = body;
     let Some(body) = body.as_object() else {
         return Err(bad(
             "the request body is not a JSON object",
@@ -173,11 +174,8 @@ fn parse(body: &Value) -> Result<GenerateRequest, ApiError> {
             }
         }
     }
-    let instruction = match body
-        .get("systemInstruction")
-        .or_else(|| body.get("system_instruction"))
-    {
-        None | Some(Value::Null) => None,
+    let instruction = match either_spelling(body_value, "systemInstruction", "system_instruction") {
+        None => None,
         Some(Value::String(text)) => Some(text.clone()),
         Some(content) => Some(parts_text(content)?),
     };
@@ -256,23 +254,16 @@ fn parse(body: &Value) -> Result<GenerateRequest, ApiError> {
 /// Whether a `googleSearch` tool's `searchTypes` (or `search_types`) asks for images:
 /// its `imageSearch` (or `image_search`) is an object.
 fn image_search(config: &Value) -> Result<bool, ApiError> {
-    let Some(types) = config
-        .get("searchTypes")
-        .or_else(|| config.get("search_types"))
-        .filter(|v| !v.is_null())
-    else {
+    let Some(types) = either_spelling(config, "searchTypes", "search_types") else {
         return Ok(false);
     };
     let hint =
         "send {\"googleSearch\": {\"searchTypes\": {\"webSearch\": {}, \"imageSearch\": {}}}}";
-    let Some(types) = types.as_object() else {
+    if !types.is_object() {
         return Err(bad("googleSearch.searchTypes is not an object", hint));
-    };
-    match types
-        .get("imageSearch")
-        .or_else(|| types.get("image_search"))
-    {
-        None | Some(Value::Null) => Ok(false),
+    }
+    match either_spelling(types, "imageSearch", "image_search") {
+        None => Ok(false),
         Some(Value::Object(_)) => Ok(true),
         Some(_) => Err(bad(
             "googleSearch.searchTypes.imageSearch is not an object",
@@ -311,11 +302,7 @@ const EXCLUDE_HINT: &str = "send excludeDomains as an array of domains, e.g. {\"
 /// The `excludeDomains` (or `exclude_domains`) of a `googleSearch` tool's `config`:
 /// `None` when it has none.
 fn exclude_domains(config: &Value) -> Result<Option<Vec<String>>, ApiError> {
-    let Some(value) = config
-        .get("excludeDomains")
-        .or_else(|| config.get("exclude_domains"))
-        .filter(|v| !v.is_null())
-    else {
+    let Some(value) = either_spelling(config, "excludeDomains", "exclude_domains") else {
         return Ok(None);
     };
     let not_domains = || {

@@ -227,6 +227,15 @@ pub async fn read_json(face: Face, body: Body) -> Result<Value, ApiError> {
     })
 }
 
+/// A field of a Gemini request object in either spelling the SDKs send, camelCase
+/// (the REST API's) or snake_case (google-genai's own): `None` when absent or null.
+pub fn either_spelling<'a>(object: &'a Value, camel: &str, snake: &str) -> Option<&'a Value> {
+    object
+        .get(camel)
+        .or_else(|| object.get(snake))
+        .filter(|v| !v.is_null())
+}
+
 /// A fresh id for a reply: `prefix`, the time and a counter.
 pub fn reply_id(prefix: &str) -> String {
     static COUNT: AtomicU64 = AtomicU64::new(0);

@@ -229,7 +229,7 @@ async fn run(
             let mut hits: ToRead = answer
                 .sources
                 .into_iter()
-                .map(|(n, url)| (n, hit_for(&url)))
+                .map(|(n, url)| (n, SearchHit::of_url(&url)))
                 .collect();
             if search {
                 let texts: Vec<String> = answer.claims.iter().map(|c| c.text.clone()).collect();
@@ -353,26 +353,15 @@ async fn search_each(
     }
 }
 
-/// The search hit standing for a URL the answer lists.
-fn hit_for(url: &str) -> SearchHit {
-    SearchHit {
-        url: url.to_string(),
-        title: String::new(),
-        snippet: String::new(),
-        engines: Vec::new(),
-        published: None,
-    }
-}
-
 /// Reads every source, [`FETCHES_AT_ONCE`] at a time, through the pipeline's fetch,
-/// extract and cache (the address rule and the site filter apply); returns them in
-/// number order.
+/// extract and cache (the address rule and the site filter apply; the cache shared
+/// by replicas when a Redis is named, as every run's); returns them in number order.
 async fn read_all(
     settings: &Settings,
     to_read: Vec<(usize, SearchHit)>,
 ) -> Result<Vec<CheckedSource>, Error> {
     let fetcher = Fetcher::with_sites(&settings.fetch, &settings.search.sites)?;
-    let cache = Cache::open(&settings.cache);
+    let cache = Cache::open_shared(&settings.cache, settings.state.as_ref());
     let mut pending = to_read.into_iter();
     let mut in_flight: JoinSet<CheckedSource> = JoinSet::new();
     let mut done = Vec::new();
