@@ -15,6 +15,7 @@
 //! Nothing here talks to the network: a document's text never leaves the machine
 //! except in the model's prompt.
 
+mod analyzer;
 mod formats;
 mod passages;
 mod search;

@@ -67,6 +67,13 @@ fn search_one(collection: &Collection, query: &str, n: usize) -> Result<Vec<Hit>
     let parser = QueryParser::for_index(&index, vec![f.title, f.body]);
     // A person's words, not a query language: what does not parse is read as text.
     let (query, _) = parser.parse_query_lenient(query);
+    // A query with no word left to look for (stop words alone, punctuation) would be
+    // read as "every passage": it finds nothing instead.
+    let mut has_words = false;
+    query.query_terms(&mut |_, _| has_words = true);
+    if !has_words {
+        return Ok(Vec::new());
+    }
     let top = searcher
         .search(&query, &TopDocs::with_limit(n.max(1)).order_by_score())
         .map_err(corrupt)?;

@@ -27,6 +27,14 @@ const MAX_MANIFEST_BYTES: u64 = 512 * 1024 * 1024;
 /// Memory tantivy's writer may use before it flushes a segment, in all.
 const WRITER_BYTES: usize = 128 * 1024 * 1024;
 
+/// Makes `index` know the analyzers its schema may name (tantivy knows its own).
+fn with_analyzers(index: Index) -> Index {
+    index
+        .tokenizers()
+        .register(super::analyzer::NAME, super::analyzer::english());
+    index
+}
+
 /// The index's fields.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Fields {
@@ -47,7 +55,7 @@ fn schema() -> (Schema, Fields) {
     let mut builder = Schema::builder();
     let stemmed = TextOptions::default().set_stored().set_indexing_options(
         TextFieldIndexing::default()
-            .set_tokenizer("en_stem")
+            .set_tokenizer(super::analyzer::NAME)
             .set_index_option(IndexRecordOption::WithFreqsAndPositions),
     );
     let fields = Fields {
@@ -174,6 +182,7 @@ impl Collection {
             });
         }
         let index = Index::open_in_dir(self.index_dir()).map_err(|e| self.corrupt(e))?;
+        let index = with_analyzers(index);
         let fields = self.fields_of(&index)?;
         let reader = index
             .reader_builder()
@@ -251,6 +260,7 @@ impl Collection {
 
     fn open_index(&self) -> Result<(Index, Fields), IndexError> {
         let index = Index::open_in_dir(self.index_dir()).map_err(|e| self.corrupt(e))?;
+        let index = with_analyzers(index);
         let fields = self.fields_of(&index)?;
         Ok((index, fields))
     }
@@ -260,7 +270,7 @@ impl Collection {
         let (schema, fields) = schema();
         let index =
             Index::create_in_dir(self.index_dir(), schema).map_err(|e| self.write_error(e))?;
-        Ok((index, fields))
+        Ok((with_analyzers(index), fields))
     }
 
     /// The writer's lock file, locked.

@@ -14,6 +14,7 @@ use std::time::UNIX_EPOCH;
 
 use serde::Serialize;
 use sha2::{Digest, Sha256};
+use tantivy::indexer::UserOperation;
 use tantivy::{TantivyDocument, Term};
 
 use super::formats::{self, Unreadable};
@@ -360,11 +361,14 @@ fn read_one(writing: &Writing, file: &Found) -> Outcome {
         }
     };
     let cut = passages::split(&doc.text);
-    if before.is_some() {
-        delete_file(&writing.writer, writing.fields, path);
-    }
+    // One batch per file: its old passages' deletion and its new passages go to the
+    // indexing threads in one message (one per passage woke a thread per passage).
     let f = writing.fields;
     let path_text = path.to_string_lossy();
+    let mut batch = Vec::with_capacity(cut.len() + 1);
+    if before.is_some() {
+        batch.push(UserOperation::Delete(path_term(f, path)));
+    }
     for passage in &cut {
         let mut d = TantivyDocument::default();
         d.add_text(f.path, &path_text);
@@ -372,9 +376,10 @@ fn read_one(writing: &Writing, file: &Found) -> Outcome {
         d.add_text(f.body, &passage.text);
         d.add_u64(f.line_start, passage.line_start);
         d.add_u64(f.line_end, passage.line_end);
-        if let Err(e) = writing.writer.add_document(d) {
-            return Outcome::Skipped(SkipReason::Unreadable, format!("not indexed: {e}"));
-        }
+        batch.push(UserOperation::Add(d));
+    }
+    if let Err(e) = writing.writer.run(batch) {
+        return Outcome::Skipped(SkipReason::Unreadable, format!("not indexed: {e}"));
     }
     Outcome::Indexed(FileEntry {
         size,
@@ -402,7 +407,12 @@ fn read_bounded(path: &Path) -> std::io::Result<Vec<u8>> {
 
 /// Deletes every passage of `path`.
 fn delete_file(writer: &tantivy::IndexWriter, fields: Fields, path: &Path) {
-    writer.delete_term(Term::from_field_text(fields.path, &path.to_string_lossy()));
+    writer.delete_term(path_term(fields, path));
+}
+
+/// The term that names every passage of `path`.
+fn path_term(fields: Fields, path: &Path) -> Term {
+    Term::from_field_text(fields.path, &path.to_string_lossy())
 }
 
 /// Lower-case hex of `bytes`.

@@ -160,6 +160,51 @@ async fn a_rerun_reads_only_what_changed_and_drops_what_is_gone() {
     );
 }
 
+/// The files of each result of `ground index search QUERY --json`, by name.
+async fn found(world: &World, query: &str) -> Vec<String> {
+    let (out, value) = index_json(world, &["search", query]).await;
+    assert!(
+        out.status.success(),
+        "search {query:?} failed: {}",
+        stderr(&out)
+    );
+    value["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            Path::new(r["path"].as_str().unwrap())
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn words_are_stemmed_stop_words_left_out_and_phrases_still_match() {
+    let world = World::new().await;
+    let dir = world.home.path().join("notes");
+    notes(&dir);
+    add(&world, &dir).await;
+    // Stems: "lamps" and "burning" find "lamp burned"; "watering" finds "Water".
+    assert_eq!(found(&world, "lamps burning").await, ["lighthouse.md"]);
+    assert_eq!(found(&world, "watering").await, ["garden.txt"]);
+    // A phrase with stop words in it matches where its words stand as written...
+    assert_eq!(
+        found(&world, "\"the lighthouse was first lit\"").await,
+        ["lighthouse.md"]
+    );
+    // ...and not where they stand otherwise.
+    assert_eq!(
+        found(&world, "\"lighthouse first was lit\"").await,
+        [] as [String; 0]
+    );
+    // Stop words alone find nothing (they are not in the index).
+    assert_eq!(found(&world, "the of and was").await, [] as [String; 0]);
+}
+
 #[tokio::test]
 async fn files_not_read_are_listed_with_their_reason() {
     let world = World::new().await;
