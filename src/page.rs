@@ -21,7 +21,7 @@ use crate::pdf;
 use crate::settings::Settings;
 
 /// What happened to one result page.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct PageAttempt {
     /// Search rank (0-based) of the result.
     #[serde(skip)]

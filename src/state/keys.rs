@@ -9,6 +9,8 @@ use sha2::{Digest, Sha256};
 pub enum Kind {
     /// A conversation's evidence, by its turns.
     Conversation,
+    /// A grounded run's report kept for reuse, by its request key.
+    Answer,
     /// A cached search result.
     Search,
     /// A cached page.
@@ -24,6 +26,7 @@ impl Kind {
     pub fn name(self) -> &'static str {
         match self {
             Kind::Conversation => "conversation",
+            Kind::Answer => "answer",
             Kind::Search => "search",
             Kind::Page => "page",
             Kind::RateWindow => "rate",

@@ -18,13 +18,20 @@ use crate::serve::{Server, ask, http};
 const QUESTION: &str = "Can tardigrades survive in space?";
 
 /// `ground` for a replica: the world's (its own cache folder) with a state dir of its
-/// own too, so that only Redis can make two replicas share anything.
+/// own too, so that only Redis can make two replicas share anything. The services
+/// it must not reach are one closed port for every replica: the replicas of a
+/// deployment are configured alike (an answer is reused only under the same
+/// settings).
 fn replica(world: &World, name: &str) -> std::process::Command {
+    static CLOSED: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    let closed = CLOSED.get_or_init(closed_port_url);
     let mut cmd = world.ground();
     cmd.env(
         "XDG_STATE_HOME",
         world.home.path().join(format!("state-{name}")),
-    );
+    )
+    .env("GROUND_WIKIPEDIA_URL", closed)
+    .env("GROUND_DUCKDUCKGO_URL", closed);
     cmd
 }
 
@@ -254,6 +261,111 @@ async fn the_cache_is_shared_so_the_second_replica_fetches_nothing() {
 }
 
 #[tokio::test]
+async fn a_question_one_replica_answered_is_reused_on_the_other() {
+    let Some(redis) = RedisServer::start("replicas::a_question_one_replica_answered") else {
+        return;
+    };
+    let world = World::new().await;
+    // One search and one model call for the whole deployment: replica b makes none
+    // (each stand-in checks its count when the test ends).
+    Mock::given(method("GET"))
+        .and(path("/config"))
+        .respond_with(ResponseTemplate::new(200).set_body_raw(
+            fixture("searxng/searxng/config.body.json"),
+            "application/json",
+        ))
+        .mount(&world.searx)
+        .await;
+    Mock::given(method("GET"))
+        .and(path("/search"))
+        .respond_with(
+            ResponseTemplate::new(200).set_body_raw(
+                fixture("searxng/searxng/normal.body.json")
+                    .replace(CAPTURED_PAGES_URL, &world.pages.uri()),
+                "application/json",
+            ),
+        )
+        .expect(1)
+        .mount(&world.searx)
+        .await;
+    world.serve_fixture_pages().await;
+    Mock::given(method("POST"))
+        .and(path("/api/chat"))
+        .respond_with(
+            ResponseTemplate::new(200).set_body_json(ollama_reply(&good_answer(), "stop")),
+        )
+        .expect(1)
+        .mount(&world.ollama)
+        .await;
+    let flags = ["--redis-url", &redis.url()];
+    let a = Server::start(replica(&world, "a"), &flags).await;
+    let b = Server::start(replica(&world, "b"), &flags).await;
+    let first = completion(&a, &ask(QUESTION)).await;
+    assert!(
+        first["ground"].get("reused").is_none(),
+        "{}",
+        first["ground"]
+    );
+    let fetched = page_fetches(&world).await;
+    // The same question in other words, on the other replica (its memory is empty):
+    // the run replica a kept in Redis, marked as a reused answer is on one server.
+    let second = completion(&b, &ask("can tardigrades  survive in space")).await;
+    let reused = &second["ground"]["reused"];
+    assert_eq!(reused["question"], QUESTION, "{}", second["ground"]);
+    assert!(reused["age_secs"].as_u64().unwrap() < 60, "{reused}");
+    assert_eq!(reused["ttl_secs"], 600, "{reused}");
+    assert_eq!(
+        second["choices"][0]["message"]["content"],
+        first["choices"][0]["message"]["content"]
+    );
+    assert_eq!(second["citations"], first["citations"]);
+    assert_eq!(
+        page_fetches(&world).await,
+        fetched,
+        "replica b fetched pages"
+    );
+    // Stored under the deployment's prefix, expiring with the reuse window.
+    let keys = redis.command("KEYS ground:answer:*");
+    assert_eq!(keys, "*1", "one run stored");
+    let ttl = redis.command(
+        "EVAL \"return redis.call('PTTL', redis.call('KEYS', ARGV[1])[1])\" 0 ground:answer:*",
+    );
+    let ms: u64 = ttl.trim_start_matches(':').parse().expect(&ttl);
+    assert!((500_000..=600_000).contains(&ms), "expires in {ms} ms");
+    let (a_log, b_log) = (a.stop().await, b.stop().await);
+    for log in [&a_log, &b_log] {
+        assert!(!log.contains("warning"), "{log}");
+    }
+}
+
+#[tokio::test]
+async fn answers_are_reused_locally_while_redis_is_down() {
+    let Some(mut redis) = RedisServer::start("replicas::answers_are_reused_locally") else {
+        return;
+    };
+    let world = World::new().await;
+    world.healthy(&good_answer()).await;
+    let a = Server::start(replica(&world, "a"), &["--redis-url", &redis.url()]).await;
+    redis.stop();
+    let first = completion(&a, &ask(QUESTION)).await;
+    assert!(first["ground"].get("reused").is_none());
+    let searched = searches(&world).await;
+    let asked = world.ollama.received_requests().await.unwrap().len();
+    assert!(searched > 0 && asked > 0);
+    // The replica's own memory answers: no search, no model call, no failure.
+    let again = completion(&a, &ask(QUESTION)).await;
+    assert_eq!(
+        again["ground"]["reused"]["question"], QUESTION,
+        "{}",
+        again["ground"]
+    );
+    assert_eq!(searches(&world).await, searched);
+    assert_eq!(world.ollama.received_requests().await.unwrap().len(), asked);
+    let log = a.stop().await;
+    assert_eq!(log.matches("does not answer").count(), 1, "{log}");
+}
+
+#[tokio::test]
 async fn redis_stopped_mid_run_degrades_to_local_state_with_one_warning() {
     let Some(mut redis) = RedisServer::start("replicas::redis_stopped_mid_run") else {
         return;
@@ -428,7 +540,10 @@ async fn batch_shards_on_two_machines_share_the_cache_through_redis() {
             .arg(&input)
             .arg("--out")
             .arg(world.home.path().join(format!("out-{name}.jsonl")))
-            .args(["--redis-url", &redis.url(), "-q"]);
+            .args(["--redis-url", &redis.url(), "-q"])
+            // No answer reused from the other machine: the cache alone is tested.
+            .arg("--config")
+            .arg(world.config_file("[run]\nreuse_secs = 0\n"));
         cmd
     };
     let out = run(batch("a")).await;
