@@ -461,6 +461,42 @@ async fn doctor_checks_the_shared_state() {
     );
 }
 
+/// `ground doctor --json`'s state check, with Redis named by `url`, and all it
+/// printed.
+pub(crate) async fn doctor_state(mut cmd: std::process::Command, url: &str) -> (Value, String) {
+    cmd.env("GROUND_REDIS_URL", url).args(["doctor", "--json"]);
+    let out = run_within(cmd, Duration::from_secs(30)).await;
+    let printed = format!("{}{}", stdout(&out), stderr(&out));
+    let checks = json_stdout(&out);
+    let state = checks["checks"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["name"] == "state"))
+        .unwrap_or_else(|| panic!("no state check: {checks}"))
+        .clone();
+    (state, printed)
+}
+
+#[tokio::test]
+async fn a_redis_with_a_password_is_reached_with_the_url_s() {
+    const PASSWORD: &str = "hunter2@ground:redis";
+    let Some(redis) = RedisServer::start_with("replicas::a_redis_with_a_password", Some(PASSWORD))
+    else {
+        return;
+    };
+    let world = World::new().await;
+    // Percent-encoded in the URL, as `ground key set redis` puts it there.
+    let with_password = redis
+        .url()
+        .replace("redis://", "redis://:hunter2%40ground%3Aredis@");
+    let (state, printed) = doctor_state(world.ground(), &with_password).await;
+    assert_eq!(state["status"], "ok", "{state}");
+    assert!(!printed.contains("hunter2"), "{printed}");
+    // Without it Redis refuses: a warning, the password still nowhere.
+    let (state, printed) = doctor_state(world.ground(), &redis.url()).await;
+    assert_eq!(state["status"], "warn", "{state}");
+    assert!(!printed.contains("hunter2"), "{printed}");
+}
+
 /// `ground search` on Brave's stand-in (the world's SearXNG server plays it) with a
 /// monthly quota of `quota`, in a state dir of its own, sharing `redis` when given.
 fn brave_search(
