@@ -15,6 +15,8 @@ pub enum Kind {
     Search,
     /// A cached page.
     Page,
+    /// A replica's claim on fetching a page that no cache holds yet.
+    PageClaim,
     /// The search rate limit's window (one per deployment).
     RateWindow,
     /// A hosted search API's count for one month.
@@ -29,6 +31,7 @@ impl Kind {
             Kind::Answer => "answer",
             Kind::Search => "search",
             Kind::Page => "page",
+            Kind::PageClaim => "claim",
             Kind::RateWindow => "rate",
             Kind::Quota => "quota",
         }

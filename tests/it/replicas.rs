@@ -366,6 +366,76 @@ async fn answers_are_reused_locally_while_redis_is_down() {
 }
 
 #[tokio::test]
+async fn two_replicas_missing_a_page_at_once_fetch_it_once() {
+    let Some(redis) = RedisServer::start("replicas::two_replicas_missing_a_page") else {
+        return;
+    };
+    let world = World::new().await;
+    world
+        .search_replies_with_capture("searxng/normal.body.json")
+        .await;
+    world.model_replies(&good_answer()).await;
+    // Slow pages: both replicas are still waiting for them when the other asks, so
+    // without a claim each would fetch every page itself.
+    for name in [
+        "tardigrades-space",
+        "tardigrades-cryptobiosis",
+        "tardigrades-overview",
+        "sqlite-vacuum",
+    ] {
+        Mock::given(method("GET"))
+            .and(path(format!("/pages/{name}.html")))
+            .respond_with(
+                ResponseTemplate::new(200)
+                    .set_body_raw(
+                        fixture(&format!("pages/{name}.html")),
+                        "text/html; charset=utf-8",
+                    )
+                    .set_delay(Duration::from_millis(600)),
+            )
+            .expect(0..=1)
+            .mount(&world.pages)
+            .await;
+    }
+    let flags = ["--redis-url", &redis.url(), "--reuse-secs", "0"];
+    let a = Server::start(replica(&world, "a"), &flags).await;
+    let b = Server::start(replica(&world, "b"), &flags).await;
+    let question = ask(QUESTION);
+    let (first, second) = tokio::join!(completion(&a, &question), completion(&b, &question));
+    assert_eq!(second["citations"], first["citations"]);
+    let fetched: Vec<String> = world
+        .pages
+        .received_requests()
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.url.path().to_string())
+        .filter(|p| p.starts_with("/pages/"))
+        .collect();
+    assert!(!fetched.is_empty());
+    let mut distinct = fetched.clone();
+    distinct.sort();
+    distinct.dedup();
+    assert_eq!(fetched.len(), distinct.len(), "fetched twice: {fetched:?}");
+    // One replica read each page from the other's fetch.
+    let cached = |reply: &Value| {
+        reply["ground"]["sources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| s["cached"] == true)
+            .count()
+    };
+    assert!(
+        cached(&first) + cached(&second) >= distinct.len(),
+        "{distinct:?}"
+    );
+    for log in [a.stop().await, b.stop().await] {
+        assert!(!log.contains("does not answer"), "{log}");
+    }
+}
+
+#[tokio::test]
 async fn redis_stopped_mid_run_degrades_to_local_state_with_one_warning() {
     let Some(mut redis) = RedisServer::start("replicas::redis_stopped_mid_run") else {
         return;
