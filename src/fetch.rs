@@ -39,7 +39,7 @@ use crate::settings::FetchSettings;
 use crate::sites::SiteFilter;
 
 /// What happened to one page, as reported per source in `--json`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum RetrievalStatus {
     /// Fetched and readable text extracted.

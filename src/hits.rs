@@ -200,7 +200,7 @@ pub struct InstantAnswer {
 /// the order they ran: each infobox and answer once, suggestions and corrections
 /// deduplicated (none that is a query of the run) and bounded, and each query's
 /// results page.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
 pub struct SearchExtras {
     /// Infoboxes, at most [`MAX_INFOBOXES`].
     pub infoboxes: Vec<Infobox>,

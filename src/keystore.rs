@@ -1,5 +1,6 @@
-//! API keys in the OS keyring (Secret Service on Linux, Keychain on macOS,
-//! Credential Manager on Windows): the names that may be stored, the format check
+//! API keys, and the password of the Redis that replicas share, in the OS keyring
+//! (Secret Service on Linux, Keychain on macOS, Credential Manager on Windows): the
+//! names that may be stored, the format check
 //! made before a key is stored, and lookups bounded by a short timeout so that a
 //! missing, locked or hung keyring never blocks a run.
 
@@ -21,11 +22,19 @@ pub enum KeyName {
     Tavily,
     /// The Bearer key of a hosted OpenAI-compatible server (`[llm] api_key`).
     Llm,
+    /// The password of the Redis replicas share (`[state] redis_url`), used when
+    /// the URL holds none.
+    Redis,
 }
 
 impl KeyName {
     /// Every name, in the order `ground key status` lists them.
-    pub const ALL: [KeyName; 3] = [KeyName::Brave, KeyName::Tavily, KeyName::Llm];
+    pub const ALL: [KeyName; 4] = [
+        KeyName::Brave,
+        KeyName::Tavily,
+        KeyName::Llm,
+        KeyName::Redis,
+    ];
 
     /// The name as typed on the command line and stored in the keyring.
     pub fn as_str(self) -> &'static str {
@@ -33,6 +42,15 @@ impl KeyName {
             KeyName::Brave => "brave",
             KeyName::Tavily => "tavily",
             KeyName::Llm => "llm",
+            KeyName::Redis => "redis",
+        }
+    }
+
+    /// What the secret is, for prompts and messages: "API key", or "password".
+    pub fn what(self) -> &'static str {
+        match self {
+            KeyName::Redis => "password",
+            KeyName::Brave | KeyName::Tavily | KeyName::Llm => "API key",
         }
     }
 }
@@ -58,7 +76,7 @@ pub enum Lookup {
 #[derive(Debug, thiserror::Error)]
 pub enum KeystoreError {
     /// The key does not have the service's format.
-    #[error("this does not look like a {name} API key: {reason}")]
+    #[error("this does not look like a {name} {}: {reason}", .name.what())]
     Format {
         /// The key's name.
         name: KeyName,
@@ -133,6 +151,11 @@ pub fn check_format(name: KeyName, key: &str) -> Result<String, KeystoreError> {
         KeyName::Llm => {
             if !(8..=512).contains(&key.len()) {
                 return Err(bad("API keys are 8 to 512 characters long"));
+            }
+        }
+        KeyName::Redis => {
+            if key.len() > 512 {
+                return Err(bad("passwords here are at most 512 characters long"));
             }
         }
     }

@@ -16,6 +16,32 @@ pub struct AnswerLanguage {
     pub source: &'static str,
 }
 
+/// An [`AnswerLanguage`] as stored (a report kept in shared state), its `source`
+/// read back as one of the two names.
+#[derive(serde::Deserialize)]
+struct StoredLanguage {
+    code: String,
+    name: String,
+    source: String,
+}
+
+impl<'de> serde::Deserialize<'de> for AnswerLanguage {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let stored = StoredLanguage::deserialize(d)?;
+        let source = ["detected", "set"]
+            .into_iter()
+            .find(|source| *source == stored.source)
+            .ok_or_else(|| {
+                serde::de::Error::unknown_variant(&stored.source, &["detected", "set"])
+            })?;
+        Ok(AnswerLanguage {
+            code: stored.code,
+            name: stored.name,
+            source,
+        })
+    }
+}
+
 /// ISO 639-1 codes, their ISO 639-3 codes (as `whatlang` names languages) and
 /// English names, for the languages `whatlang` detects and a few more.
 const LANGUAGES: &[(&str, &str, &str)] = &[

@@ -12,7 +12,7 @@ use tokio::sync::Semaphore;
 
 use serde::Serialize;
 
-use crate::cache::{Cache, CachedPage};
+use crate::cache::{Cache, CachedPage, PageTurn};
 use crate::error::Error;
 use crate::extract::{self, Extracted};
 use crate::fetch::{BodyKind, FetchFailure, FetchedPage, Fetcher, RetrievalStatus, elapsed_ms};
@@ -21,7 +21,7 @@ use crate::pdf;
 use crate::settings::Settings;
 
 /// What happened to one result page.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct PageAttempt {
     /// Search rank (0-based) of the result.
     #[serde(skip)]
@@ -82,9 +82,20 @@ pub async fn fetch_and_extract(
     // them too, and one whose page ended up off this run's site filter (a redirect
     // read by a run without it) is fetched again, to be refused: the cache must not
     // be a way around the address rule or the site filter.
-    let cached = cache
-        .find_page(&hit.url)
-        .await
+    // Missing everywhere: replicas sharing a Redis fetch it once (one claims it, the
+    // others wait briefly for its entry).
+    let mut claimed = false;
+    let found = match cache.find_page(&hit.url).await {
+        Some(page) => Some(page),
+        None => match cache.claim_page(&hit.url).await {
+            PageTurn::Found(page) => Some(page),
+            PageTurn::Fetch { claimed: ours } => {
+                claimed = ours;
+                None
+            }
+        },
+    };
+    let cached = found
         .filter(|page| fetcher.allows_private() || !page.private_allowed)
         .filter(|page| fetcher.allows_site(&page.final_url));
     if let Some(page) = cached {
@@ -168,6 +179,8 @@ pub async fn fetch_and_extract(
     attempt.ms = elapsed_ms(start);
     if let Some(page) = cached_page(&attempt, fetcher.allows_private()) {
         cache.keep_page(&[&hit.url, &page.final_url], &page).await;
+    } else if claimed {
+        cache.release_page(&hit.url).await;
     }
     (attempt, extract_ms)
 }

@@ -26,7 +26,7 @@ pub const REASON_CODES: [&str; 6] = [
 ];
 
 /// The gate's verdict.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct Decision {
     /// Whether to search.
     pub need_search: bool,
@@ -316,7 +316,7 @@ pub fn agree_count(stop_conditions: &[String]) -> usize {
 }
 
 /// One must-have phrase after a search round: which sites hold it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct Evidence {
     /// The phrase, as planned.
     pub phrase: String,
@@ -405,7 +405,7 @@ pub fn check_evidence(phrases: &[String], texts: &[(String, &str)]) -> Vec<Evide
 }
 
 /// Why searching stopped (`stopped_because`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StopReason {
     /// Every must-have phrase was found in a page read or a snippet.
@@ -421,7 +421,7 @@ pub enum StopReason {
 }
 
 /// How the plan went: what it asked for, what was found, and why searching stopped.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct PlanRun {
     /// `rounds` or `concurrent` (rounds fall back to concurrent when the plan has
     /// no must-have evidence to check).

@@ -2,7 +2,7 @@
 //! JSON, MCP), and the one rule, [`verdict`], that decides whether it counts as
 //! grounded: the CLI's exit code and MCP's result both come from it.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::answer::AskUser;
 use crate::context::{Context, SourceKind, SourceText};
@@ -15,7 +15,7 @@ use crate::plan::{Decision, PlanRun};
 use crate::settings::{LlmBackend, SearchBackend};
 
 /// Model call details for the report.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct ModelInfo {
     /// "ollama", "openai" or "embedded".
     pub backend: LlmBackend,
@@ -50,7 +50,7 @@ pub struct ModelInfo {
 }
 
 /// Milliseconds per stage.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Timings {
     /// Search call.
     pub search: u64,
@@ -72,7 +72,7 @@ pub struct Timings {
 }
 
 /// How the answer came about.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub enum AnswerMode {
     /// Searched, read pages, answered from them (the normal case).
     #[default]
@@ -98,7 +98,7 @@ impl AnswerMode {
 }
 
 /// One search call of the run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SearchRun {
     /// The query sent.
     pub query: String,
@@ -116,7 +116,7 @@ pub struct SearchRun {
 
 /// Everything one run produced (the default is an empty run, for tests and
 /// fixtures to fill in).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Report {
     /// The question.
     pub question: String,
@@ -168,7 +168,7 @@ pub struct Report {
 
 /// A turn of a conversation: the question it answered and where its evidence came
 /// from.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FollowUp {
     /// The question as answered: a follow-up rewritten to stand alone, else as asked.
     pub standalone: String,
@@ -182,7 +182,7 @@ pub struct FollowUp {
 }
 
 /// One checked item of a grounding pack's bucket.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize)]
 pub struct PackEntry {
     /// Its bucket: `norms_and_expectations` or `constraints_and_rules`.
     pub bucket: &'static str,
@@ -191,6 +191,93 @@ pub struct PackEntry {
     /// A law, regulation or policy (the model said so, or the text reads like one):
     /// it wants two sources.
     pub policy_or_legal: bool,
+}
+
+/// A [`PackEntry`] as stored (a report kept in shared state), its bucket read back
+/// as the name it is among [`crate::answer::PACK_BUCKETS`].
+#[derive(Deserialize)]
+struct StoredPackEntry {
+    bucket: String,
+    statement: Statement,
+    policy_or_legal: bool,
+}
+
+impl<'de> Deserialize<'de> for PackEntry {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let stored = StoredPackEntry::deserialize(d)?;
+        const BUCKETS: [&str; 2] = crate::answer::PACK_BUCKETS;
+        let bucket = BUCKETS
+            .into_iter()
+            .find(|bucket| *bucket == stored.bucket)
+            .ok_or_else(|| serde::de::Error::unknown_variant(&stored.bucket, &BUCKETS))?;
+        Ok(PackEntry {
+            bucket,
+            statement: stored.statement,
+            policy_or_legal: stored.policy_or_legal,
+        })
+    }
+}
+
+/// What a report's serde form leaves out because `--json` does not show it, kept
+/// beside that form when a report is stored outside the process (answers reused by
+/// replicas through Redis), so that the report read back renders as the one kept:
+/// the prompt's sources block, the ranges of each source the prompt held (the
+/// grounding of local documents' lines reads them) and each page's rank and
+/// collection. A page's text is not kept twice: its source holds it, and nothing
+/// reads a finished report's page texts.
+#[derive(Serialize)]
+struct StoredOut<'a> {
+    report: &'a Report,
+    context_text: &'a str,
+    sent: Vec<&'a [std::ops::Range<usize>]>,
+    pages: Vec<(usize, Option<&'a str>)>,
+}
+
+/// [`StoredOut`] read back.
+#[derive(Deserialize)]
+struct StoredIn {
+    report: Report,
+    context_text: String,
+    sent: Vec<Vec<std::ops::Range<usize>>>,
+    pages: Vec<(usize, Option<String>)>,
+}
+
+/// `report` as JSON to keep outside the process: its serde form and what that form
+/// leaves out ([`Report::from_stored_json`] reads it back).
+pub fn stored_json(report: &Report) -> serde_json::Result<Vec<u8>> {
+    serde_json::to_vec(&StoredOut {
+        report,
+        context_text: &report.context.text,
+        sent: report
+            .context
+            .sources
+            .iter()
+            .map(|c| c.sent.as_slice())
+            .collect(),
+        pages: report
+            .pages
+            .iter()
+            .map(|p| (p.rank, p.collection.as_deref()))
+            .collect(),
+    })
+}
+
+impl Report {
+    /// A report kept by [`stored_json`], read back whole; an error for JSON of
+    /// another shape (another version of ground wrote it).
+    pub fn from_stored_json(bytes: &[u8]) -> serde_json::Result<Report> {
+        let stored: StoredIn = serde_json::from_slice(bytes)?;
+        let mut report = stored.report;
+        report.context.text = stored.context_text;
+        for (cut, sent) in report.context.sources.iter_mut().zip(stored.sent) {
+            cut.sent = sent;
+        }
+        for (page, (rank, collection)) in report.pages.iter_mut().zip(stored.pages) {
+            page.rank = rank;
+            page.collection = collection;
+        }
+        Ok(report)
+    }
 }
 
 /// Where a local document source is (`--docs`): its file and the lines of it the

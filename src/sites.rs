@@ -32,7 +32,7 @@ use url::{Host, Url};
 
 /// The sites a run is kept to and kept away from, as normalised names (lower case,
 /// no trailing dot, IPv6 without brackets). Empty lists: no filter.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct SiteFilter {
     /// Only results on these sites are kept (`--site`); empty: any site.
     pub sites: Vec<String>,

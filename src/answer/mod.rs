@@ -62,7 +62,7 @@ pub enum SourceRef {
 }
 
 /// A question the model would ask the user, for a grounding pack.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct AskUser {
     /// The question.
     pub q: String,

@@ -34,7 +34,8 @@
 //! - **Shared by replicas**: with a Redis named (`[state] redis_url`), an entry
 //!   missing here is looked for there and every entry written here is written there
 //!   too, same TTL and size cap (`shared`: [`Cache::find_search`],
-//!   [`Cache::keep_search`], [`Cache::find_page`], [`Cache::keep_page`]).
+//!   [`Cache::keep_search`], [`Cache::find_page`], [`Cache::keep_page`]); replicas
+//!   missing one page at once fetch it once ([`Cache::claim_page`]).
 //!
 //! The parts: this module is the [`Cache`] handle (open, modes, get and put);
 //! `keys` says what an entry is stored under (the normalised search key and URL, and
@@ -54,6 +55,7 @@ use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
 pub use self::keys::{SearchKey, normalise_query};
+pub use self::shared::{CLAIM_POLL, PAGE_CLAIM, PageTurn};
 pub use self::stats::{CacheStats, ClearedStats, KindStats};
 pub use self::store::{CachedPage, FORMAT, MAX_ENTRY_BYTES};
 

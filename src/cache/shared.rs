@@ -7,6 +7,13 @@
 //! The same rules as the folder: modes (`Refresh` writes without reading, `Off` does
 //! neither), the full key stored in the entry and compared on read, the entry's age
 //! checked against the TTL. Redis not answering is a miss, never an error.
+//!
+//! Replicas that miss the same page at the same moment fetch it once
+//! ([`Cache::claim_page`]): the first claims it for [`PAGE_CLAIM`] (`SET NX PX`), the
+//! others look for the entry it keeps every [`CLAIM_POLL`] and fetch the page
+//! themselves when none came within the claim (or the claim ended without one).
+
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -18,7 +25,74 @@ use crate::hits::{SearchOutcome, normalise_url};
 use crate::settings::CacheMode;
 use crate::state::keys::Kind as StateKind;
 
+/// How long a replica's claim on fetching a page lasts: the longest another replica
+/// waits for that page before fetching it itself.
+pub const PAGE_CLAIM: Duration = Duration::from_secs(3);
+
+/// How often a replica waiting for a claimed page looks for it.
+pub const CLAIM_POLL: Duration = Duration::from_millis(50);
+
+/// What a replica that misses a page in every cache does ([`Cache::claim_page`]).
+#[derive(Debug)]
+pub enum PageTurn {
+    /// Fetch it: this replica claimed it (`claimed`: end the claim with
+    /// [`Cache::release_page`] when no page is kept), or nobody could be asked, or
+    /// the replica that claimed it kept nothing in time.
+    Fetch {
+        /// Whether this replica holds the claim.
+        claimed: bool,
+    },
+    /// Another replica fetched it meanwhile: its entry.
+    Found(CachedPage),
+}
+
 impl Cache {
+    /// For a page missing from every cache: claims its fetch for this replica, or,
+    /// when another replica holds the claim, waits up to [`PAGE_CLAIM`] for the page
+    /// it keeps. Without a shared Redis (or in another mode than `Use`), or while it
+    /// does not answer: fetch.
+    pub async fn claim_page(&self, url: &str) -> PageTurn {
+        let fetch = PageTurn::Fetch { claimed: false };
+        let Some(redis) = self.inner.shared.as_ref() else {
+            return fetch;
+        };
+        if self.inner.mode != CacheMode::Use {
+            return fetch;
+        }
+        let key = normalise_url(url);
+        let claim = redis.key(StateKind::PageClaim, &key);
+        let holder = std::process::id().to_string();
+        match redis.claim(&claim, &holder, PAGE_CLAIM).await {
+            Some(true) => return PageTurn::Fetch { claimed: true },
+            None => return fetch,
+            Some(false) => {}
+        }
+        let deadline = Instant::now() + PAGE_CLAIM;
+        while Instant::now() < deadline {
+            tokio::time::sleep(CLAIM_POLL).await;
+            if let Some(page) = self.read_shared(Kind::Page, &key).await {
+                return PageTurn::Found(page);
+            }
+            if redis.exists(&claim).await != Some(true) {
+                break;
+            }
+        }
+        // One last look: the page may have been kept as the claim ended.
+        match self.read_shared(Kind::Page, &key).await {
+            Some(page) => PageTurn::Found(page),
+            None => fetch,
+        }
+    }
+
+    /// Ends this replica's claim on `url` when its fetch kept no page, so that the
+    /// replicas waiting for it fetch it themselves at once.
+    pub async fn release_page(&self, url: &str) {
+        if let Some(redis) = self.inner.shared.as_ref() {
+            let claim = redis.key(StateKind::PageClaim, &normalise_url(url));
+            redis.delete(&claim).await;
+        }
+    }
+
     /// [`Cache::get_search`], then the shared Redis on a miss.
     pub async fn find_search(&self, key: &SearchKey) -> Option<SearchOutcome> {
         if let Some(found) = self.get_search(key) {

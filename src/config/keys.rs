@@ -37,6 +37,8 @@ fn env_vars(name: KeyName) -> &'static [&'static str] {
         KeyName::Brave => &["GROUND_BRAVE_API_KEY", "BRAVE_API_KEY"],
         KeyName::Tavily => &["GROUND_TAVILY_API_KEY", "TAVILY_API_KEY"],
         KeyName::Llm => &["GROUND_LLM_API_KEY"],
+        // Redis's password comes in its URL, or from the keyring.
+        KeyName::Redis => &[],
     }
 }
 
@@ -56,7 +58,7 @@ fn file_key(
     let own = match name {
         KeyName::Brave => set(&file.brave_api_key).map(|k| (k, "[search] brave_api_key")),
         KeyName::Tavily => set(&file.tavily_api_key).map(|k| (k, "[search] tavily_api_key")),
-        KeyName::Llm => None,
+        KeyName::Llm | KeyName::Redis => None,
     };
     let owner = match file.backend.as_deref() {
         Some(named) => SearchBackend::parse(named),
@@ -211,13 +213,27 @@ pub fn key_sources(
     let running = flags
         .search_backend
         .or_else(|| env("GROUND_SEARCH").and_then(|b| SearchBackend::parse(&b)));
+    // Redis's password is the one in the URL that is used (the environment's, else
+    // the file's), else the keyring's.
+    let redis_url = env("GROUND_REDIS_URL");
+    let with_password = |url: &str| Url::parse(url.trim()).is_ok_and(|u| u.password().is_some());
     let mut out = Vec::new();
     for name in KeyName::ALL {
+        let in_env = match name {
+            KeyName::Redis => redis_url
+                .as_deref()
+                .filter(|url| with_password(url))
+                .map(|_| "GROUND_REDIS_URL"),
+            _ => env_vars(name).iter().copied().find(|v| env(v).is_some()),
+        };
         let in_file = match name {
             KeyName::Llm => set(&file.llm.api_key).then_some("[llm] api_key"),
+            KeyName::Redis => (redis_url.is_none()
+                && file.state.redis_url.as_deref().is_some_and(with_password))
+            .then_some("[state] redis_url"),
             _ => file_key(&file.search, name, running).map(|(_, setting)| setting),
         };
-        let source = if let Some(var) = env_vars(name).iter().find(|v| env(v).is_some()) {
+        let source = if let Some(var) = in_env {
             KeySource::Env(var)
         } else if let Some(setting) = in_file {
             KeySource::File(setting)
@@ -446,6 +462,7 @@ mod tests {
                 (KeyName::Brave, KeySource::Keyring),
                 (KeyName::Tavily, KeySource::File("[search] api_key")),
                 (KeyName::Llm, KeySource::Env("GROUND_LLM_API_KEY")),
+                (KeyName::Redis, KeySource::None(None)),
             ]
         );
         let locked = |_| Lookup::Unavailable("locked".into());
@@ -453,6 +470,38 @@ mod tests {
         assert_eq!(
             sources[0],
             (KeyName::Brave, KeySource::None(Some("locked".into())))
+        );
+    }
+
+    #[test]
+    fn the_redis_password_is_the_used_url_s_else_the_keyring_s() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("c.toml");
+        std::fs::write(
+            &config,
+            "[state]\nredis_url = \"redis://:fromTHEfile@h:6379/0\"\n",
+        )
+        .unwrap();
+        let flags = Overrides {
+            config_path: Some(config),
+            ..Default::default()
+        };
+        let asked = std::cell::RefCell::new(Vec::new());
+        let keyring = keyring_of(&[(KeyName::Redis, "fromTHEkeyring")], &asked);
+        let redis =
+            |env: &[(&str, &str)]| key_sources(&flags, &env_of(env), &keyring).unwrap()[3].clone();
+        assert_eq!(
+            redis(&[]),
+            (KeyName::Redis, KeySource::File("[state] redis_url"))
+        );
+        assert_eq!(
+            redis(&[("GROUND_REDIS_URL", "redis://:fromTHEenv@h/0")]),
+            (KeyName::Redis, KeySource::Env("GROUND_REDIS_URL"))
+        );
+        // The environment's URL is the one used: without a password, the keyring's.
+        assert_eq!(
+            redis(&[("GROUND_REDIS_URL", "redis://h/0")]),
+            (KeyName::Redis, KeySource::Keyring)
         );
     }
 }

@@ -63,7 +63,7 @@ pub fn resolve_with_keyring(
     let cache = resolve::cache(flags, &env, &file);
     let serve = serve::serve(flags, &env, &file)?;
     let docs = resolve::docs(flags, &env, &file)?;
-    let state = state::shared(flags, &env, &file)?;
+    let state = state::shared(flags, &env, &file, keyring)?;
     // One place says where the shared state is; the search stage, which keeps its
     // rate limit there, gets its copy of it here (the cache is opened with it:
     // `Cache::open_shared`).

@@ -4,24 +4,30 @@
 //!
 //! Only the URL's form is checked here (`redis://` or `rediss://`, a host or a
 //! socket path); whether the server answers is the business of `ground doctor` and
-//! of each request, which falls back to local state while it does not. A password in
-//! the URL is remembered as a secret, so the one redactor keeps it out of every line.
+//! of each request, which falls back to local state while it does not. The password
+//! is the URL's, else the OS keyring's (`ground key set redis`); either is remembered
+//! as a secret, so the one redactor keeps it out of every line.
 
 use url::Url;
 
 use super::file::FileConfig;
 use super::overrides::Overrides;
 use crate::error::Error;
+use crate::keystore::{KeyName, Lookup};
 use crate::settings::{DEFAULT_REDIS_PREFIX, SharedState};
 
 /// Longest key prefix accepted (it goes before every key).
 const MAX_PREFIX_CHARS: usize = 64;
 
-/// `[state]`: flag > `GROUND_REDIS_URL` > file; `None` when none names a Redis.
+/// `[state]`: flag > `GROUND_REDIS_URL` > file; `None` when none names a Redis. A
+/// URL without a password gets the keyring's (`keyring`), when it holds one; a
+/// keyring that cannot be asked is no error (most Redis servers on loopback need no
+/// password, and one that does says so to `ground doctor`).
 pub(super) fn shared(
     flags: &Overrides,
     env: &dyn Fn(&str) -> Option<String>,
     file: &FileConfig,
+    keyring: &dyn Fn(KeyName) -> Lookup,
 ) -> Result<Option<SharedState>, Error> {
     let (text, from) = match (&flags.redis_url, env("GROUND_REDIS_URL")) {
         (Some(flag), _) => (flag.clone(), "--redis-url"),
@@ -31,12 +37,21 @@ pub(super) fn shared(
             _ => return Ok(None),
         },
     };
-    let redis_url = parse_redis_url(text.trim()).map_err(|why| Error::Config {
+    let mut redis_url = parse_redis_url(text.trim()).map_err(|why| Error::Config {
         // The text is not shown: a URL that failed to parse may still hold a password.
         message: format!("{from} is not a Redis URL: {why}"),
         hint: "give redis://[:PASSWORD@]HOST[:PORT][/DB] or rediss://... for TLS, e.g. redis://127.0.0.1:6379/0".into(),
     })?;
+    if redis_url.password().is_none()
+        && let Lookup::Found(password) = keyring(KeyName::Redis)
+    {
+        crate::text::remember_secret(&password);
+        // A URL with a host (checked above) always takes a password.
+        let _ = redis_url.set_password(Some(&password));
+    }
     if let Some(password) = redis_url.password() {
+        // As written in the URL: percent-encoded where the password has such
+        // characters (the client decodes it).
         crate::text::remember_secret(password);
     }
     let prefix = file
@@ -89,7 +104,48 @@ mod tests {
             &flags,
             &move |k| env.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone()),
             &file,
+            &|_| Lookup::Absent,
         )
+    }
+
+    #[test]
+    fn a_url_without_a_password_gets_the_keyring_s() {
+        let file: FileConfig = toml::from_str("").unwrap();
+        let asked = std::cell::Cell::new(0);
+        let keyring = |name: KeyName| {
+            assert_eq!(name, KeyName::Redis);
+            asked.set(asked.get() + 1);
+            Lookup::Found("hunter2@ground:redis".into())
+        };
+        let with = |url: &str| {
+            let flags = Overrides {
+                redis_url: Some(url.to_string()),
+                ..Default::default()
+            };
+            shared(&flags, &|_| None, &file, &keyring).unwrap().unwrap()
+        };
+        let state = with("rediss://redis.example:6380/0");
+        assert_eq!(asked.get(), 1);
+        // Percent-encoded in the URL, as the client decodes it; never shown.
+        assert_eq!(state.redis_url.password(), Some("hunter2%40ground%3Aredis"));
+        assert_eq!(state.redis_url.host_str(), Some("redis.example"));
+        let shown = format!("{state:?}");
+        assert!(!shown.contains("hunter2"), "{shown}");
+        // The URL's own password wins, and the keyring is not asked.
+        let state = with("redis://:fromTHEurl@h:6379/0");
+        assert_eq!(state.redis_url.password(), Some("fromTHEurl"));
+        assert_eq!(asked.get(), 1);
+        // No keyring, or none stored: the URL as given.
+        for lookup in [Lookup::Absent, Lookup::Unavailable("no bus".into())] {
+            let flags = Overrides {
+                redis_url: Some("redis://127.0.0.1:6379/0".into()),
+                ..Default::default()
+            };
+            let state = shared(&flags, &|_| None, &file, &|_| lookup.clone())
+                .unwrap()
+                .unwrap();
+            assert_eq!(state.redis_url.password(), None);
+        }
     }
 
     #[test]

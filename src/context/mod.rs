@@ -95,7 +95,7 @@ pub struct SourceText {
 }
 
 /// How much of one source went into the prompt.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq, Eq)]
 pub struct SourceCut {
     /// The source's number.
     pub number: usize,
@@ -131,7 +131,7 @@ impl SourceCut {
 /// `--json`. Every short source (not a page read) goes through one path,
 /// [`build_with_snippets`], whatever its kind, within its kind's share of tokens
 /// ([`SourceKind::max_tokens`]).
-#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, serde::Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum SourceKind {
     /// Passages of a page that was read.
@@ -173,7 +173,7 @@ impl SourceKind {
 }
 
 /// The sources block of the prompt and what it cost.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
 pub struct Context {
     /// The delimited sources, ready to put in the prompt.
     #[serde(skip)]

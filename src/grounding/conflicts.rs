@@ -41,7 +41,7 @@ use super::numbers::{
 use crate::context::is_stop_word;
 
 /// What a contradicting sentence says otherwise.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ConflictKind {
     /// Another number in the same slot.

@@ -27,7 +27,7 @@ use super::{Checker, GroundedAnswer, MatchKind, Quoted, Statement, check_quote, 
 use crate::text::normalise;
 
 /// A sentence of a source read that says otherwise than a statement.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct Contradiction {
     /// The source's number (1-based).
     pub source: usize,

@@ -65,7 +65,7 @@ pub use quotes::{
 };
 
 /// How a quote matched its source.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MatchKind {
     /// Found as written.
@@ -79,7 +79,7 @@ pub enum MatchKind {
 }
 
 /// What supports a statement.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Support {
     /// A verified quote of the model's that does not contradict the statement.
@@ -106,7 +106,7 @@ impl Support {
 }
 
 /// A citation that names a real source, with the verdict on its quote.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct CheckedCitation {
     /// The source's number (1-based).
     pub source: usize,
@@ -122,7 +122,7 @@ pub struct CheckedCitation {
 
 /// A window of the text the model was shown that ground found saying what a
 /// statement says.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct MatchedWindow {
     /// The source's number (1-based).
     pub source: usize,
@@ -138,7 +138,7 @@ pub struct MatchedWindow {
 }
 
 /// A citation naming a source we never gave the model.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct RejectedCitation {
     /// Index of the statement (0-based).
     pub statement: usize,
@@ -152,7 +152,7 @@ pub struct RejectedCitation {
 
 /// One sentence of the answer, located in it, with its checked citations and what
 /// supports it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Statement {
     /// The sentence.
     pub text: String,
@@ -239,7 +239,7 @@ impl Statement {
 }
 
 /// The checked answer.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize)]
 pub struct GroundedAnswer {
     /// The statements joined by single spaces.
     pub answer: String,

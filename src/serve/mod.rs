@@ -179,7 +179,7 @@ pub async fn serve(
     ));
     if let Some(shared) = &service.settings().state {
         crate::error::log_line(&format!(
-            "ground serve: sharing state through Redis at {} (prefix {:?}): conversations, the search and page cache, the search rate limit and quota counts",
+            "ground serve: sharing state through Redis at {} (prefix {:?}): conversations, reused answers, the search and page cache, the search rate limit and quota counts",
             crate::http::display_url(&shared.redis_url),
             shared.prefix
         ));

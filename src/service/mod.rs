@@ -12,7 +12,8 @@
 //!   the bound on runs at once and waiting ([`Service::admit`]).
 //! - [`Client`] (one per MCP session, one per server): the search budget
 //!   (`--session-searches`), the answers kept for reuse ([`Reused`], keyed by the
-//!   question and every option of the request: [`request_key`]), and whether its
+//!   question and every option of the request: [`request_key`]; a server's and a
+//!   batch's shared by the deployment through Redis when `[state]` names one), and whether its
 //!   requests are isolated from each other (`[serve] isolate_clients`: nothing
 //!   reused, the embedded model's prompt cache kept per conversation:
 //!   [`cache_scope`]).
@@ -125,11 +126,12 @@ impl Client {
 
     /// One person's client with no search budget (`ground batch`: its questions are
     /// one user's, whatever `[serve] isolate_clients` says), reusing answers within
-    /// `settings`' reuse window.
+    /// `settings`' reuse window, shared with the deployment's other processes through
+    /// the Redis `[state]` names, if any.
     pub fn one_user(settings: &Settings) -> Self {
         Client {
             budget: None,
-            reused: Reused::default(),
+            reused: Reused::shared_through(settings.state.as_ref()),
             reuse_ttl: settings.run.session_reuse,
             isolated: false,
             id: next_id(),
@@ -482,10 +484,11 @@ impl Service {
         let key = (conversation.is_empty() && !client.isolated)
             .then(|| request_key(&question, &settings))
             .flatten();
-        if let Some((age, earlier)) = key
-            .as_ref()
-            .and_then(|k| client.reused.earlier(k, client.reuse_ttl))
-        {
+        let found = match &key {
+            Some(key) => client.reused.find(key, client.reuse_ttl).await,
+            None => None,
+        };
+        if let Some((age, earlier)) = found {
             let judged = verdict(&earlier, Strictness::Lenient);
             let shown = (request.shown_answer)(&earlier);
             self.conversations
@@ -551,7 +554,8 @@ impl Service {
         {
             client
                 .reused
-                .remember(key, Arc::clone(&report), client.reuse_ttl);
+                .keep(key, Arc::clone(&report), client.reuse_ttl)
+                .await;
         }
         Ok(Answered {
             report,

@@ -9,12 +9,22 @@
 //! tested alone. The bytes matter: a run keeps its pages' full texts (up to 60,000
 //! characters each), so 64 runs of ten pages held half a gigabyte before the byte
 //! bound.
+//!
+//! Replicas that name a Redis (`[state] redis_url`) share their runs there too
+//! ([`Reused::shared_through`]): a question one replica answered is answered again by
+//! another from that run, within the reuse window (the Redis key's expiry). Memory
+//! stays the first level and the fallback: a run is looked for there first, and while
+//! Redis does not answer each process reuses its own runs alone. A run stored by
+//! another version of ground is never read: the version is in its key, and a value
+//! that does not decode is a miss.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::report::Report;
+use crate::settings::{ServeSettings, Settings, SharedState};
+use crate::state::keys::Kind;
 
 /// Most grounded runs one session keeps for reuse; the oldest goes first.
 pub const MAX_REUSED_RUNS: usize = 64;
@@ -118,22 +128,94 @@ pub fn reuse_key(question: &str) -> Option<String> {
 /// is never given for this one, and an option a face adds later is in the key
 /// without anyone remembering to put it there. The service's own settings are the
 /// same for every request, so only the request's options tell two keys apart.
-pub fn request_key(question: &str, settings: &crate::settings::Settings) -> Option<String> {
+///
+/// Left out are the settings that say where and how this process runs, not what it
+/// answers ([`answer_settings`]), so that replicas listening on other ports, with
+/// cache and state folders of their own, key the same request alike.
+pub fn request_key(question: &str, settings: &Settings) -> Option<String> {
     use sha2::{Digest, Sha256};
     let key = reuse_key(question)?;
+    let settings = answer_settings(settings);
     // Debug writes every field (secrets redacted) in a fixed order: no map in it.
     let digest = Sha256::digest(format!("{settings:?}").as_bytes());
     let short: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
     Some(format!("{key} [{short}]"))
 }
 
+/// `settings` without what tells one process of a deployment from another and not
+/// what it answers: the server's address, key and limits (`[serve]`), the cache,
+/// state and model folders, the Redis named, and the embedded model's threads,
+/// batch and memory. Everything else stays, so an option a face adds later is in
+/// the key without anyone remembering to put it there.
+fn answer_settings(settings: &Settings) -> Settings {
+    let mut settings = settings.clone();
+    settings.serve = ServeSettings::default();
+    settings.state = None;
+    settings.cache.dir = None;
+    settings.search.state_dir = None;
+    settings.search.shared = None;
+    settings.docs.home = None;
+    let embedded = &mut settings.llm.embedded;
+    embedded.models_dir = None;
+    embedded.threads = 0;
+    embedded.parallel = 1;
+    embedded.memory_available = None;
+    embedded.verbose = false;
+    settings
+}
+
+/// The part of a run's key in Redis that is not the request's: ground's version, so
+/// that replicas of different versions (a rolling update) never read each other's
+/// reports.
+fn shared_key(key: &str) -> String {
+    format!("ground {} {key}", env!("CARGO_PKG_VERSION"))
+}
+
+/// The header line of a run stored in Redis, before its report
+/// ([`crate::report::stored_json`]).
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+struct Header {
+    /// Its [`shared_key`], compared on read.
+    key: String,
+    /// When the run finished (milliseconds since the Unix epoch): its age on another
+    /// replica.
+    stored_at_ms: u64,
+}
+
+/// The bytes a run is stored as in Redis: a [`Header`] line, then the report.
+fn encode(key: &str, stored_at_ms: u64, report: &Report) -> Option<Vec<u8>> {
+    let header = Header {
+        key: key.to_string(),
+        stored_at_ms,
+    };
+    let mut bytes = serde_json::to_vec(&header).ok()?;
+    bytes.push(b'\n');
+    bytes.extend(crate::report::stored_json(report).ok()?);
+    Some(bytes)
+}
+
+/// A run stored under `key` by [`encode`]: when it was stored and its report; `None`
+/// for bytes of another key or another shape (another version wrote them).
+fn decode(key: &str, bytes: &[u8]) -> Option<(u64, Report)> {
+    let split = bytes.iter().position(|&b| b == b'\n')?;
+    let header: Header = serde_json::from_slice(&bytes[..split]).ok()?;
+    if header.key != key {
+        return None;
+    }
+    let report = Report::from_stored_json(&bytes[split + 1..]).ok()?;
+    Some((header.stored_at_ms, report))
+}
+
 /// A session's grounded runs by [`reuse_key`], each with when it finished and its
-/// size; shared by every call of the session.
+/// size; shared by every call of the session, and by the replicas of a deployment
+/// through Redis when it names one.
 #[derive(Debug)]
 pub struct Reused {
     runs: Mutex<HashMap<String, Kept>>,
     /// Most bytes the kept runs may hold ([`MAX_REUSED_BYTES`] by default).
     max_bytes: usize,
+    /// The Redis the deployment's replicas share runs through, if any.
+    shared: Option<Arc<crate::state::Redis>>,
 }
 
 /// One kept run.
@@ -156,6 +238,63 @@ impl Reused {
         Reused {
             runs: Mutex::default(),
             max_bytes,
+            shared: None,
+        }
+    }
+
+    /// An empty store that shares its runs through the Redis `shared` names (see
+    /// the module doc); in memory alone when it names none.
+    pub fn shared_through(shared: Option<&SharedState>) -> Self {
+        Reused {
+            shared: crate::state::redis(shared),
+            ..Reused::default()
+        }
+    }
+
+    /// An earlier grounded run for `key` younger than `ttl`, with its age: this
+    /// process's ([`Reused::earlier`]), else one a replica stored in the shared Redis
+    /// (then kept here too, with its age). `None` when there is none, or Redis does
+    /// not answer.
+    pub async fn find(&self, key: &str, ttl: Duration) -> Option<(Duration, Arc<Report>)> {
+        if let Some(found) = self.earlier(key, ttl) {
+            return Some(found);
+        }
+        let redis = self.shared.as_ref().filter(|_| !ttl.is_zero())?;
+        let local = shared_key(key);
+        let bytes = redis.get(&redis.key(Kind::Answer, &local)).await??;
+        if bytes.len() > crate::state::MAX_VALUE_BYTES {
+            return None;
+        }
+        // Parsing up to a few MB of JSON is CPU work: off the async runtime.
+        let (stored_at_ms, report) = tokio::task::spawn_blocking(move || decode(&local, &bytes))
+            .await
+            .ok()??;
+        let age = Duration::from_millis(crate::files::unix_ms().saturating_sub(stored_at_ms));
+        if age >= ttl {
+            return None;
+        }
+        let report = Arc::new(report);
+        self.remember_aged(key.to_string(), Arc::clone(&report), ttl, age);
+        Some((age, report))
+    }
+
+    /// Keeps a grounded run for reuse ([`Reused::remember`]), and in the shared
+    /// Redis for `ttl` when one is named (a run over
+    /// [`crate::state::MAX_VALUE_BYTES`] stays local; Redis not answering, too).
+    pub async fn keep(&self, key: String, report: Arc<Report>, ttl: Duration) {
+        self.remember(key.clone(), Arc::clone(&report), ttl);
+        let Some(redis) = self.shared.as_ref().filter(|_| !ttl.is_zero()) else {
+            return;
+        };
+        let local = shared_key(&key);
+        let redis_key = redis.key(Kind::Answer, &local);
+        let stored_at_ms = crate::files::unix_ms();
+        let bytes = tokio::task::spawn_blocking(move || encode(&local, stored_at_ms, &report))
+            .await
+            .ok()
+            .flatten();
+        if let Some(bytes) = bytes {
+            redis.set(&redis_key, &bytes, ttl).await;
         }
     }
 
@@ -178,6 +317,12 @@ impl Reused {
     /// the byte bound; nothing is kept when `ttl` is zero (reuse is off) or the run
     /// alone is over the byte bound.
     pub fn remember(&self, key: String, report: Arc<Report>, ttl: Duration) {
+        self.remember_aged(key, report, ttl, Duration::ZERO);
+    }
+
+    /// [`Reused::remember`] for a run that finished `age` ago (one read from Redis:
+    /// it expires here when it would have where it was made).
+    fn remember_aged(&self, key: String, report: Arc<Report>, ttl: Duration, age: Duration) {
         let bytes = report_bytes(&report);
         if ttl.is_zero() || bytes > self.max_bytes {
             return;
@@ -197,7 +342,8 @@ impl Reused {
             };
             runs.remove(&oldest);
         }
-        let at = Instant::now();
+        let now = Instant::now();
+        let at = now.checked_sub(age).unwrap_or(now);
         runs.insert(key, Kept { at, bytes, report });
     }
 }
@@ -291,6 +437,119 @@ mod tests {
             }
         }
         assert_eq!(request_key("?!", &base), None);
+    }
+
+    /// A report with something in every part a reused run is rendered from,
+    /// those `--json` leaves out included.
+    fn full_report() -> Report {
+        use crate::context::{SourceCut, SourceKind, SourceText};
+        use crate::grounding::{CheckedCitation, MatchKind, Statement, Support};
+        let mut report = Report {
+            question: "Can tardigrades survive in space?".into(),
+            mode: crate::report::AnswerMode::Offline {
+                reason: "no search".into(),
+            },
+            queries: vec!["tardigrades space".into()],
+            answer_language: Some(crate::language::AnswerLanguage {
+                code: "de".into(),
+                name: "German".into(),
+                source: "set",
+            }),
+            images: Some(Vec::new()),
+            warnings: vec!["one page timed out".into()],
+            ..Report::default()
+        };
+        report.sources.push(SourceText {
+            number: 1,
+            url: "file:///docs/space.md".into(),
+            title: "Space".into(),
+            text: "Line one.\nTardigrades survived ten days.\n".into(),
+        });
+        report.context.text = "<source id=\"1\">Tardigrades survived</source>".into();
+        report.context.sources.push(SourceCut {
+            number: 1,
+            kind: SourceKind::Page,
+            chars_extracted: 40,
+            chars_sent: 30,
+            truncated: true,
+            passages_total: 2,
+            passages_sent: 1,
+            sent: vec![0..9, 10..40],
+        });
+        let hit = crate::hits::SearchHit::of_url("file:///docs/space.md");
+        let mut page = crate::page::PageAttempt::of(3, &hit);
+        page.index = Some(1);
+        page.collection = Some("notes".into());
+        report.pages.push(page);
+        let statement = Statement {
+            text: "They survived ten days [1].".into(),
+            start: 0,
+            end: 27,
+            citations: vec![CheckedCitation {
+                source: 1,
+                quote: "Tardigrades survived ten days".into(),
+                verified: true,
+                confidence: 1.0,
+                matched: MatchKind::Exact,
+            }],
+            support: Support::Quote,
+            matches: Vec::new(),
+            mismatch: None,
+            corroborated_by: vec![1],
+            contradicted_by: Vec::new(),
+        };
+        report.answer.answer = statement.text.clone();
+        report.answer.answerable = true;
+        report.answer.statements.push(statement.clone());
+        report.pack_items.push(crate::report::PackEntry {
+            bucket: crate::answer::PACK_BUCKETS[1],
+            statement,
+            policy_or_legal: true,
+        });
+        report
+    }
+
+    #[test]
+    fn a_stored_run_reads_back_whole_and_only_under_its_own_key() {
+        let report = full_report();
+        let key = shared_key("can tardigrades survive in space [0123]");
+        let bytes = encode(&key, 1_700_000_000_000, &report).unwrap();
+        let (at, back) = decode(&key, &bytes).unwrap();
+        assert_eq!(at, 1_700_000_000_000);
+        // Debug writes every field: the same text, the same report (the parts
+        // `--json` leaves out included: the prompt, the ranges sent, the collection).
+        assert_eq!(format!("{back:?}"), format!("{report:?}"));
+        assert_eq!(back.context.sources[0].sent, vec![0..9, 10..40]);
+        assert_eq!(
+            back.file_location(1).unwrap().collection.as_deref(),
+            Some("notes")
+        );
+        // Another key, bytes cut short, another shape: a miss, never an error.
+        assert!(decode(&shared_key("another question [0123]"), &bytes).is_none());
+        assert!(decode(&key, &bytes[..bytes.len() / 2]).is_none());
+        let other_shape = format!(
+            "{}\n{{\"report\": {{\"question\": 1}}}}",
+            String::from_utf8_lossy(&bytes[..bytes.iter().position(|&b| b == b'\n').unwrap()])
+        );
+        assert!(decode(&key, other_shape.as_bytes()).is_none());
+        assert!(key.contains(env!("CARGO_PKG_VERSION")), "{key}");
+    }
+
+    #[test]
+    fn replicas_of_one_deployment_key_a_request_alike() {
+        use crate::settings::Settings;
+        let base: Settings =
+            crate::config::resolve(&crate::config::Overrides::default(), &|_| None).unwrap();
+        let mut other = base.clone();
+        other.serve.listen = "127.0.0.1:8102".parse().unwrap();
+        other.cache.dir = Some("/srv/b/cache".into());
+        other.search.state_dir = Some("/srv/b/state".into());
+        other.llm.embedded.parallel = 4;
+        let question = "Can tardigrades survive in space?";
+        assert_eq!(request_key(question, &base), request_key(question, &other));
+        // What the answer depends on still tells them apart.
+        other.llm.model = "another-model".into();
+        assert_ne!(request_key(question, &base), request_key(question, &other));
     }
 
     /// A grounded run whose one source holds `bytes` of text.

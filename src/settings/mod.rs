@@ -147,7 +147,7 @@ pub struct RunSettings {
 }
 
 /// How planned queries run (`--plan-mode`, `[run] plan_mode`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum PlanMode {
     /// One query per round: search, read its pages, check the must-have evidence, and
@@ -197,7 +197,7 @@ pub struct CacheSettings {
 }
 
 /// Which search service to use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SearchBackend {
     /// Pick at run time (the default): the user's SearXNG when one answers, else a

@@ -9,10 +9,14 @@ use sha2::{Digest, Sha256};
 pub enum Kind {
     /// A conversation's evidence, by its turns.
     Conversation,
+    /// A grounded run's report kept for reuse, by its request key.
+    Answer,
     /// A cached search result.
     Search,
     /// A cached page.
     Page,
+    /// A replica's claim on fetching a page that no cache holds yet.
+    PageClaim,
     /// The search rate limit's window (one per deployment).
     RateWindow,
     /// A hosted search API's count for one month.
@@ -24,8 +28,10 @@ impl Kind {
     pub fn name(self) -> &'static str {
         match self {
             Kind::Conversation => "conversation",
+            Kind::Answer => "answer",
             Kind::Search => "search",
             Kind::Page => "page",
+            Kind::PageClaim => "claim",
             Kind::RateWindow => "rate",
             Kind::Quota => "quota",
         }

@@ -199,6 +199,42 @@ impl Redis {
         .is_some()
     }
 
+    /// Sets `key` to `value` for `ttl` unless it exists (`SET key value NX PX ms`):
+    /// whether it was set (this caller holds the claim), `None` when Redis did not
+    /// answer.
+    pub async fn claim(&self, key: &str, value: &str, ttl: Duration) -> Option<bool> {
+        let ms = ttl.as_millis().max(1) as u64;
+        let reply: Option<String> = self
+            .run("SET NX", |mut c| async move {
+                redis::cmd("SET")
+                    .arg(key)
+                    .arg(value)
+                    .arg("NX")
+                    .arg("PX")
+                    .arg(ms)
+                    .query_async(&mut c)
+                    .await
+            })
+            .await?;
+        Some(reply.is_some())
+    }
+
+    /// Whether `key` exists, or `None` when Redis did not answer.
+    pub async fn exists(&self, key: &str) -> Option<bool> {
+        self.run("EXISTS", |mut c| async move {
+            redis::cmd("EXISTS").arg(key).query_async(&mut c).await
+        })
+        .await
+    }
+
+    /// Deletes `key` (best effort).
+    pub async fn delete(&self, key: &str) {
+        self.run("DEL", |mut c| async move {
+            redis::cmd("DEL").arg(key).query_async::<()>(&mut c).await
+        })
+        .await;
+    }
+
     /// Takes a slot of the deployment's one search window (`limit` in `window`):
     /// `Some(None)` when taken, `Some(Some(wait))` when the window is full, `None` when
     /// Redis did not answer (the caller uses the local limiter).

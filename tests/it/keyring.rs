@@ -209,6 +209,34 @@ async fn a_key_of_the_wrong_format_is_never_stored() {
 
 #[tokio::test]
 #[ignore = "needs a Secret Service: .ci/run starts one"]
+async fn the_redis_password_comes_from_the_keyring_when_the_url_has_none() {
+    const PASSWORD: &str = "hunter2@ground:redis";
+    let Some(redis) = crate::redis_support::RedisServer::start_with(
+        "keyring::the_redis_password",
+        Some(PASSWORD),
+    ) else {
+        return;
+    };
+    let world = World::new().await;
+    let _ = key(&world, &["delete", "redis"], "");
+    let (state, _) = crate::replicas::doctor_state(ground(&world), &redis.url()).await;
+    assert_eq!(state["status"], "warn", "no password, refused: {state}");
+
+    let out = key(&world, &["set", "redis"], &format!("{PASSWORD}\n"));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!stdout(&out).contains(PASSWORD));
+    assert_eq!(status_of(&world, "redis"), "redis   set in the OS keyring");
+    // The URL names no password: the keyring's is used, and printed nowhere.
+    let (state, printed) = crate::replicas::doctor_state(ground(&world), &redis.url()).await;
+    assert_eq!(state["status"], "ok", "{state}");
+    assert!(!printed.contains("hunter2"), "{printed}");
+
+    let out = key(&world, &["delete", "redis"], "");
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+#[tokio::test]
+#[ignore = "needs a Secret Service: .ci/run starts one"]
 async fn a_missing_keyring_is_a_warning_unless_the_key_was_needed() {
     let world = World::new().await;
     let no_bus = |cmd: &mut Command| {

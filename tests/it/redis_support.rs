@@ -17,6 +17,8 @@ pub struct RedisServer {
     child: Option<Child>,
     port: u16,
     dir: tempfile::TempDir,
+    /// The password clients must give (`--requirepass`), if any.
+    password: Option<String>,
 }
 
 /// Whether the environment says Redis must be there (CI).
@@ -30,6 +32,12 @@ impl RedisServer {
     /// Starts one, or `None` (after a loud message) where `redis-server` is missing
     /// and not required; panics where it is required.
     pub fn start(test: &str) -> Option<RedisServer> {
+        Self::start_with(test, None)
+    }
+
+    /// [`RedisServer::start`] with `--requirepass password` when given: a client
+    /// must authenticate before any other command.
+    pub fn start_with(test: &str, password: Option<&str>) -> Option<RedisServer> {
         let found = Command::new("redis-server")
             .arg("--version")
             .stdout(Stdio::null())
@@ -56,6 +64,7 @@ impl RedisServer {
             child: None,
             port,
             dir: tempfile::tempdir().unwrap(),
+            password: password.map(str::to_string),
         };
         server.restart();
         Some(server)
@@ -77,11 +86,16 @@ impl RedisServer {
     /// Starts it (again) on the same port and waits until it answers PING.
     pub fn restart(&mut self) {
         self.stop();
-        let child = Command::new("redis-server")
+        let mut command = Command::new("redis-server");
+        command
             .args(["--port", &self.port.to_string()])
             .args(["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
             .arg("--dir")
-            .arg(self.dir.path())
+            .arg(self.dir.path());
+        if let Some(password) = &self.password {
+            command.args(["--requirepass", password]);
+        }
+        let child = command
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -104,10 +118,27 @@ impl RedisServer {
             return false;
         };
         let _ = stream.set_read_timeout(Some(Duration::from_secs(1)));
+        if !self.authenticate(&mut stream) {
+            return false;
+        }
         let mut reply = [0u8; 7];
         stream.write_all(b"PING\r\n").is_ok()
             && stream.read_exact(&mut reply).is_ok()
             && &reply == b"+PONG\r\n"
+    }
+
+    /// Sends `AUTH` when the server wants a password: whether it was taken (or none
+    /// was needed).
+    fn authenticate(&self, stream: &mut TcpStream) -> bool {
+        let Some(password) = &self.password else {
+            return true;
+        };
+        let mut reply = [0u8; 5];
+        stream
+            .write_all(format!("AUTH {password}\r\n").as_bytes())
+            .is_ok()
+            && stream.read_exact(&mut reply).is_ok()
+            && &reply == b"+OK\r\n"
     }
 
     /// Runs one command (inline form) and returns the raw reply's first line.
@@ -116,6 +147,7 @@ impl RedisServer {
         stream
             .set_read_timeout(Some(Duration::from_secs(2)))
             .unwrap();
+        assert!(self.authenticate(&mut stream), "AUTH refused");
         stream.write_all(format!("{line}\r\n").as_bytes()).unwrap();
         let mut reply = Vec::new();
         let mut byte = [0u8; 1];

@@ -18,13 +18,20 @@ use crate::serve::{Server, ask, http};
 const QUESTION: &str = "Can tardigrades survive in space?";
 
 /// `ground` for a replica: the world's (its own cache folder) with a state dir of its
-/// own too, so that only Redis can make two replicas share anything.
+/// own too, so that only Redis can make two replicas share anything. The services
+/// it must not reach are one closed port for every replica: the replicas of a
+/// deployment are configured alike (an answer is reused only under the same
+/// settings).
 fn replica(world: &World, name: &str) -> std::process::Command {
+    static CLOSED: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    let closed = CLOSED.get_or_init(closed_port_url);
     let mut cmd = world.ground();
     cmd.env(
         "XDG_STATE_HOME",
         world.home.path().join(format!("state-{name}")),
-    );
+    )
+    .env("GROUND_WIKIPEDIA_URL", closed)
+    .env("GROUND_DUCKDUCKGO_URL", closed);
     cmd
 }
 
@@ -254,6 +261,181 @@ async fn the_cache_is_shared_so_the_second_replica_fetches_nothing() {
 }
 
 #[tokio::test]
+async fn a_question_one_replica_answered_is_reused_on_the_other() {
+    let Some(redis) = RedisServer::start("replicas::a_question_one_replica_answered") else {
+        return;
+    };
+    let world = World::new().await;
+    // One search and one model call for the whole deployment: replica b makes none
+    // (each stand-in checks its count when the test ends).
+    Mock::given(method("GET"))
+        .and(path("/config"))
+        .respond_with(ResponseTemplate::new(200).set_body_raw(
+            fixture("searxng/searxng/config.body.json"),
+            "application/json",
+        ))
+        .mount(&world.searx)
+        .await;
+    Mock::given(method("GET"))
+        .and(path("/search"))
+        .respond_with(
+            ResponseTemplate::new(200).set_body_raw(
+                fixture("searxng/searxng/normal.body.json")
+                    .replace(CAPTURED_PAGES_URL, &world.pages.uri()),
+                "application/json",
+            ),
+        )
+        .expect(1)
+        .mount(&world.searx)
+        .await;
+    world.serve_fixture_pages().await;
+    Mock::given(method("POST"))
+        .and(path("/api/chat"))
+        .respond_with(
+            ResponseTemplate::new(200).set_body_json(ollama_reply(&good_answer(), "stop")),
+        )
+        .expect(1)
+        .mount(&world.ollama)
+        .await;
+    let flags = ["--redis-url", &redis.url()];
+    let a = Server::start(replica(&world, "a"), &flags).await;
+    let b = Server::start(replica(&world, "b"), &flags).await;
+    let first = completion(&a, &ask(QUESTION)).await;
+    assert!(
+        first["ground"].get("reused").is_none(),
+        "{}",
+        first["ground"]
+    );
+    let fetched = page_fetches(&world).await;
+    // The same question in other words, on the other replica (its memory is empty):
+    // the run replica a kept in Redis, marked as a reused answer is on one server.
+    let second = completion(&b, &ask("can tardigrades  survive in space")).await;
+    let reused = &second["ground"]["reused"];
+    assert_eq!(reused["question"], QUESTION, "{}", second["ground"]);
+    assert!(reused["age_secs"].as_u64().unwrap() < 60, "{reused}");
+    assert_eq!(reused["ttl_secs"], 600, "{reused}");
+    assert_eq!(
+        second["choices"][0]["message"]["content"],
+        first["choices"][0]["message"]["content"]
+    );
+    assert_eq!(second["citations"], first["citations"]);
+    assert_eq!(
+        page_fetches(&world).await,
+        fetched,
+        "replica b fetched pages"
+    );
+    // Stored under the deployment's prefix, expiring with the reuse window.
+    let keys = redis.command("KEYS ground:answer:*");
+    assert_eq!(keys, "*1", "one run stored");
+    let ttl = redis.command(
+        "EVAL \"return redis.call('PTTL', redis.call('KEYS', ARGV[1])[1])\" 0 ground:answer:*",
+    );
+    let ms: u64 = ttl.trim_start_matches(':').parse().expect(&ttl);
+    assert!((500_000..=600_000).contains(&ms), "expires in {ms} ms");
+    let (a_log, b_log) = (a.stop().await, b.stop().await);
+    for log in [&a_log, &b_log] {
+        assert!(!log.contains("warning"), "{log}");
+    }
+}
+
+#[tokio::test]
+async fn answers_are_reused_locally_while_redis_is_down() {
+    let Some(mut redis) = RedisServer::start("replicas::answers_are_reused_locally") else {
+        return;
+    };
+    let world = World::new().await;
+    world.healthy(&good_answer()).await;
+    let a = Server::start(replica(&world, "a"), &["--redis-url", &redis.url()]).await;
+    redis.stop();
+    let first = completion(&a, &ask(QUESTION)).await;
+    assert!(first["ground"].get("reused").is_none());
+    let searched = searches(&world).await;
+    let asked = world.ollama.received_requests().await.unwrap().len();
+    assert!(searched > 0 && asked > 0);
+    // The replica's own memory answers: no search, no model call, no failure.
+    let again = completion(&a, &ask(QUESTION)).await;
+    assert_eq!(
+        again["ground"]["reused"]["question"], QUESTION,
+        "{}",
+        again["ground"]
+    );
+    assert_eq!(searches(&world).await, searched);
+    assert_eq!(world.ollama.received_requests().await.unwrap().len(), asked);
+    let log = a.stop().await;
+    assert_eq!(log.matches("does not answer").count(), 1, "{log}");
+}
+
+#[tokio::test]
+async fn two_replicas_missing_a_page_at_once_fetch_it_once() {
+    let Some(redis) = RedisServer::start("replicas::two_replicas_missing_a_page") else {
+        return;
+    };
+    let world = World::new().await;
+    world
+        .search_replies_with_capture("searxng/normal.body.json")
+        .await;
+    world.model_replies(&good_answer()).await;
+    // Slow pages: both replicas are still waiting for them when the other asks, so
+    // without a claim each would fetch every page itself.
+    for name in [
+        "tardigrades-space",
+        "tardigrades-cryptobiosis",
+        "tardigrades-overview",
+        "sqlite-vacuum",
+    ] {
+        Mock::given(method("GET"))
+            .and(path(format!("/pages/{name}.html")))
+            .respond_with(
+                ResponseTemplate::new(200)
+                    .set_body_raw(
+                        fixture(&format!("pages/{name}.html")),
+                        "text/html; charset=utf-8",
+                    )
+                    .set_delay(Duration::from_millis(600)),
+            )
+            .expect(0..=1)
+            .mount(&world.pages)
+            .await;
+    }
+    let flags = ["--redis-url", &redis.url(), "--reuse-secs", "0"];
+    let a = Server::start(replica(&world, "a"), &flags).await;
+    let b = Server::start(replica(&world, "b"), &flags).await;
+    let question = ask(QUESTION);
+    let (first, second) = tokio::join!(completion(&a, &question), completion(&b, &question));
+    assert_eq!(second["citations"], first["citations"]);
+    let fetched: Vec<String> = world
+        .pages
+        .received_requests()
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.url.path().to_string())
+        .filter(|p| p.starts_with("/pages/"))
+        .collect();
+    assert!(!fetched.is_empty());
+    let mut distinct = fetched.clone();
+    distinct.sort();
+    distinct.dedup();
+    assert_eq!(fetched.len(), distinct.len(), "fetched twice: {fetched:?}");
+    // One replica read each page from the other's fetch.
+    let cached = |reply: &Value| {
+        reply["ground"]["sources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| s["cached"] == true)
+            .count()
+    };
+    assert!(
+        cached(&first) + cached(&second) >= distinct.len(),
+        "{distinct:?}"
+    );
+    for log in [a.stop().await, b.stop().await] {
+        assert!(!log.contains("does not answer"), "{log}");
+    }
+}
+
+#[tokio::test]
 async fn redis_stopped_mid_run_degrades_to_local_state_with_one_warning() {
     let Some(mut redis) = RedisServer::start("replicas::redis_stopped_mid_run") else {
         return;
@@ -349,6 +531,42 @@ async fn doctor_checks_the_shared_state() {
     );
 }
 
+/// `ground doctor --json`'s state check, with Redis named by `url`, and all it
+/// printed.
+pub(crate) async fn doctor_state(mut cmd: std::process::Command, url: &str) -> (Value, String) {
+    cmd.env("GROUND_REDIS_URL", url).args(["doctor", "--json"]);
+    let out = run_within(cmd, Duration::from_secs(30)).await;
+    let printed = format!("{}{}", stdout(&out), stderr(&out));
+    let checks = json_stdout(&out);
+    let state = checks["checks"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["name"] == "state"))
+        .unwrap_or_else(|| panic!("no state check: {checks}"))
+        .clone();
+    (state, printed)
+}
+
+#[tokio::test]
+async fn a_redis_with_a_password_is_reached_with_the_url_s() {
+    const PASSWORD: &str = "hunter2@ground:redis";
+    let Some(redis) = RedisServer::start_with("replicas::a_redis_with_a_password", Some(PASSWORD))
+    else {
+        return;
+    };
+    let world = World::new().await;
+    // Percent-encoded in the URL, as `ground key set redis` puts it there.
+    let with_password = redis
+        .url()
+        .replace("redis://", "redis://:hunter2%40ground%3Aredis@");
+    let (state, printed) = doctor_state(world.ground(), &with_password).await;
+    assert_eq!(state["status"], "ok", "{state}");
+    assert!(!printed.contains("hunter2"), "{printed}");
+    // Without it Redis refuses: a warning, the password still nowhere.
+    let (state, printed) = doctor_state(world.ground(), &redis.url()).await;
+    assert_eq!(state["status"], "warn", "{state}");
+    assert!(!printed.contains("hunter2"), "{printed}");
+}
+
 /// `ground search` on Brave's stand-in (the world's SearXNG server plays it) with a
 /// monthly quota of `quota`, in a state dir of its own, sharing `redis` when given.
 fn brave_search(
@@ -428,7 +646,10 @@ async fn batch_shards_on_two_machines_share_the_cache_through_redis() {
             .arg(&input)
             .arg("--out")
             .arg(world.home.path().join(format!("out-{name}.jsonl")))
-            .args(["--redis-url", &redis.url(), "-q"]);
+            .args(["--redis-url", &redis.url(), "-q"])
+            // No answer reused from the other machine: the cache alone is tested.
+            .arg("--config")
+            .arg(world.config_file("[run]\nreuse_secs = 0\n"));
         cmd
     };
     let out = run(batch("a")).await;

@@ -48,6 +48,8 @@ pub enum KeyNameArg {
     Tavily,
     /// The Bearer key of a hosted OpenAI-compatible server (`[llm] api_key`).
     Llm,
+    /// The password of the Redis replicas share, when `[state] redis_url` holds none.
+    Redis,
 }
 
 impl From<KeyNameArg> for ground::keystore::KeyName {
@@ -56,6 +58,7 @@ impl From<KeyNameArg> for ground::keystore::KeyName {
             KeyNameArg::Brave => Self::Brave,
             KeyNameArg::Tavily => Self::Tavily,
             KeyNameArg::Llm => Self::Llm,
+            KeyNameArg::Redis => Self::Redis,
         }
     }
 }

@@ -120,7 +120,8 @@ pub enum Command {
     /// This month's Brave and Tavily use against their quotas, the search rate limit,
     /// and where the state files and the search log are.
     Usage(UsageArgs),
-    /// Store, delete or list API keys in the OS keyring (Brave, Tavily, hosted model).
+    /// Store, delete or list API keys in the OS keyring (Brave, Tavily, hosted model),
+    /// and the shared Redis's password.
     Key(KeyArgs),
     /// Index local documents (folders of Markdown, text, HTML, PDF) and search them;
     /// `ground answer --docs` answers from them beside the web.

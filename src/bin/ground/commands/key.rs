@@ -38,7 +38,7 @@ pub fn run(args: KeyArgs) -> ExitCode {
 /// Reads, checks and stores one key.
 fn set(name: KeyName) -> ExitCode {
     let key = if std::io::stdin().is_terminal() {
-        match rpassword::prompt_password(format!("{name} API key (not shown): ")) {
+        match rpassword::prompt_password(format!("{name} {} (not shown): ", name.what())) {
             Ok(key) => key,
             Err(e) => return read_failed(&e),
         }
@@ -55,7 +55,7 @@ fn set(name: KeyName) -> ExitCode {
     };
     match keystore::set(name, &key) {
         Ok(()) => {
-            println!("stored the {name} key in the OS keyring");
+            println!("stored the {name} {} in the OS keyring", name.what());
             ExitCode::SUCCESS
         }
         Err(e) => failed(&e),
