@@ -25,6 +25,12 @@ and the most of them in any window (checked on windows --jitter-ms shorter: the
 limiter counts a search when it takes its slot, the stand-in a little later), page
 fetches.
 
+With --again, answers may be reused (`--reuse-secs 600` instead of 0) and, after the
+rounds of each two-replica deployment, the first round's questions are asked again
+through HAProxy (so about half land on the other replica than the one that answered
+them): the model calls, searches and page fetches of that round say how much of an
+answer one replica made the other reuses (sharing Redis: none should reach the model).
+
 Exit 0 when no request was lost and no window saw more searches than the deployment's
 bound; else 1.
 """
@@ -127,6 +133,21 @@ def rounds(args, port, offset):
     return results, wall
 
 
+def again(args, port, offset, counts):
+    """Asks round 1's questions again (each its own client, at once); prints what reached
+    the stand-ins."""
+    before = (counts.model_calls, counts.searches, counts.pages)
+    with ThreadPoolExecutor(args.clients) as pool:
+        futs = [pool.submit(load.stream_request, port, load.question(offset + i), args.client_timeout)
+                for i in range(args.clients)]
+        got = [f.result(timeout=args.client_timeout + 30) for f in futs]
+    answered = sum(1 for x in got if x["outcome"] == "answered")
+    print(f"  asked again: {len(got)} questions of round 1, answered {answered}; model calls "
+          f"{counts.model_calls - before[0]}, searches {counts.searches - before[1]}, page fetches "
+          f"{counts.pages - before[2]}", flush=True)
+    return answered == len(got)
+
+
 def balance(home, tag, port_a, port_b):
     """HAProxy (leastconn) in front of the two replicas: its port and process."""
     front = load.free_port()
@@ -189,6 +210,8 @@ def main():
                     help="slack between a slot taken and the search reaching the stand-in")
     ap.add_argument("--queue", type=int, default=16, help="ground serve --queue of each replica")
     ap.add_argument("--client-timeout", type=float, default=300.0)
+    ap.add_argument("--again", action="store_true",
+                    help="reuse answers and ask round 1's questions again on each two-replica deployment")
     args = ap.parse_args()
     for tool in ("redis-server", "haproxy"):
         if shutil.which(tool) is None:
@@ -197,7 +220,7 @@ def main():
     searx_url, model_url = load.stand_ins(args.model_ms, counts)
     home = tempfile.mkdtemp(prefix="ground-replicas-")
     flags = ["--allow-private-addresses", "--search", "searxng", "--searxng-url", searx_url,
-             "--llm", "openai", "--llm-url", model_url, "--model", load.MODEL, "--reuse-secs", "0"]
+             "--llm", "openai", "--llm-url", model_url, "--model", load.MODEL, "--reuse-secs", "600" if args.again else "0"]
     procs = []
     ok = True
     snap = lambda: {"searches": counts.searches, "pages": counts.pages, "times": len(counts.search_times)}
@@ -232,6 +255,8 @@ def main():
             good = report(f"two replicas {what}", results, wall, counts, before, args,
                           args.limit if shared else 2 * args.limit)
             ok &= good
+            if args.again:
+                ok &= again(args, front, offset, counts)
             for proc in (haproxy, a, b):
                 stop(proc)
             if shared:
