@@ -36,7 +36,25 @@ fn main() -> ExitCode {
     {
         return ground::pdf::worker::run();
     }
-    match Cli::parse().command {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => match cli::docs::spaced_collection(&error, std::env::args()) {
+            Some(name) => {
+                eprintln!(
+                    "{}",
+                    ground::error::report(
+                        &format!(
+                            "`--docs {name}`: --docs takes its collection after an equals sign"
+                        ),
+                        Some(&format!("write --docs={name}")),
+                    )
+                );
+                return ExitCode::from(2);
+            }
+            None => error.exit(),
+        },
+    };
+    match cli.command {
         Command::Answer(args) => commands::answer::run(args),
         Command::Chat(args) => commands::chat::run(args),
         Command::Search(args) => commands::search::run(args),

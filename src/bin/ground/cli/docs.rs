@@ -2,6 +2,7 @@
 //! every command that answers (flattened into [`super::RunArgs`]).
 
 use clap::Args;
+use clap::error::{ContextKind, ContextValue, ErrorKind};
 
 /// Local documents as sources beside the web.
 #[derive(Debug, Clone, Default, Args)]
@@ -23,4 +24,59 @@ pub struct DocsOpts {
     /// leaves the machine but the model request (needs --docs or [docs] collections).
     #[arg(long)]
     pub no_web: bool,
+}
+
+/// The collection a person meant when they wrote `--docs NAME` (with a space) and clap
+/// refused `NAME` as an unexpected argument (`ground serve --docs NAME`, `ground mcp
+/// --docs NAME`: commands that take no question). `None` for any other refusal. A
+/// bare `--docs` is `default`, so the name must follow an equals sign.
+pub fn spaced_collection(
+    error: &clap::Error,
+    args: impl IntoIterator<Item = String>,
+) -> Option<String> {
+    if error.kind() != ErrorKind::UnknownArgument {
+        return None;
+    }
+    let Some(ContextValue::String(unexpected)) = error.get(ContextKind::InvalidArg) else {
+        return None;
+    };
+    let args: Vec<String> = args.into_iter().collect();
+    (0..args.len()).find_map(|i| {
+        let name = args.get(i + 1).filter(|_| args[i] == "--docs")?;
+        let meant =
+            !name.starts_with('-') && (name == unexpected || args.get(i + 2) == Some(unexpected));
+        meant.then(|| name.clone())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::spaced_collection;
+    use crate::cli::Cli;
+
+    fn meant(line: &[&str]) -> Option<String> {
+        let args: Vec<String> = line.iter().map(|a| a.to_string()).collect();
+        let error = Cli::try_parse_from(&args).expect_err("refused");
+        spaced_collection(&error, args)
+    }
+
+    #[test]
+    fn a_collection_after_a_space_is_named_in_the_refusal() {
+        assert_eq!(
+            meant(&["ground", "serve", "--docs", "handbook"]),
+            Some("handbook".into())
+        );
+        assert_eq!(
+            meant(&["ground", "mcp", "--no-web", "--docs", "handbook"]),
+            Some("handbook".into())
+        );
+        assert_eq!(
+            meant(&["ground", "serve", "--docs=handbook", "stray"]),
+            None
+        );
+        assert_eq!(meant(&["ground", "serve", "--nope"]), None);
+        assert_eq!(meant(&["ground", "index", "search", "--docs", "x"]), None);
+    }
 }

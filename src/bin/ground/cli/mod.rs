@@ -18,7 +18,7 @@ mod cache;
 mod chat;
 mod check;
 mod completions;
-mod docs;
+pub(crate) mod docs;
 mod doctor;
 mod extract;
 mod fetch;
