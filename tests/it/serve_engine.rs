@@ -232,3 +232,50 @@ async fn a_client_that_leaves_while_waiting_for_the_engine_gives_its_place_back(
 
 /// A sentence of a long question.
 const LONG_QUESTION: &str = "Can tardigrades survive in open space for ten days? ";
+
+/// llama.cpp's OpenMP threads sleep soon when they wait for each other
+/// (`GOMP_SPINCOUNT` 1000: on a busy machine libgomp's default spin made replies
+/// several times slower): the binary runs again with it set, unless the environment
+/// already says how they wait. Read from the server's environment as the kernel
+/// holds it.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn the_engine_s_threads_spin_briefly_unless_the_environment_says_otherwise() {
+    use tokio::io::{AsyncBufReadExt, BufReader};
+    let world = World::new().await;
+    let cases = [
+        (None, Some("1000")),
+        (Some(("OMP_WAIT_POLICY", "active")), None),
+        (Some(("GOMP_SPINCOUNT", "5")), Some("5")),
+    ];
+    for (set, expected) in cases {
+        let mut cmd = world.ground();
+        if let Some((name, value)) = set {
+            cmd.env(name, value);
+        }
+        let mut cmd = tokio::process::Command::from(cmd);
+        cmd.args(["serve", "--listen", "127.0.0.1:0"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true);
+        let mut child = cmd.spawn().unwrap();
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        tokio::time::timeout(Duration::from_secs(20), async {
+            while let Some(line) = lines.next_line().await.unwrap() {
+                if line.contains("listening on ") {
+                    return;
+                }
+            }
+            panic!("ground serve ended without listening");
+        })
+        .await
+        .expect("ground serve did not start");
+        let environ = std::fs::read(format!("/proc/{}/environ", child.id().unwrap())).unwrap();
+        let spin = environ
+            .split(|b| *b == 0)
+            .find_map(|e| e.strip_prefix(b"GOMP_SPINCOUNT="))
+            .map(|v| String::from_utf8_lossy(v).into_owned());
+        assert_eq!(spin.as_deref(), expected, "{set:?}");
+        child.kill().await.unwrap();
+    }
+}
