@@ -987,7 +987,10 @@ mod engine {
             .into_iter()
             .map(Result::unwrap)
             .collect();
-        let shared = written.iter().filter(|g| g.cached_prompt_tokens >= 64).count();
+        let shared = written
+            .iter()
+            .filter(|g| g.cached_prompt_tokens >= 64)
+            .count();
         assert_eq!(shared, 3, "{written:#?}");
         let read: u32 = written
             .iter()
