@@ -153,8 +153,8 @@ async fn a_request_behind_another_searches_while_the_first_is_answered() {
 #[tokio::test]
 async fn a_client_that_leaves_while_waiting_for_the_engine_gives_its_place_back() {
     let (world, arrivals) = stamped_world().await;
-    // One answered, one more admitted: a third is refused while both are held.
-    let server = engine_server(&world, "1").await;
+    // One answered, three more admitted: a fifth is refused while all four are held.
+    let server = engine_server(&world, "3").await;
     let url = server.url("/v1/chat/completions");
     let streamed = |question: &str| {
         let mut request = ask(question);
@@ -176,6 +176,23 @@ async fn a_client_that_leaves_while_waiting_for_the_engine_gives_its_place_back(
         let text = first.text().await.unwrap();
         (text, Instant::now())
     });
+    // Two more long questions behind it (each reads its own question again), so the
+    // engine stays busy for three long model calls.
+    let mut behind = Vec::new();
+    for word in ["delta", "epsilon"] {
+        let question = format!("{word} {}", LONG_QUESTION.repeat(36));
+        let reply = http()
+            .post(&url)
+            .json(&streamed(&question))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(reply.status(), 200);
+        behind.push(tokio::spawn(async move {
+            let text = reply.text().await.unwrap();
+            (text, Instant::now())
+        }));
+    }
     // The second searches at once and reads its pages, then its model call waits
     // behind the first's; its client leaves while it waits.
     let second = http()
@@ -194,10 +211,10 @@ async fn a_client_that_leaves_while_waiting_for_the_engine_gives_its_place_back(
         );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
     drop(second);
     // The place it left admits the next request (with it still held, a 429) while
-    // the first is still being answered.
+    // the engine is still busy with the two long ones.
     let mut next = None;
     for _ in 0..40 {
         let reply = http()
@@ -216,6 +233,13 @@ async fn a_client_that_leaves_while_waiting_for_the_engine_gives_its_place_back(
     assert_eq!(next.status(), 200);
     let next = next.text().await.unwrap();
     assert!(next.trim_end().ends_with("data: [DONE]"), "{next}");
+    let mut ends = Vec::new();
+    for reply in behind {
+        let (text, end) = reply.await.unwrap();
+        assert!(!text.contains("data: {\"error\""), "{text}");
+        ends.push(end);
+    }
+    let last_end = ends.into_iter().max().unwrap();
     let (first, first_end) = first.await.unwrap();
     assert!(first.trim_end().ends_with("data: [DONE]"), "{first}");
     assert!(!first.contains("data: {\"error\""), "{first}");
@@ -224,7 +248,7 @@ async fn a_client_that_leaves_while_waiting_for_the_engine_gives_its_place_back(
         "the second request was admitted only once the first had ended"
     );
     assert!(
-        admitted < first_end,
+        admitted < last_end,
         "the first reply ended before the next was admitted: the test proves nothing"
     );
     server.stop().await;
