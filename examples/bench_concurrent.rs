@@ -72,6 +72,10 @@ fn schema() -> serde_json::Value {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // OpenMP's threads sleep soon when they wait, as in the `ground` binary (unless
+    // GOMP_SPINCOUNT or OMP_WAIT_POLICY is set: `bench-concurrent.py --spincount`).
+    #[cfg(target_os = "linux")]
+    ground::llm::embedded::engine::brief_openmp_spin();
     let args: Vec<String> = std::env::args().skip(1).collect();
     if let [flag, n] = args.as_slice()
         && flag == "--prompts"

@@ -5,6 +5,7 @@ ground's embedded engine and (with --server) in llama.cpp's own server with
 
     scripts/bench-concurrent.py [--model-file FILE] [--threads N] [--max-tokens N]
                                 [-n N] [--no-grammar] [--release] [--server]
+                                [--spincount N]
 
 - ground: `cargo run --example bench_concurrent` loads the GGUF once and writes N
   replies (each on a short source of its own: only the instructions are shared, so
@@ -134,7 +135,13 @@ def main() -> int:
     ap.add_argument("--release", action="store_true", help="time a release build")
     ap.add_argument("--server", action="store_true",
                     help="also time llama.cpp's server with --parallel N")
+    ap.add_argument("--spincount", type=int,
+                    help="GOMP_SPINCOUNT for both engines (ground's default: 1000; "
+                         "libgomp's own: 300000)")
     args = ap.parse_args()
+    if args.spincount is not None:
+        os.environ["GOMP_SPINCOUNT"] = str(args.spincount)
+    load_before = os.getloadavg()[0]
     gguf = args.gguf
     if not gguf:
         found = subprocess.run([str(ROOT / ".ci" / "embedded")], stdout=subprocess.PIPE, text=True)
@@ -146,7 +153,8 @@ def main() -> int:
     load = os.getloadavg()[0]
     print(f"{Path(gguf).name}: {args.n} replies of up to {args.max_tokens} tokens, "
           f"{args.threads} threads, {'release' if args.release else 'debug'} build, "
-          f"load average {load:.1f} at the end")
+          f"load average {load_before:.1f} at the start, {load:.1f} after ground's run, "
+          f"GOMP_SPINCOUNT {os.environ.get('GOMP_SPINCOUNT', 'ground 1000, llama.cpp 300000')}")
     print("| engine | one at a time | at once | ratio | same replies |")
     print("|---|---|---|---|---|")
     print(f"| ground (embedded) | {ground['one_at_a_time_s']:.1f} s | {ground['at_once_s']:.1f} s "
@@ -156,7 +164,8 @@ def main() -> int:
         print(f"| llama.cpp server --parallel {args.n} | {server['one_at_a_time_s']:.1f} s "
               f"| {server['at_once_s']:.1f} s | {server['ratio']:.2f} "
               f"| {server['same_replies']} of {args.n} |")
-        print(f"\nground at once / llama.cpp at once: {ground['at_once_s'] / server['at_once_s']:.2f}")
+        print(f"\nground at once / llama.cpp at once: {ground['at_once_s'] / server['at_once_s']:.2f}"
+              f" (load average {os.getloadavg()[0]:.1f} after the server's run)")
     print("\nground's replies written together:", json.dumps(ground["together"]))
     print("where they first differ from the reply written alone:", ground["differ_at_char"])
     return 0

@@ -17,9 +17,10 @@
 //! - **Bounded runs.** [`crate::service::Service::admit`] lets `concurrency` runs
 //!   go at once and `queue` more wait; beyond that a request is refused at once with
 //!   429 and `Retry-After`, so nothing hangs. The embedded engine writes up to
-//!   `concurrency` answers at once, in one batch per step (continuous batching); a
-//!   run whose searches and page reads are done waits in the engine's own queue for
-//!   a free sequence.
+//!   `concurrency` answers at once, in one batch per step (continuous batching), and
+//!   keeps the queue itself: with it every admitted request (`concurrency + queue`)
+//!   searches and reads its pages at once, and only its model calls wait, in the
+//!   engine's queue ([`crate::service::admission`]).
 //! - **A client that leaves cancels its run**: the run is a task that is aborted
 //!   when its request's future or stream is dropped.
 //! - **The model is made ready on the first answer**, never at start-up, and shared

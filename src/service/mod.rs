@@ -9,7 +9,9 @@
 //! - [`Service`] (one per process): the resolved settings; the model, chosen and
 //!   downloaded on the first answer and shared by every request ([`ModelSlot`]); the
 //!   conversations' evidence, found by the conversation itself ([`Conversations`]);
-//!   the bound on runs at once and waiting ([`Service::admit`]).
+//!   the bound on runs at once and waiting ([`Service::admit`], [`admission`]: with
+//!   the embedded engine a run's model calls wait in the engine's own queue, its
+//!   searches and page reads not).
 //! - [`Client`] (one per MCP session, one per server): the search budget
 //!   (`--session-searches`), the answers kept for reuse ([`Reused`], keyed by the
 //!   question and every option of the request: [`request_key`]; a server's and a
@@ -31,6 +33,7 @@
 //! not a dead server, and a caller that stops waiting (a client gone, a deadline)
 //! aborts the run, its searches, fetches and generation.
 
+pub mod admission;
 pub mod check;
 pub mod conversation;
 mod failure;
@@ -41,8 +44,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::sync::Semaphore;
 
+pub use self::admission::{Admission, Places};
 pub use self::check::{CheckInput, Checked};
 pub use self::conversation::{
     ConversationStore, Conversations, Evidence, MAX_TURN_BYTES, Turn, prior_of,
@@ -66,11 +70,8 @@ pub struct Service {
     settings: Arc<Settings>,
     model: ModelSlot,
     conversations: Conversations,
-    /// Runs that may go at once.
-    running: Arc<Semaphore>,
-    /// Runs admitted (running or waiting for a place), and the most allowed.
-    admitted: Arc<AtomicUsize>,
-    max_admitted: usize,
+    /// The bound on runs at once and waiting.
+    places: Places,
 }
 
 /// What one client may still spend and has already got: its search budget and its
@@ -166,42 +167,6 @@ impl Client {
     }
 }
 
-/// A run's place: held while it runs; dropping it lets the next one in.
-#[derive(Debug)]
-pub struct Admission {
-    _permit: OwnedSemaphorePermit,
-    _counted: Counted,
-}
-
-/// One request counted among those admitted (running or waiting for a place). It is
-/// a guard so that the count is given back however the request ends: when its run
-/// finishes, and also when the request's future is dropped while it still waits in
-/// the queue (a client that leaves must not keep its place for good).
-#[derive(Debug)]
-struct Counted {
-    admitted: Arc<AtomicUsize>,
-}
-
-impl Counted {
-    /// Counts one more request in, or `None` when `most` are already counted.
-    fn take(admitted: &Arc<AtomicUsize>, most: usize) -> Option<Counted> {
-        admitted
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |now| {
-                (now < most).then_some(now + 1)
-            })
-            .ok()
-            .map(|_| Counted {
-                admitted: Arc::clone(admitted),
-            })
-    }
-}
-
-impl Drop for Counted {
-    fn drop(&mut self) {
-        self.admitted.fetch_sub(1, Ordering::SeqCst);
-    }
-}
-
 /// One question for [`Service::answer`].
 pub struct AnswerRequest<'a> {
     /// The question as asked.
@@ -264,9 +229,9 @@ fn scope_of(id: u64, conversation: &[Turn]) -> String {
 impl Service {
     /// A service answering with `settings`, at most `concurrency` runs at once and
     /// `queue` more waiting. The embedded engine writes up to `concurrency` replies at
-    /// once, in one batch ([`crate::settings::EmbeddedSettings::parallel`]); a run's
-    /// model call waits in the engine's own queue beyond that, its searches and page
-    /// reads done.
+    /// once, in one batch ([`crate::settings::EmbeddedSettings::parallel`]); with it,
+    /// every admitted run searches and reads its pages at once, and its model calls
+    /// wait in the engine's own queue beyond that ([`Service::admit`]).
     pub fn new(settings: Settings, concurrency: usize, queue: usize) -> Self {
         Service::build(settings, concurrency, queue, concurrency)
     }
@@ -278,15 +243,12 @@ impl Service {
     }
 
     fn build(mut settings: Settings, concurrency: usize, queue: usize, parallel: usize) -> Self {
-        let concurrency = concurrency.clamp(1, Semaphore::MAX_PERMITS);
         settings.llm.embedded.parallel = parallel;
         Service {
             model: ModelSlot::new(settings.llm.clone()),
             conversations: Conversations::for_state(settings.state.as_ref()),
             settings: Arc::new(settings),
-            running: Arc::new(Semaphore::new(concurrency)),
-            admitted: Arc::new(AtomicUsize::new(0)),
-            max_admitted: concurrency.saturating_add(queue),
+            places: Places::new(concurrency, queue),
         }
     }
 
@@ -305,22 +267,18 @@ impl Service {
         &self.conversations
     }
 
-    /// A place for one run: at once when fewer than the concurrency run, after a
-    /// wait when the queue has room, else `None` (the face says "busy, retry").
+    /// A place for one run, or `None` (the face says "busy, retry") when
+    /// `concurrency + queue` are admitted already. With a server model the run waits
+    /// until fewer than the concurrency run; with the embedded engine it starts at
+    /// once, and only its model calls wait, in the engine's own queue (see
+    /// [`admission`]).
     pub async fn admit(&self) -> Option<Admission> {
-        // Counted before waiting, so the queue's bound holds; the guard gives the
-        // place back if this future is dropped while it waits.
-        let counted = Counted::take(&self.admitted, self.max_admitted)?;
-        let permit = Arc::clone(&self.running).acquire_owned().await.ok()?;
-        Some(Admission {
-            _permit: permit,
-            _counted: counted,
-        })
+        self.places.take(!self.model.queues_its_calls()).await
     }
 
-    /// Requests admitted now: running or waiting for a place (for tests and logs).
+    /// Requests admitted now: running or waiting (for tests and logs).
     pub fn admitted(&self) -> usize {
-        self.admitted.load(Ordering::SeqCst)
+        self.places.admitted()
     }
 
     /// `ground search`'s search for `query` (MCP's `web_search`), with at least
@@ -725,61 +683,31 @@ pub fn busy(retry_after: Duration) -> Failure {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::settings::LlmBackend;
 
-    fn service(concurrency: usize, queue: usize) -> Service {
-        let settings =
+    fn service(backend: LlmBackend) -> Service {
+        let mut settings =
             crate::config::resolve(&Default::default(), &|_| None).expect("the defaults resolve");
-        Service::new(settings, concurrency, queue)
+        settings.llm.backend = backend;
+        Service::new(settings, 1, 2)
     }
 
-    #[tokio::test]
-    async fn a_request_that_leaves_the_queue_gives_its_place_back() {
-        let service = service(1, 2);
-        let running = service.admit().await.expect("the first request runs");
-        // Two requests wait in the queue, then their clients leave (the futures are
-        // dropped while still waiting).
-        for _ in 0..2 {
-            let waited = tokio::time::timeout(Duration::from_millis(20), service.admit()).await;
-            assert!(waited.is_err(), "with one place taken, a request waits");
+    async fn admitted_at_once(service: &Service) -> usize {
+        let mut held = Vec::new();
+        while let Ok(Some(admission)) =
+            tokio::time::timeout(Duration::from_millis(50), service.admit()).await
+        {
+            held.push(admission);
         }
-        assert_eq!(service.admitted(), 1, "the two that left are counted out");
-        // The queue has room again: a new request waits (it is not refused), and
-        // runs once the running one ends.
-        let next = service.admit();
-        tokio::pin!(next);
-        assert!(
-            tokio::time::timeout(Duration::from_millis(20), &mut next)
-                .await
-                .is_err()
-        );
-        drop(running);
-        let admitted = tokio::time::timeout(Duration::from_secs(10), next)
-            .await
-            .expect("admitted once the place is free");
-        assert!(
-            admitted.is_some(),
-            "a request after two that left was refused"
-        );
+        held.len()
     }
 
     #[tokio::test]
-    async fn a_full_queue_refuses_at_once_and_a_finished_run_counts_out() {
-        let service = service(1, 1);
-        let running = service.admit().await.unwrap();
-        let queued = service.admit();
-        tokio::pin!(queued);
-        assert!(
-            tokio::time::timeout(Duration::from_millis(20), &mut queued)
-                .await
-                .is_err()
-        );
-        assert!(service.admit().await.is_none(), "beyond the queue: refused");
-        drop(running);
-        let second = tokio::time::timeout(Duration::from_secs(10), queued)
-            .await
-            .unwrap()
-            .unwrap();
-        drop(second);
-        assert_eq!(service.admitted(), 0);
+    async fn the_embedded_engine_s_runs_start_at_once_a_server_model_s_one_at_a_time() {
+        // The engine keeps its own queue for the model calls: every admitted run
+        // (concurrency 1 + queue 2) starts at once.
+        assert_eq!(admitted_at_once(&service(LlmBackend::Embedded)).await, 3);
+        // A server model: one runs, the others wait for its place.
+        assert_eq!(admitted_at_once(&service(LlmBackend::Ollama)).await, 1);
     }
 }

@@ -61,6 +61,22 @@ impl ModelSlot {
         }
     }
 
+    /// Whether the model's calls wait in a queue this process keeps: the embedded
+    /// engine's, which writes `parallel` replies at once and the rest in arrival order
+    /// (so a run needs no place of the service's to wait for the model; see
+    /// [`crate::service::admission`]). Known once the model is chosen, or before when
+    /// the settings name the engine (`--llm embedded`, or `auto` with
+    /// `--model-file`); a server model (Ollama, an OpenAI-compatible server) has no
+    /// such queue here, and neither has `auto` before its first answer.
+    pub fn queues_its_calls(&self) -> bool {
+        let s = self.ready.get().unwrap_or(&self.configured);
+        match s.backend {
+            LlmBackend::Embedded => true,
+            LlmBackend::Auto => cfg!(feature = "embedded") && s.embedded.model_file.is_some(),
+            _ => false,
+        }
+    }
+
     /// The model's settings once ready: chosen (saying why through `note`) and, for
     /// the embedded model, its file on disk (a download reports to `progress`).
     /// Prepared once; a failure is returned and the next call tries again.

@@ -977,6 +977,31 @@ mod engine {
     }
 
     #[test]
+    fn replies_asked_together_read_their_shared_instructions_once() {
+        // Four prompts that differ only in their question: the first admitted reads
+        // the shared beginning, the others wait for it to be read and take it from
+        // there, instead of each reading it again alongside.
+        let (_dir, model) = fresh_model();
+        let requests = QUESTIONS.iter().map(|q| batched(q, 4)).collect();
+        let written: Vec<_> = together(&model, requests)
+            .into_iter()
+            .map(Result::unwrap)
+            .collect();
+        let shared = written
+            .iter()
+            .filter(|g| g.cached_prompt_tokens >= 64)
+            .count();
+        assert_eq!(shared, 3, "{written:#?}");
+        let read: u32 = written
+            .iter()
+            .map(|g| g.prompt_tokens - g.cached_prompt_tokens)
+            .sum();
+        let longest = written.iter().map(|g| g.prompt_tokens).max().unwrap();
+        assert!(read < longest + 3 * 64, "{read} prompt tokens read");
+        assert!(written.iter().any(|g| g.alongside >= 2), "never batched");
+    }
+
+    #[test]
     fn replies_written_together_are_each_the_reply_written_alone() {
         // Greedy: batching the steps of four replies changes none of them.
         let alone: Vec<_> = QUESTIONS

@@ -54,6 +54,8 @@ mod searxng;
 mod secrets;
 mod serve;
 mod serve_connections;
+#[cfg(feature = "embedded")]
+mod serve_engine;
 mod serve_filters;
 mod setup_files;
 mod sites;

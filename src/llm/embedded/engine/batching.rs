@@ -30,7 +30,7 @@ use llama_cpp_2::token::LlamaToken;
 
 use super::native::{WorkingOn, backend};
 use super::sampling::{Utf8Pieces, argmax, pick_with_grammar};
-use super::sequences::{Sequence, place};
+use super::sequences::{Sequence, place, shared_prefix};
 use super::{
     CHUNK_TARGET, FIRST_CHUNK, Generated, MAX_BATCH, MIN_CHUNK, PREFILL_STEPS, SEQUENCES,
     engine_error,
@@ -547,7 +547,7 @@ fn admit(
         let Some(open) = session.as_mut() else {
             return;
         };
-        if active.len() >= open.parallel {
+        if active.len() >= open.parallel || reads_what_a_reply_is_reading(job, active) {
             return;
         }
         let Some(job) = waiting.pop_front() else {
@@ -560,6 +560,24 @@ fn admit(
             Err(e) => job.fail(e),
         }
     }
+}
+
+/// Prompt tokens a job shares with a reply under way that make it worth waiting for
+/// that reply to read them.
+const SHARED_WORTH_WAITING: usize = 64;
+
+/// Whether `job`'s prompt begins with at least [`SHARED_WORTH_WAITING`] tokens that a
+/// reply under way (in the same cache scope) has still to read. Then the job waits
+/// (a step or a few) until they are read, and takes them from that reply's sequence
+/// instead of reading them again alongside it: replies asked at once share their
+/// instructions, which were otherwise read once per reply (measured on the Qwen3
+/// 0.6B shape, 4 at once: 1,107 prompt tokens read where one at a time read 460).
+fn reads_what_a_reply_is_reading(job: &Job, active: &[Reply]) -> bool {
+    let reusable = job.tokens.len().saturating_sub(1);
+    active.iter().any(|reply| {
+        let shared = shared_prefix(&reply.job.tokens, &job.tokens).min(reusable);
+        reply.job.scope == job.scope && shared >= SHARED_WORTH_WAITING && reply.done < shared
+    })
 }
 
 /// One step: a batch with the next token of every reply being written and prompt

@@ -626,5 +626,7 @@ mod sequences;
 
 use batching::{Engine, Event, Job, Shape};
 pub use native::Placement;
+#[cfg(target_os = "linux")]
+pub use native::brief_openmp_spin;
 use native::{LOG_TO_STDERR, WorkingOn, backend, take_errors};
 use sampling::grammar_sampler;
