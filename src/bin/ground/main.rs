@@ -20,11 +20,6 @@ use clap::Parser;
 use crate::cli::{Cli, Command};
 
 fn main() -> ExitCode {
-    // llama.cpp's OpenMP threads sleep soon when they wait for each other, unless the
-    // environment says otherwise: this runs the program again with the setting (see
-    // the function), so it comes first, before any thread.
-    #[cfg(all(feature = "embedded", target_os = "linux"))]
-    ground::llm::embedded::engine::brief_openmp_spin();
     // ggml answers a fatal error (an assertion, a C++ exception nobody caught) by
     // running `gdb` from PATH against this process to print a backtrace: a stranger's
     // program started by a bad model file. Its documented switch turns that off; set
@@ -41,6 +36,12 @@ fn main() -> ExitCode {
     {
         return ground::pdf::worker::run();
     }
+    // llama.cpp's OpenMP threads sleep soon when they wait for each other, unless the
+    // environment says otherwise: this runs the program again with the setting (see
+    // the function), so it comes before any thread. (The PDF worker above never runs
+    // the model, and starts once per PDF: it is not run twice.)
+    #[cfg(all(feature = "embedded", target_os = "linux"))]
+    ground::llm::embedded::engine::brief_openmp_spin();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(error) => match cli::docs::spaced_collection(&error, std::env::args()) {

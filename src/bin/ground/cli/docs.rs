@@ -43,40 +43,6 @@ pub fn spaced_collection(
     let args: Vec<String> = args.into_iter().collect();
     (0..args.len()).find_map(|i| {
         let name = args.get(i + 1).filter(|_| args[i] == "--docs")?;
-        let meant =
-            !name.starts_with('-') && (name == unexpected || args.get(i + 2) == Some(unexpected));
-        meant.then(|| name.clone())
+        (name == unexpected && !name.starts_with('-')).then(|| name.clone())
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use clap::Parser;
-
-    use super::spaced_collection;
-    use crate::cli::Cli;
-
-    fn meant(line: &[&str]) -> Option<String> {
-        let args: Vec<String> = line.iter().map(|a| a.to_string()).collect();
-        let error = Cli::try_parse_from(&args).expect_err("refused");
-        spaced_collection(&error, args)
-    }
-
-    #[test]
-    fn a_collection_after_a_space_is_named_in_the_refusal() {
-        assert_eq!(
-            meant(&["ground", "serve", "--docs", "handbook"]),
-            Some("handbook".into())
-        );
-        assert_eq!(
-            meant(&["ground", "mcp", "--no-web", "--docs", "handbook"]),
-            Some("handbook".into())
-        );
-        assert_eq!(
-            meant(&["ground", "serve", "--docs=handbook", "stray"]),
-            None
-        );
-        assert_eq!(meant(&["ground", "serve", "--nope"]), None);
-        assert_eq!(meant(&["ground", "index", "search", "--docs", "x"]), None);
-    }
 }
