@@ -59,6 +59,8 @@ pub(crate) struct FileState {
     pub redis_url: Option<String>,
     /// `redis_prefix`: put before every key (one Redis, several deployments).
     pub redis_prefix: Option<String>,
+    /// `redis_timeout_ms`: how long one command may take before local state is used.
+    pub redis_timeout_ms: Option<u64>,
 }
 
 /// `[docs]` in the config file: the local collections every answer searches.

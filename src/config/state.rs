@@ -69,7 +69,38 @@ pub(super) fn shared(
             ),
         });
     }
-    Ok(Some(SharedState { redis_url, prefix }))
+    let timeout = redis_timeout(env, file)?;
+    Ok(Some(SharedState {
+        redis_url,
+        prefix,
+        timeout,
+    }))
+}
+
+/// Shortest and longest command timeout taken, in milliseconds.
+const REDIS_TIMEOUT_MS: std::ops::RangeInclusive<u64> = 10..=60_000;
+
+/// `GROUND_REDIS_TIMEOUT_MS` > `[state] redis_timeout_ms` > the default (250 ms): how
+/// long one Redis command may take before the caller goes on with local state. A
+/// Redis across a slow link may need more; a busy machine's tests too.
+fn redis_timeout(
+    env: &dyn Fn(&str) -> Option<String>,
+    file: &FileConfig,
+) -> Result<std::time::Duration, Error> {
+    let (ms, from) = match env("GROUND_REDIS_TIMEOUT_MS") {
+        Some(text) => (text.trim().parse::<u64>().ok(), "GROUND_REDIS_TIMEOUT_MS"),
+        None => match file.state.redis_timeout_ms {
+            Some(ms) => (Some(ms), "[state] redis_timeout_ms"),
+            None => return Ok(crate::settings::DEFAULT_REDIS_TIMEOUT),
+        },
+    };
+    match ms {
+        Some(ms) if REDIS_TIMEOUT_MS.contains(&ms) => Ok(std::time::Duration::from_millis(ms)),
+        _ => Err(Error::Config {
+            message: format!("{from} is not a number of milliseconds from 10 to 60000"),
+            hint: "give the milliseconds one Redis command may take, e.g. 250 (the default)".into(),
+        }),
+    }
 }
 
 /// `text` as a Redis URL, or why it is not one.
@@ -196,5 +227,31 @@ mod tests {
         let shown = format!("{state:?}");
         assert!(!shown.contains("hunter2"), "{shown}");
         assert!(shown.contains("redis://:redacted@h:6379/0"), "{shown}");
+    }
+
+    #[test]
+    fn the_command_timeout_comes_from_the_environment_or_the_file() {
+        use std::time::Duration;
+        let with = |env_ms: Option<&str>, file: &str| {
+            let url = ("GROUND_REDIS_URL", "redis://127.0.0.1:6379/0");
+            let env = match env_ms {
+                Some(ms) => vec![url, ("GROUND_REDIS_TIMEOUT_MS", ms)],
+                None => vec![url],
+            };
+            resolve(None, &env, file).map(|s| s.map(|s| s.timeout))
+        };
+        assert_eq!(with(None, "").unwrap(), Some(Duration::from_millis(250)));
+        let file = "[state]\nredis_timeout_ms = 900\n";
+        assert_eq!(with(None, file).unwrap(), Some(Duration::from_millis(900)));
+        assert_eq!(
+            with(Some("40"), file).unwrap(),
+            Some(Duration::from_millis(40))
+        );
+        for bad in ["0", "soon", "60001"] {
+            let error = with(Some(bad), "").unwrap_err().to_string();
+            assert!(error.contains("GROUND_REDIS_TIMEOUT_MS"), "{error}");
+        }
+        let error = with(None, "[state]\nredis_timeout_ms = 5\n").unwrap_err();
+        assert!(error.to_string().contains("redis_timeout_ms"), "{error}");
     }
 }

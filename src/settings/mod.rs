@@ -7,7 +7,7 @@
 
 mod serve;
 
-pub use serve::{DEFAULT_REDIS_PREFIX, ServeSettings, SharedState};
+pub use serve::{DEFAULT_REDIS_PREFIX, DEFAULT_REDIS_TIMEOUT, ServeSettings, SharedState};
 
 use std::path::PathBuf;
 use std::time::Duration;

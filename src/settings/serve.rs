@@ -15,13 +15,22 @@ pub struct SharedState {
     pub redis_url: Url,
     /// Put before every key, so that deployments can share one Redis.
     pub prefix: String,
+    /// How long one command may take before the caller goes on with local state
+    /// (`[state] redis_timeout_ms`, `GROUND_REDIS_TIMEOUT_MS`; default
+    /// [`DEFAULT_REDIS_TIMEOUT`]).
+    pub timeout: std::time::Duration,
 }
+
+/// How long one Redis command may take by default: Redis on the same network
+/// answers in about a millisecond, so this is an outage, not a slow reply.
+pub const DEFAULT_REDIS_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(250);
 
 impl std::fmt::Debug for SharedState {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SharedState")
             .field("redis_url", &crate::http::display_url(&self.redis_url))
             .field("prefix", &self.prefix)
+            .field("timeout", &self.timeout)
             .finish()
     }
 }

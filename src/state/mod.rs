@@ -5,7 +5,7 @@
 //! here is used and every process keeps its own state, as before.
 //!
 //! Shared state is an optimisation, never a dependency: every call here answers
-//! `None` when Redis does not answer within [`TIMEOUT`], and the caller goes on with
+//! `None` when Redis does not answer within its command timeout ([`SharedState::timeout`]), and the caller goes on with
 //! its local state (memory, the state dir, the cache folder). One warning is logged
 //! per outage, not per request ([`outage`]), and another line when Redis answers
 //! again; while it is down, Redis is tried again at most once per
@@ -31,9 +31,6 @@ use std::time::Duration;
 
 pub use self::redis::{Redis, StateError};
 use crate::settings::SharedState;
-
-/// How long one Redis command may take before the caller falls back to local state.
-pub const TIMEOUT: Duration = Duration::from_millis(250);
 
 /// How long a command may take while no connection has answered yet: connecting
 /// (TCP, TLS for `rediss://`, authentication) takes longer than a command.

@@ -1,6 +1,6 @@
 //! The handle on one Redis: a connection manager (it reconnects by itself), the key
 //! prefix, the URL as shown to people (password redacted), and the outage guard.
-//! Every command goes through [`Redis::run`]: under [`super::TIMEOUT`], skipped while
+//! Every command goes through [`Redis::run`]: under the deployment's command timeout ([`SharedState::timeout`]), skipped while
 //! Redis is taken as down, and `None` for the caller on any failure.
 
 use std::future::Future;
@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 
 use super::outage::{Change, Outage};
-use super::{CONNECT_TIMEOUT, TIMEOUT, keys, month, window};
+use super::{CONNECT_TIMEOUT, keys, month, window};
 use crate::settings::SharedState;
 
 /// Why a check of Redis failed (`ground doctor`).
@@ -110,7 +110,7 @@ impl Redis {
         }
         let config = ConnectionManagerConfig::new()
             .set_connection_timeout(Some(CONNECT_TIMEOUT))
-            .set_response_timeout(Some(TIMEOUT))
+            .set_response_timeout(Some(self.shared.timeout))
             .set_number_of_retries(1)
             .set_min_delay(Duration::from_millis(50))
             .set_max_delay(Duration::from_millis(500));
@@ -122,7 +122,7 @@ impl Redis {
         self.started.elapsed().as_millis() as u64
     }
 
-    /// Runs `command` on Redis within [`super::TIMEOUT`] ([`CONNECT_TIMEOUT`] until a
+    /// Runs `command` on Redis within the deployment's command timeout ([`SharedState::timeout`]) ([`CONNECT_TIMEOUT`] until a
     /// first command was answered): its value, or `None` when
     /// Redis is taken as down, fails or is slow (the caller uses local state). Logs
     /// one warning when an outage starts and one line when it ends.
@@ -135,9 +135,9 @@ impl Redis {
             return None;
         }
         let within = if self.answered_once.load(Ordering::Relaxed) {
-            TIMEOUT
+            self.shared.timeout
         } else {
-            CONNECT_TIMEOUT
+            CONNECT_TIMEOUT.max(self.shared.timeout)
         };
         let outcome = match self.manager() {
             Ok(manager) => match tokio::time::timeout(within, command(manager)).await {
