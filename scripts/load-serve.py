@@ -376,14 +376,19 @@ def run_serve(args, searx_url, model_url, flags, home):
         alive = proc.poll() is None
         return {"results": results, "wall": sum(walls), "rss0": rss0, "rss1": rss1, "hwm": hwm, "alive": alive}
     finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        stop(proc)
         log.close()
+
+
+def stop(proc):
+    """Ends proc: SIGTERM, then SIGKILL after 10 s."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 def clean_env(home, name):

@@ -38,11 +38,9 @@ import argparse
 import importlib.util
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -80,16 +78,6 @@ def most_in_window(times, window_s):
 def start(argv, env, log_path):
     log = open(log_path, "wb")
     return subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log)
-
-
-def stop(proc):
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def wait_port(port, seconds):
@@ -230,7 +218,7 @@ def main():
         before = snap()
         results, wall = rounds(args, port, 0)
         ok &= report("one replica", results, wall, counts, before, args, args.limit)
-        stop(one)
+        load.stop(one)
 
         redis_port = load.free_port()
         redis = start(["redis-server", "--port", str(redis_port), "--bind", "127.0.0.1", "--save", "",
@@ -258,7 +246,7 @@ def main():
             if args.again:
                 ok &= again(args, front, offset, counts)
             for proc in (haproxy, a, b):
-                stop(proc)
+                load.stop(proc)
             if shared:
                 for name in ("a-shared", "b-shared"):
                     with open(os.path.join(home, f"{name}.err"), errors="replace") as f:
@@ -268,7 +256,7 @@ def main():
                         print(f"    {line}")
     finally:
         for proc in reversed(procs):
-            stop(proc)
+            load.stop(proc)
     if ok:
         shutil.rmtree(home, ignore_errors=True)
     else:

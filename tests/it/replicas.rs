@@ -13,7 +13,7 @@ use wiremock::{Mock, ResponseTemplate};
 
 use crate::common::*;
 use crate::redis_support::RedisServer;
-use crate::serve::{Server, ask, http};
+use crate::serve::{Server, ask, completion, http, model_calls};
 
 const QUESTION: &str = "Can tardigrades survive in space?";
 
@@ -36,17 +36,6 @@ fn replica(world: &World, name: &str) -> std::process::Command {
     // default 250 ms: these tests are about what is shared, not about a slow Redis.
     .env("GROUND_REDIS_TIMEOUT_MS", "2000");
     cmd
-}
-
-async fn completion(server: &Server, body: &Value) -> Value {
-    let reply = http()
-        .post(server.url("/v1/chat/completions"))
-        .json(body)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(reply.status(), 200, "{body}");
-    reply.json().await.unwrap()
 }
 
 /// Searches that reached the SearXNG stand-in.
@@ -269,37 +258,7 @@ async fn a_question_one_replica_answered_is_reused_on_the_other() {
         return;
     };
     let world = World::new().await;
-    // One search and one model call for the whole deployment: replica b makes none
-    // (each stand-in checks its count when the test ends).
-    Mock::given(method("GET"))
-        .and(path("/config"))
-        .respond_with(ResponseTemplate::new(200).set_body_raw(
-            fixture("searxng/searxng/config.body.json"),
-            "application/json",
-        ))
-        .mount(&world.searx)
-        .await;
-    Mock::given(method("GET"))
-        .and(path("/search"))
-        .respond_with(
-            ResponseTemplate::new(200).set_body_raw(
-                fixture("searxng/searxng/normal.body.json")
-                    .replace(CAPTURED_PAGES_URL, &world.pages.uri()),
-                "application/json",
-            ),
-        )
-        .expect(1)
-        .mount(&world.searx)
-        .await;
-    world.serve_fixture_pages().await;
-    Mock::given(method("POST"))
-        .and(path("/api/chat"))
-        .respond_with(
-            ResponseTemplate::new(200).set_body_json(ollama_reply(&good_answer(), "stop")),
-        )
-        .expect(1)
-        .mount(&world.ollama)
-        .await;
+    world.healthy(&good_answer()).await;
     let flags = ["--redis-url", &redis.url()];
     let a = Server::start(replica(&world, "a"), &flags).await;
     let b = Server::start(replica(&world, "b"), &flags).await;
@@ -339,6 +298,9 @@ async fn a_question_one_replica_answered_is_reused_on_the_other() {
     for log in [&a_log, &b_log] {
         assert!(!log.contains("warning"), "{log}");
     }
+    // One search and one model call for the whole deployment: replica b made none.
+    assert_eq!(searches(&world).await, 1, "searches");
+    assert_eq!(model_calls(&world).await, 1, "model calls");
 }
 
 #[tokio::test]

@@ -1261,11 +1261,13 @@ async fn searches(world: &World) -> usize {
     world.searx.received_requests().await.unwrap().len()
 }
 
-async fn model_calls(world: &World) -> usize {
+/// Requests that reached the model stand-in (Ollama).
+pub(crate) async fn model_calls(world: &World) -> usize {
     world.ollama.received_requests().await.unwrap().len()
 }
 
-async fn completion(server: &Server, body: &Value) -> Value {
+/// A chat completion that must succeed, as JSON.
+pub(crate) async fn completion(server: &Server, body: &Value) -> Value {
     let reply = http()
         .post(server.url("/v1/chat/completions"))
         .json(body)

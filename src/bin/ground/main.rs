@@ -36,12 +36,6 @@ fn main() -> ExitCode {
     {
         return ground::pdf::worker::run();
     }
-    // llama.cpp's OpenMP threads sleep soon when they wait for each other, unless the
-    // environment says otherwise: this runs the program again with the setting (see
-    // the function), so it comes before any thread. (The PDF worker above never runs
-    // the model, and starts once per PDF: it is not run twice.)
-    #[cfg(all(feature = "embedded", target_os = "linux"))]
-    ground::llm::embedded::engine::brief_openmp_spin();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(error) => match cli::docs::spaced_collection(&error, std::env::args()) {
@@ -60,6 +54,15 @@ fn main() -> ExitCode {
             None => error.exit(),
         },
     };
+    // llama.cpp's OpenMP threads sleep soon when they wait for each other, unless the
+    // environment says otherwise: this runs the program again with the setting (see
+    // the function), before any thread. Only a command that may write with the
+    // embedded model pays for the second start; `index`, `search`, `fetch` and the
+    // rest start once (and so does the PDF worker above).
+    #[cfg(all(feature = "embedded", target_os = "linux"))]
+    if cli.command.may_run_the_model() {
+        ground::llm::embedded::engine::brief_openmp_spin();
+    }
     match cli.command {
         Command::Answer(args) => commands::answer::run(args),
         Command::Chat(args) => commands::chat::run(args),

@@ -132,6 +132,22 @@ pub enum Command {
     Model(ModelArgs),
 }
 
+impl Command {
+    /// Whether the command may write with the embedded model (`answer`, `chat`,
+    /// `mcp`, `batch`, `serve`): only these need llama.cpp's threads set up before
+    /// `main` goes on (`ground::llm::embedded::engine::brief_openmp_spin`).
+    pub fn may_run_the_model(&self) -> bool {
+        matches!(
+            self,
+            Command::Answer(_)
+                | Command::Chat(_)
+                | Command::Mcp(_)
+                | Command::Batch(_)
+                | Command::Serve(_)
+        )
+    }
+}
+
 /// How to print the answer for a person.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {

@@ -38,8 +38,9 @@ pub(super) fn backend() -> Result<&'static LlamaBackend, Error> {
 /// 300,000), unless the environment already says how they wait (`OMP_WAIT_POLICY`
 /// or `GOMP_SPINCOUNT`): by running the program again, at once, with the variable set.
 /// Returns when the variable was already set, or the program cannot be run again
-/// (then libgomp's own default holds). A binary calls it first thing in `main`,
-/// before any thread exists.
+/// (then libgomp's own default holds). A binary calls it early in `main`, before
+/// any thread exists, for a command that may write with the model (the others
+/// need not start twice).
 ///
 /// Why: ggml's threads meet at a barrier after every operation of a decode step
 /// (hundreds a step). When another process holds a core, the thread that arrived
