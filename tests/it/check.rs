@@ -7,7 +7,7 @@
 //! `check_claims` through the real `ground mcp`.
 
 use crate::common::*;
-use crate::cross_check::page;
+use crate::cross_check::{SitePage, page};
 use crate::mcp::{Session, error_text, structured};
 use serde_json::{Value, json};
 use wiremock::matchers::{method, path, query_param};
@@ -20,7 +20,7 @@ const DESIGNED: &str = "The lighthouse was designed by the engineer Mara Lindqvi
 const MUSEUM: &str = "The Varnholm museum opens at nine in the morning.";
 
 /// Three sites and their pages: (site 0-2, path, title, paragraphs).
-fn pages() -> Vec<(usize, &'static str, &'static str, Vec<&'static str>)> {
+fn pages() -> Vec<SitePage> {
     vec![
         (
             0,
@@ -33,36 +33,10 @@ fn pages() -> Vec<(usize, &'static str, &'static str, Vec<&'static str>)> {
                 "Its lens came from Paris and weighed about 5,000 kilograms, and the keepers lived in a cottage below the tower.",
             ],
         ),
-        (
-            0,
-            "/conflict.html",
-            "Lighthouses of the north",
-            vec![
-                "Many of the northern lights were built late, when the shipping lanes moved.",
-                "The Quillfeather Lighthouse was first lit on 9 June 1936, long after the harbour opened.",
-                "Its keepers left when the light was automated after the war.",
-            ],
-        ),
-        (
-            1,
-            "/dotted.html",
-            "Quillfeather Lighthouse facts",
-            vec![
-                "A short list of facts about the tower and its light for visitors to the cape.",
-                "The Quillfeather Lighthouse was first lit on 14.10.1911 by its first keeper.",
-                "The tower is painted white with a single red band below the lantern room.",
-            ],
-        ),
-        (
-            1,
-            "/unrelated.html",
-            "Varnholm Lighthouse",
-            vec![
-                "The Varnholm Lighthouse stands on the southern cape, across the bay from the town.",
-                "The Varnholm Lighthouse was first lit on 2 May 1913, two years after its neighbour.",
-                "It was closed to visitors after a storm damaged its gallery in the winter of 1953.",
-            ],
-        ),
+    ]
+    .into_iter()
+    .chain(crate::cross_check::quillfeather_elsewhere())
+    .chain(vec![
         (
             1,
             "/ferry-a.html",
@@ -99,7 +73,8 @@ fn pages() -> Vec<(usize, &'static str, &'static str, Vec<&'static str>)> {
                 "Her drawings are kept in the Varnholm archive.",
             ],
         ),
-    ]
+    ])
+    .collect()
 }
 
 /// The three sites: the world's page server and two more.

@@ -16,6 +16,9 @@ const STATEMENT: &str = "The Quillfeather Lighthouse was first lit on 14 October
 const QUOTE: &str = "The Quillfeather Lighthouse was first lit on 14 October 1911";
 
 /// A plain article page: a title and paragraphs (`check.rs` serves them too).
+/// A page of a test site: (the site, 0-2; its path; its title; its paragraphs).
+pub(crate) type SitePage = (usize, &'static str, &'static str, Vec<&'static str>);
+
 pub(crate) fn page(title: &str, paragraphs: &[&str]) -> String {
     let body: String = paragraphs.iter().map(|p| format!("<p>{p}</p>\n")).collect();
     format!(
@@ -25,7 +28,7 @@ pub(crate) fn page(title: &str, paragraphs: &[&str]) -> String {
 }
 
 /// The pages, in the search's order: (host 0 or 1, path, title, paragraphs).
-fn pages() -> Vec<(usize, &'static str, &'static str, Vec<&'static str>)> {
+fn pages() -> Vec<SitePage> {
     vec![
         (
             0,
@@ -47,6 +50,17 @@ fn pages() -> Vec<(usize, &'static str, &'static str, Vec<&'static str>)> {
                 "The harbour wall was finished two years earlier, in 1909, by the same engineer.",
             ],
         ),
+    ]
+    .into_iter()
+    .chain(quillfeather_elsewhere())
+    .collect()
+}
+
+/// Three pages about the lighthouse on other sites (site 0-1, path, title,
+/// paragraphs): one that conflicts with its date, one that agrees in another date
+/// format, one about another lighthouse. `check`'s tests serve them too.
+pub(crate) fn quillfeather_elsewhere() -> Vec<SitePage> {
+    vec![
         (
             0,
             "/conflict.html",
