@@ -19,6 +19,21 @@ const FERRY: &str = "The Varnholm ferry carries 40 cars across the bay.";
 const DESIGNED: &str = "The lighthouse was designed by the engineer Mara Lindqvist.";
 const MUSEUM: &str = "The Varnholm museum opens at nine in the morning.";
 
+/// `(number, url)` of each source of `check --json`'s output, in order.
+fn numbered_sources(v: &Value) -> Vec<(u64, String)> {
+    v["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["number"].as_u64().unwrap(),
+                s["url"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
 /// Three sites and their pages: (site 0-2, path, title, paragraphs).
 fn pages() -> Vec<SitePage> {
     vec![
@@ -345,17 +360,7 @@ async fn a_cited_answer_is_checked_against_its_own_sources_first() {
     assert_matches_schema(ground::mcp::schemas::CHECK_CLAIMS, &v);
     assert_eq!(v["mode"], "cited");
     // The answer's own numbers, from the three list forms.
-    let listed: Vec<(u64, String)> = v["sources"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| {
-            (
-                s["number"].as_u64().unwrap(),
-                s["url"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect();
+    let listed = numbered_sources(&v);
     assert_eq!(
         listed,
         [
@@ -637,17 +642,7 @@ async fn with_search_a_cited_sentence_is_supported_elsewhere_by_a_page_found() {
     assert_matches_schema(ground::mcp::schemas::CHECK_CLAIMS, &v);
     // The page found is numbered after the answer's own; the one it already lists is
     // read once.
-    let listed: Vec<(u64, String)> = v["sources"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| {
-            (
-                s["number"].as_u64().unwrap(),
-                s["url"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect();
+    let listed = numbered_sources(&v);
     assert_eq!(
         listed,
         [
