@@ -67,6 +67,10 @@ pub struct DocText {
     /// (so line numbers are the file's); for HTML and PDF the extracted text (the
     /// lines `ground extract FILE` prints).
     pub text: String,
+    /// Whether the text was extracted (HTML, PDF) rather than being the file's own
+    /// lines: the index keeps an extracted passage's text, and reads the others'
+    /// lines from the file when a hit is shown.
+    pub extracted: bool,
 }
 
 /// Reads `bytes` of a file at `path` in `format`. PDF goes through the sandboxed
@@ -77,6 +81,7 @@ pub fn read(path: &Path, format: Format, bytes: Vec<u8>) -> Result<DocText, Unre
     if !is_pdf && is_binary(&bytes) {
         return Err(Unreadable::Binary);
     }
+    let extracted = is_pdf || format == Format::Pdf || format == Format::Html;
     let (title, text) = if is_pdf || format == Format::Pdf {
         if !is_pdf {
             return Err(Unreadable::Failed("it does not start like a PDF".into()));
@@ -88,8 +93,8 @@ pub fn read(path: &Path, format: Format, bytes: Vec<u8>) -> Result<DocText, Unre
         (title, doc.text)
     } else if format == Format::Html {
         let html = extract::decode_body(&bytes, None);
-        let extracted = extract::extract_html(&html, None);
-        (extracted.title, extracted.text)
+        let main = extract::extract_html(&html, None);
+        (main.title, main.text)
     } else {
         let text = extract::decode_body(&bytes, None);
         let text = text.strip_prefix('\u{feff}').unwrap_or(&text).to_string();
@@ -107,7 +112,11 @@ pub fn read(path: &Path, format: Format, bytes: Vec<u8>) -> Result<DocText, Unre
         .filter(|t| !t.is_empty())
         .map(|t| crate::text::shorten(&t, 200))
         .unwrap_or(name);
-    Ok(DocText { title, text })
+    Ok(DocText {
+        title,
+        text,
+        extracted,
+    })
 }
 
 /// Whether `bytes` look binary: a NUL byte in the first 8 KiB (git's and ripgrep's rule).
@@ -207,12 +216,15 @@ mod tests {
             Format::Text,
             b"no heading".to_vec(),
         );
-        assert_eq!(plain.unwrap().title, "notes.txt");
+        let plain = plain.unwrap();
+        assert_eq!(plain.title, "notes.txt");
+        assert!(!plain.extracted);
         let html =
             b"<html><head><title>Page T</title></head><body><p>Hello there.</p></body></html>";
         let html = read(Path::new("p.html"), Format::Html, html.to_vec()).unwrap();
         assert_eq!(html.title, "Page T");
         assert!(html.text.contains("Hello there."));
+        assert!(html.extracted);
     }
 
     #[test]

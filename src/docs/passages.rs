@@ -91,6 +91,13 @@ pub fn lines(text: &str, start: u64, end: u64) -> String {
         .join("\n")
 }
 
+/// The text of the passage of `text` that spans lines `start..=end`, as [`split`]
+/// cut it (its lines, at most [`MAX_INDEXED_CHARS`]): how a hit's text is read from
+/// its file, since the index does not keep it.
+pub fn passage_text(text: &str, start: u64, end: u64) -> String {
+    crate::text::cut_bytes(&lines(text, start, end), MAX_INDEXED_CHARS).to_string()
+}
+
 /// The 1-based line of byte offset `at` in `text`.
 pub fn line_of(text: &str, at: usize) -> u64 {
     let at = at.min(text.len());
@@ -115,6 +122,29 @@ mod tests {
         assert_eq!((got[1].line_start, got[1].line_end), (6, 7));
         assert_eq!(lines(text, 6, 7), "# Next\nsecond");
         assert_eq!(line_of(text, text.find("second").unwrap()), 7);
+    }
+
+    #[test]
+    fn a_passage_reads_back_whole_from_its_lines() {
+        let long_line = "x".repeat(MAX_INDEXED_CHARS + 500);
+        let texts = [
+            "# Title\n\nfirst para\nstill first\n\n# Next\nsecond\n".to_string(),
+            "windows\r\nline ends\r\n\r\n# Heading\r\nbody\r\n".to_string(),
+            format!("{}\n\n{}", "word ".repeat(200), "abcdefghij\n".repeat(300)),
+            format!("short\n{long_line}\nafter\n"),
+            "  \n\n  indented  \n\n\n".to_string(),
+        ];
+        for text in &texts {
+            let cut = split(text);
+            assert!(!cut.is_empty(), "{text:?}");
+            for p in cut {
+                assert_eq!(
+                    passage_text(text, p.line_start, p.line_end),
+                    p.text,
+                    "{text:?}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Searching collections (BM25 over passages and titles, English stemming), and a
 //! hit's file read again when a run quotes it.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -11,6 +12,7 @@ use tantivy::schema::Value;
 use tantivy::snippet::SnippetGenerator;
 
 use super::formats::{self, DocText, Format};
+use super::passages;
 use super::store::Collection;
 use super::{IndexError, IndexHome};
 
@@ -32,11 +34,17 @@ pub struct Hit {
     pub line_end: u64,
     /// The best-matching stretch of the passage.
     pub snippet: String,
-    /// The passage's text as indexed.
+    /// The passage's text: its lines in the file now (Markdown, text,
+    /// reStructuredText), or as extracted when indexed (HTML, PDF).
     #[serde(skip)]
     pub text: String,
     /// BM25 score (higher is better; comparable within one query).
     pub score: f32,
+    /// Why the passage's lines could not be read from its file now (gone, no longer
+    /// text); the snippet is then empty, and `ground index add` brings the
+    /// collection up to date.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unreadable: Option<String>,
 }
 
 /// The `n` best passages for `query` in `collections` (merged by score). Blocking:
@@ -79,33 +87,66 @@ fn search_one(collection: &Collection, query: &str, n: usize) -> Result<Vec<Hit>
         .map_err(corrupt)?;
     let mut snippets = SnippetGenerator::create(&searcher, &*query, f.body).map_err(corrupt)?;
     snippets.set_max_num_chars(SNIPPET_CHARS);
+    let mut files = FilesRead::default();
     let mut hits = Vec::new();
     for (score, address) in top {
         let doc: TantivyDocument = searcher.doc(address).map_err(corrupt)?;
-        let text_of = |field| {
-            doc.get_first(field)
-                .and_then(|v| v.as_str())
-                .unwrap_or_default()
-                .to_string()
-        };
+        let stored = |field| doc.get_first(field).and_then(|v| v.as_str());
+        let text_of = |field| stored(field).unwrap_or_default().to_string();
         let number_of = |field| doc.get_first(field).and_then(|v| v.as_u64()).unwrap_or(0);
-        let text = text_of(f.body);
-        let mut snippet = snippets.snippet_from_doc(&doc).fragment().to_string();
+        let path = PathBuf::from(text_of(f.path));
+        let (line_start, line_end) = (number_of(f.line_start), number_of(f.line_end));
+        // An extracted passage's text is in the index (a collection made before
+        // 2026-11-29 keeps every passage's, as `body`); the others are read from the file.
+        let kept = [Some(f.body), f.text]
+            .into_iter()
+            .flatten()
+            .find_map(stored);
+        let (text, unreadable) = match kept {
+            Some(text) => (text.to_string(), None),
+            None => match files.lines(&path, line_start, line_end) {
+                Ok(text) => (text, None),
+                Err(why) => (String::new(), Some(why)),
+            },
+        };
+        let mut snippet = snippets.snippet(&text).fragment().to_string();
         if snippet.trim().is_empty() {
             snippet = crate::text::shorten(&text, SNIPPET_CHARS);
         }
         hits.push(Hit {
             collection: collection.name.clone(),
-            path: PathBuf::from(text_of(f.path)),
+            path,
             title: text_of(f.title),
-            line_start: number_of(f.line_start),
-            line_end: number_of(f.line_end),
+            line_start,
+            line_end,
             snippet: crate::text::clean_inline(&snippet),
             text,
             score,
+            unreadable,
         });
     }
     Ok(hits)
+}
+
+/// The files read again for one search's hits, each read at most once.
+#[derive(Default)]
+struct FilesRead(HashMap<PathBuf, ReadAgain>);
+
+impl FilesRead {
+    /// Lines `start..=end` (1-based) of `path` as the index cut them, or why the
+    /// file cannot be read now.
+    fn lines(&mut self, path: &Path, start: u64, end: u64) -> Result<String, String> {
+        let read = self
+            .0
+            .entry(path.to_path_buf())
+            .or_insert_with(|| read_again(path));
+        match read {
+            ReadAgain::Text(doc) => Ok(passages::passage_text(&doc.text, start, end)),
+            ReadAgain::Gone(why) => Err(format!(
+                "{why}; `ground index add` brings the collection up to date"
+            )),
+        }
+    }
 }
 
 /// A file read again at answer time.

@@ -374,6 +374,9 @@ fn read_one(writing: &Writing, file: &Found) -> Outcome {
         d.add_text(f.path, &path_text);
         d.add_text(f.title, &doc.title);
         d.add_text(f.body, &passage.text);
+        if let (true, Some(text)) = (doc.extracted, f.text) {
+            d.add_text(text, &passage.text);
+        }
         d.add_u64(f.line_start, passage.line_start);
         d.add_u64(f.line_end, passage.line_end);
         batch.push(UserOperation::Add(d));

@@ -355,6 +355,77 @@ async fn html_and_pdf_are_read_through_the_extractor_and_the_pdf_reader() {
     assert_eq!(first["title"].as_str(), extracted.title.as_deref());
     // No markup reaches the index.
     assert!(!first["snippet"].as_str().unwrap().contains('<'), "{found}");
+
+    // Extracted text is kept in the index (it is not the file's own lines): the
+    // snippets stay while the files are gone, until the next `add`.
+    let snippet = first["snippet"].clone();
+    fs::remove_file(dir.join("article.html")).unwrap();
+    fs::remove_file(dir.join("report.pdf")).unwrap();
+    let (_, again) = index_json(&world, &["search", extracted.title.as_deref().unwrap()]).await;
+    assert_eq!(again["results"][0]["snippet"], snippet, "{again}");
+    assert!(again["results"][0].get("unreadable").is_none(), "{again}");
+    let (_, pdf) = index_json(&world, &["search", word]).await;
+    assert!(
+        pdf["results"][0]["snippet"]
+            .as_str()
+            .unwrap()
+            .contains("rehydration"),
+        "{pdf}"
+    );
+}
+
+#[tokio::test]
+async fn a_hit_s_lines_are_read_from_its_file_and_a_file_gone_is_said() {
+    let world = World::new().await;
+    let dir = world.home.path().join("notes");
+    notes(&dir);
+    add(&world, &dir).await;
+    let (_, hits) = index_json(&world, &["search", "lamp oil"]).await;
+    let snippet = hits["results"][0]["snippet"].as_str().unwrap().to_string();
+    assert!(snippet.contains("whale oil"), "{hits}");
+
+    // The index keeps no Markdown or text passage: a hit shows its lines as the file
+    // says them now (as an answer quotes them), same line numbers.
+    let lighthouse = dir.join("lighthouse.md");
+    let now = fs::read_to_string(&lighthouse)
+        .unwrap()
+        .replace("whale oil", "seal oil");
+    fs::write(&lighthouse, now).unwrap();
+    let (_, hits) = index_json(&world, &["search", "lamp"]).await;
+    let hit = &hits["results"][0];
+    assert!(
+        hit["snippet"].as_str().unwrap().contains("seal oil"),
+        "{hits}"
+    );
+    assert_eq!(
+        (hit["line_start"].as_u64(), hit["line_end"].as_u64()),
+        (Some(1), Some(5))
+    );
+
+    // A file gone since the last `add` is still found, with why it cannot be shown
+    // and the fix; the search succeeds.
+    fs::remove_file(dir.join("garden.txt")).unwrap();
+    let (out, hits) = index_json(&world, &["search", "tomatoes"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let hit = &hits["results"][0];
+    assert!(
+        hit["path"].as_str().unwrap().ends_with("garden.txt"),
+        "{hits}"
+    );
+    assert_eq!(hit["snippet"], "", "{hits}");
+    let why = hit["unreadable"].as_str().unwrap();
+    assert!(why.contains("ground index add"), "{why}");
+    let mut cmd = world.ground();
+    cmd.args(["index", "search", "tomatoes"]);
+    let out = run(cmd).await;
+    assert!(out.status.success());
+    let text = stdout(&out);
+    assert!(text.contains("garden.txt:1-2"), "{text}");
+    assert!(text.contains("cannot be read now"), "{text}");
+
+    // The next `add` drops it.
+    add(&world, &dir).await;
+    assert_eq!(found(&world, "tomatoes").await, [] as [String; 0]);
 }
 
 #[tokio::test]
@@ -400,9 +471,9 @@ async fn a_damaged_index_is_a_clear_error_and_add_rebuilds_it() {
     assert!(
         stderr(&out).contains("warning: the index of collection \"default\" could not be read")
     );
-    let (out, found) = index_json(&world, &["search", "lighthouse"]).await;
+    let (out, hits) = index_json(&world, &["search", "lighthouse"]).await;
     assert!(out.status.success());
-    assert_eq!(found["results"].as_array().unwrap().len(), 1);
+    assert_eq!(hits["results"].as_array().unwrap().len(), 1);
 }
 
 #[tokio::test]

@@ -136,6 +136,7 @@ impl Command {
     /// Whether the command may write with the embedded model (`answer`, `chat`,
     /// `mcp`, `batch`, `serve`): only these need llama.cpp's threads set up before
     /// `main` goes on (`ground::llm::embedded::engine::brief_openmp_spin`).
+    #[cfg(all(feature = "embedded", target_os = "linux"))]
     pub fn may_run_the_model(&self) -> bool {
         matches!(
             self,

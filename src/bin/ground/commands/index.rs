@@ -250,6 +250,10 @@ fn search(
     }
     let mut out = String::new();
     for (i, hit) in hits.iter().enumerate() {
+        let snippet = match &hit.unreadable {
+            Some(why) => format!("(its file cannot be read now: {why})"),
+            None => hit.snippet.clone(),
+        };
         out.push_str(&format!(
             "{}. {}\n   {}:{}-{}\n   {}\n",
             i + 1,
@@ -257,7 +261,7 @@ fn search(
             shown(&hit.path),
             hit.line_start,
             hit.line_end,
-            sanitize_line(&hit.snippet)
+            sanitize_line(&snippet)
         ));
     }
     print!("{out}");
