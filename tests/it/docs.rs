@@ -150,6 +150,45 @@ async fn a_collection_named_after_a_space_is_refused_with_the_spelling_that_work
 }
 
 #[tokio::test]
+async fn an_answer_with_a_collection_after_a_space_is_refused_not_misread() {
+    let world = World::new().await;
+    no_search_allowed(&world).await;
+    let dir = world.home.path().join("handbook");
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(
+        dir.join("vpn.md"),
+        "# VPN\n\nConnect with the office profile.\n",
+    )
+    .unwrap();
+    let mut cmd = world.ground();
+    cmd.args(["index", "add", "--collection", "handbook"])
+        .arg(&dir);
+    assert!(run(cmd).await.status.success());
+    // Without the check, "handbook" became the question's first word and the run
+    // searched the collection `default`.
+    let mut cmd = world.ground();
+    cmd.args([
+        "answer",
+        "--docs",
+        "handbook",
+        "how do I connect to the vpn",
+    ]);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        "error: `--docs handbook`: --docs takes its collection after an equals sign\n\
+         hint: write --docs=handbook\n"
+    );
+    // A question that only begins after a bare `--docs` is still a question: here no
+    // collection is named "vpn", so this runs (and fails for want of `default`).
+    let mut cmd = world.ground();
+    cmd.args(["answer", "--docs", "--no-web", "vpn", "profile", "name"]);
+    let out = run(cmd).await;
+    assert!(!stderr(&out).contains("equals sign"), "{}", stderr(&out));
+}
+
+#[tokio::test]
 async fn a_mixed_answer_carries_pages_and_files() {
     let world = World::new().await;
     indexed_note(&world).await;

@@ -39,21 +39,21 @@ fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(error) => match cli::docs::spaced_collection(&error, std::env::args()) {
-            Some(name) => {
-                eprintln!(
-                    "{}",
-                    ground::error::report(
-                        &format!(
-                            "`--docs {name}`: --docs takes its collection after an equals sign"
-                        ),
-                        Some(&format!("write --docs={name}")),
-                    )
-                );
-                return ExitCode::from(2);
-            }
+            Some(name) => return docs_needs_an_equals_sign(&name),
             None => error.exit(),
         },
     };
+    if matches!(cli.command, Command::Answer(_)) {
+        let args: Vec<String> = std::env::args().collect();
+        let home = ground::docs::IndexHome::from_env();
+        let exists = |name: &str| {
+            ground::docs::check_name(name).is_ok()
+                && home.as_ref().is_some_and(|h| h.dir.join(name).is_dir())
+        };
+        if let Some(name) = cli::docs::collection_read_as_a_word(&args, exists) {
+            return docs_needs_an_equals_sign(&name);
+        }
+    }
     // llama.cpp's OpenMP threads sleep soon when they wait for each other, unless the
     // environment says otherwise: this runs the program again with the setting (see
     // the function), before any thread. Only a command that may write with the
@@ -81,4 +81,16 @@ fn main() -> ExitCode {
         Command::Model(args) => commands::model::run(args),
         Command::Index(args) => commands::index::run(args),
     }
+}
+
+/// `--docs NAME` written with a space: the error, its fix, and exit 2.
+fn docs_needs_an_equals_sign(name: &str) -> ExitCode {
+    eprintln!(
+        "{}",
+        ground::error::report(
+            &format!("`--docs {name}`: --docs takes its collection after an equals sign"),
+            Some(&format!("write --docs={name}")),
+        )
+    );
+    ExitCode::from(2)
 }

@@ -26,6 +26,20 @@ pub struct DocsOpts {
     pub no_web: bool,
 }
 
+/// The collection a person meant when they wrote `ground answer --docs NAME QUESTION`:
+/// clap reads the bare `--docs` as `default` and NAME as the question's first word, so
+/// the run would search the wrong collection with the wrong question. Only when NAME
+/// is a collection that `exists` and words follow it: a question that merely begins
+/// after a bare `--docs` is left alone.
+pub fn collection_read_as_a_word(args: &[String], exists: impl Fn(&str) -> bool) -> Option<String> {
+    let end = args.iter().position(|a| a == "--").unwrap_or(args.len());
+    let args = &args[..end];
+    (0..args.len().saturating_sub(2)).find_map(|i| {
+        let name = &args[i + 1];
+        (args[i] == "--docs" && !name.starts_with('-') && exists(name)).then(|| name.clone())
+    })
+}
+
 /// The collection a person meant when they wrote `--docs NAME` (with a space) and clap
 /// refused `NAME` as an unexpected argument (`ground serve --docs NAME`, `ground mcp
 /// --docs NAME`: commands that take no question). `None` for any other refusal. A
