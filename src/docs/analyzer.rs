@@ -273,6 +273,11 @@ mod tests {
             "",
             "relational conditional rational valency hopefulness",
             "THE The the tHe: of OF; and AND, this This is IS it",
+            // 39, 40 and 41 bytes: only the first is kept.
+            "abcdefghijklmnopqrstuvwxyzabcdefghijklm abcdefghijklmnopqrstuvwxyzabcdefghijklmn abcdefghijklmnopqrstuvwxyzabcdefghijklmno",
+            "ÀÉÎÕÜ äöüß straße STRASSE İstanbul ΣΟΦΊΑ σοφία 東京タワー 2026年 e\u{301}te café café",
+            "  ,,; trailing.  ",
+            "sixteen-letters: abcdefghijklmnop ABCDEFGHIJKLMNOPQ généralisations",
             "The lighthouse was first lit in 1871; its lamps burned whale oil.",
             "Running runners ran RUNNING, generously and generalization's connections",
         ];
@@ -308,6 +313,27 @@ mod tests {
             tokens(&mut ours, &all).len(),
             tokens(&mut theirs, &all).len()
         );
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig {
+            cases: 128,
+            failure_persistence: None,
+            ..proptest::prelude::ProptestConfig::default()
+        })]
+
+        /// Words of every kind (ASCII, accented, upper-case letters whose lower case
+        /// is longer, Greek sigmas, CJK, combining marks), with punctuation between.
+        #[test]
+        fn any_text_gets_the_terms_of_tantivys_chain(
+            text in "([a-zA-Z0-9]{1,12}|[ ,.;:'()\\-]|[àéÎÕÜßİΣσς東京\u{301}]{1,3}|[A-Z]{1,20}){0,40}"
+        ) {
+            let mut ours = english();
+            let mut theirs = tantivys_chain();
+            // Twice: the second time from the table.
+            proptest::prop_assert_eq!(tokens(&mut ours, &text), tokens(&mut theirs, &text));
+            proptest::prop_assert_eq!(tokens(&mut ours, &text), tokens(&mut theirs, &text));
+        }
     }
 
     #[test]
