@@ -119,6 +119,22 @@ pub fn read(path: &Path, format: Format, bytes: Vec<u8>) -> Result<DocText, Unre
     })
 }
 
+/// Reads at most [`MAX_FILE_BYTES`] of the regular file at `path` (a file that grew
+/// since its size was read is cut there, not read without end), never blocking on a
+/// FIFO or opening a device.
+pub(crate) fn read_file(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let file = crate::files::open_regular(
+        path,
+        std::fs::OpenOptions::new().read(true),
+        crate::files::Links::Follow,
+    )
+    .map_err(|e| std::io::Error::other(e.to_string()))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_FILE_BYTES).read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
 /// Whether `bytes` look binary: a NUL byte in the first 8 KiB (git's and ripgrep's rule).
 pub fn is_binary(bytes: &[u8]) -> bool {
     bytes[..bytes.len().min(8192)].contains(&0)

@@ -14,7 +14,7 @@ use tantivy::snippet::SnippetGenerator;
 use super::formats::{self, DocText, Format};
 use super::passages;
 use super::store::Collection;
-use super::{IndexError, IndexHome};
+use super::{IndexError, IndexHome, walk};
 
 /// Longest snippet shown for a hit, in characters.
 pub const SNIPPET_CHARS: usize = 240;
@@ -58,14 +58,19 @@ pub fn search(
     let mut hits = Vec::new();
     for name in collections {
         let collection = Collection::at(home, name)?;
-        hits.extend(search_one(&collection, query, n)?);
+        hits.extend(search_one(home, &collection, query, n)?);
     }
     hits.sort_by(|a, b| b.score.total_cmp(&a.score));
     hits.truncate(n);
     Ok(hits)
 }
 
-fn search_one(collection: &Collection, query: &str, n: usize) -> Result<Vec<Hit>, IndexError> {
+fn search_one(
+    home: &IndexHome,
+    collection: &Collection,
+    query: &str,
+    n: usize,
+) -> Result<Vec<Hit>, IndexError> {
     let (index, reader, f) = collection.reader()?;
     let corrupt = |e: tantivy::TantivyError| IndexError::Corrupt {
         collection: collection.name.clone(),
@@ -87,7 +92,11 @@ fn search_one(collection: &Collection, query: &str, n: usize) -> Result<Vec<Hit>
         .map_err(corrupt)?;
     let mut snippets = SnippetGenerator::create(&searcher, &*query, f.body).map_err(corrupt)?;
     snippets.set_max_num_chars(SNIPPET_CHARS);
-    let mut files = FilesRead::default();
+    let mut files = FilesRead {
+        home,
+        collection: &collection.name,
+        read: HashMap::new(),
+    };
     let mut hits = Vec::new();
     for (score, address) in top {
         let doc: TantivyDocument = searcher.doc(address).map_err(corrupt)?;
@@ -128,18 +137,22 @@ fn search_one(collection: &Collection, query: &str, n: usize) -> Result<Vec<Hit>
     Ok(hits)
 }
 
-/// The files read again for one search's hits, each read at most once.
-#[derive(Default)]
-struct FilesRead(HashMap<PathBuf, ReadAgain>);
+/// The files read again for one search's hits in one collection, each read at most
+/// once.
+struct FilesRead<'a> {
+    home: &'a IndexHome,
+    collection: &'a str,
+    read: HashMap<PathBuf, ReadAgain>,
+}
 
-impl FilesRead {
+impl FilesRead<'_> {
     /// Lines `start..=end` (1-based) of `path` as the index cut them, or why the
     /// file cannot be read now.
     fn lines(&mut self, path: &Path, start: u64, end: u64) -> Result<String, String> {
         let read = self
-            .0
+            .read
             .entry(path.to_path_buf())
-            .or_insert_with(|| read_again(path));
+            .or_insert_with(|| read_again(self.home, self.collection, path));
         match read {
             ReadAgain::Text(doc) => Ok(passages::passage_text(&doc.text, start, end)),
             ReadAgain::Gone(why) => Err(format!(
@@ -158,17 +171,37 @@ pub enum ReadAgain {
     Gone(String),
 }
 
-/// Reads `path` again, as the index read it. Blocking (a PDF goes through the
-/// sandboxed reader): call it off the async runtime.
-pub fn read_again(path: &Path) -> ReadAgain {
-    let metadata = match std::fs::metadata(path) {
-        Ok(m) => m,
+/// Reads `path`, a file of collection `collection`, again, as the index read it, when
+/// it is still something the index would read: a regular file (a FIFO put in its place
+/// would block, a device is never opened) of at most [`formats::MAX_FILE_BYTES`],
+/// which, when it is reached through a symbolic link now, leads to a file inside the
+/// collection's folders (the walk skips a link leading out; a file turned into one
+/// since must not be read either). Blocking (a PDF goes through the sandboxed reader):
+/// call it off the async runtime.
+pub fn read_again(home: &IndexHome, collection: &str, path: &Path) -> ReadAgain {
+    let target = match std::fs::canonicalize(path) {
+        Ok(target) => target,
         Err(e) => return ReadAgain::Gone(e.to_string()),
     };
-    if metadata.len() > formats::MAX_FILE_BYTES {
-        return ReadAgain::Gone("it is now over the size limit".into());
+    // A path as indexed is canonical unless a link inside the folder led to it; only
+    // then are the folders read (from the manifest) to check where it leads now.
+    if target != path {
+        let roots = Collection::at(home, collection)
+            .and_then(|c| c.manifest())
+            .map(|m| m.roots)
+            .unwrap_or_default();
+        if !roots.iter().any(|root| walk::is_under(&target, root)) {
+            return ReadAgain::Gone(format!("it is now {}", walk::LINK_OUT));
+        }
     }
-    let bytes = match std::fs::read(path) {
+    match std::fs::metadata(&target) {
+        Ok(m) if m.len() > formats::MAX_FILE_BYTES => {
+            return ReadAgain::Gone("it is now over the size limit".into());
+        }
+        Ok(_) => {}
+        Err(e) => return ReadAgain::Gone(e.to_string()),
+    }
+    let bytes = match formats::read_file(&target) {
         Ok(bytes) => bytes,
         Err(e) => return ReadAgain::Gone(e.to_string()),
     };

@@ -338,7 +338,7 @@ fn read_one(writing: &Writing, file: &Found) -> Outcome {
             ),
         );
     }
-    let bytes = match read_bounded(path) {
+    let bytes = match formats::read_file(path) {
         Ok(bytes) => bytes,
         Err(e) => return skip(SkipReason::Unreadable, format!("unreadable: {e}")),
     };
@@ -391,21 +391,6 @@ fn read_one(writing: &Writing, file: &Found) -> Outcome {
         title: doc.title,
         passages: cut.len() as u64,
     })
-}
-
-/// Reads at most [`formats::MAX_FILE_BYTES`] of `path` (a file that grew since its
-/// size was read is cut there, not read without end), never blocking on a FIFO.
-fn read_bounded(path: &Path) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    let file = crate::files::open_regular(
-        path,
-        std::fs::OpenOptions::new().read(true),
-        crate::files::Links::Follow,
-    )
-    .map_err(|e| std::io::Error::other(e.to_string()))?;
-    let mut bytes = Vec::new();
-    file.take(formats::MAX_FILE_BYTES).read_to_end(&mut bytes)?;
-    Ok(bytes)
 }
 
 /// Deletes every passage of `path`.

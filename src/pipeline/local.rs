@@ -50,7 +50,7 @@ impl Run<'_> {
         let query = question.to_string();
         let hits = tokio::task::spawn_blocking(move || {
             let hits = docs::search(&home, &collections, &query, LOCAL_HITS)?;
-            Ok::<_, docs::IndexError>(read_files(hits))
+            Ok::<_, docs::IndexError>(read_files(&home, hits))
         })
         .await
         .map_err(|e| Error::Internal {
@@ -113,7 +113,7 @@ struct FileFound {
 
 /// Groups `hits` by file (best first, at most [`LOCAL_FILES`]) and reads each again.
 /// Blocking.
-fn read_files(hits: Vec<docs::Hit>) -> Vec<FileFound> {
+fn read_files(home: &IndexHome, hits: Vec<docs::Hit>) -> Vec<FileFound> {
     // The files of the best passages, best first: (path, collection, line ranges).
     type Found = (std::path::PathBuf, String, Vec<(u64, u64)>);
     let mut files: Vec<Found> = Vec::new();
@@ -128,7 +128,7 @@ fn read_files(hits: Vec<docs::Hit>) -> Vec<FileFound> {
     files
         .into_iter()
         .map(|(path, collection, ranges)| {
-            let read = docs::read_again(&path);
+            let read = docs::read_again(home, &collection, &path);
             FileFound {
                 path,
                 collection,

@@ -313,6 +313,55 @@ async fn a_vanished_file_is_a_warning_not_a_source() {
     );
 }
 
+#[cfg(unix)]
+#[tokio::test]
+async fn a_file_turned_into_a_link_out_of_the_folder_is_never_read() {
+    let world = World::new().await;
+    let file = indexed_note(&world).await;
+    // After indexing, the note becomes a link to a file outside the folder (a
+    // `git pull` can do that): its words are what the question asks for.
+    let secret = world.home.path().join("secret.md");
+    fs::write(
+        &secret,
+        "# Keys\n\nThe lighthouse was first lit in 1871. SECRET-TOKEN-42\n",
+    )
+    .unwrap();
+    fs::remove_file(&file).unwrap();
+    std::os::unix::fs::symlink(&secret, &file).unwrap();
+    no_search_allowed(&world).await;
+    world.model_replies(&reply(&[LIT])).await;
+    let mut cmd = world.ground();
+    cmd.args([
+        "answer",
+        "--docs",
+        "--no-web",
+        "When was the lighthouse first lit?",
+    ]);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("lighthouse.md is in the index but cannot be read now (it is now a symbolic link leading out of the folder)"),
+        "{err}"
+    );
+    for request in world.ollama.received_requests().await.unwrap() {
+        assert!(!String::from_utf8_lossy(&request.body).contains("SECRET-TOKEN"));
+    }
+    assert!(!stdout(&out).contains("SECRET-TOKEN"));
+
+    // Nor is it shown by `ground index search`.
+    let mut cmd = world.ground();
+    cmd.args(["index", "search", "lighthouse", "--json"]);
+    let out = run(cmd).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(!text.contains("SECRET-TOKEN"), "{text}");
+    assert!(
+        text.contains("symbolic link leading out of the folder"),
+        "{text}"
+    );
+}
+
 // ---- The faces for programs: MCP and serve answer from the operator's collections ----
 
 const LIT: (&str, usize, &str) = (

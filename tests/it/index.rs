@@ -8,7 +8,7 @@ use std::process::Output;
 
 use serde_json::Value;
 
-use crate::common::{World, fixtures, json_stdout, run, stderr, stdout};
+use crate::common::{World, fixtures, json_stdout, run, run_within, stderr, stdout};
 
 /// Runs `ground index ARGS... --json` in `world` and returns its JSON.
 async fn index_json(world: &World, args: &[&str]) -> (Output, Value) {
@@ -374,6 +374,33 @@ async fn html_and_pdf_are_read_through_the_extractor_and_the_pdf_reader() {
     );
 }
 
+#[cfg(unix)]
+#[tokio::test]
+async fn a_link_inside_the_folder_is_read_again_through_the_link() {
+    let world = World::new().await;
+    let dir = world.home.path().join("notes");
+    notes(&dir);
+    fs::create_dir_all(dir.join("archive")).unwrap();
+    fs::rename(dir.join("garden.txt"), dir.join("archive/garden.txt")).unwrap();
+    std::os::unix::fs::symlink(dir.join("archive/garden.txt"), dir.join("garden.txt")).unwrap();
+    fs::write(dir.join(".ignore"), "archive/\n").unwrap();
+    add(&world, &dir).await;
+    let (_, hits) = index_json(&world, &["search", "tomatoes"]).await;
+    let hit = &hits["results"][0];
+    assert!(
+        hit["path"].as_str().unwrap().ends_with("notes/garden.txt"),
+        "{hits}"
+    );
+    assert!(
+        hit["snippet"]
+            .as_str()
+            .unwrap()
+            .contains("six hours of sun"),
+        "{hits}"
+    );
+    assert!(hit.get("unreadable").is_none(), "{hits}");
+}
+
 #[tokio::test]
 async fn a_hit_s_lines_are_read_from_its_file_and_a_file_gone_is_said() {
     let world = World::new().await;
@@ -423,6 +450,26 @@ async fn a_hit_s_lines_are_read_from_its_file_and_a_file_gone_is_said() {
     assert!(text.contains("garden.txt:1-2"), "{text}");
     assert!(text.contains("cannot be read now"), "{text}");
 
+    // A file replaced by a FIFO is not waited on, and a link inside the folder to a
+    // file inside it is read as the index read it.
+    #[cfg(unix)]
+    {
+        let setup = dir.join("setup.rst");
+        fs::remove_file(&setup).unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .arg(&setup)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let mut cmd = world.ground();
+        cmd.args(["index", "search", "installer", "--json"]);
+        // A FIFO in a file's place must not hang the search.
+        let out = run_within(cmd, std::time::Duration::from_secs(30)).await;
+        assert!(out.status.success(), "{}", stderr(&out));
+        let text = stdout(&out);
+        assert!(text.contains("unreadable"), "{text}");
+        fs::remove_file(&setup).unwrap();
+    }
     // The next `add` drops it.
     add(&world, &dir).await;
     assert_eq!(found(&world, "tomatoes").await, [] as [String; 0]);
