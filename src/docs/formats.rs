@@ -123,13 +123,18 @@ pub fn read(path: &Path, format: Format, bytes: Vec<u8>) -> Result<DocText, Unre
 /// since its size was read is cut there, not read without end), never blocking on a
 /// FIFO or opening a device.
 pub(crate) fn read_file(path: &Path) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
     let file = crate::files::open_regular(
         path,
         std::fs::OpenOptions::new().read(true),
         crate::files::Links::Follow,
     )
     .map_err(|e| std::io::Error::other(e.to_string()))?;
+    read_open(file)
+}
+
+/// Reads at most [`MAX_FILE_BYTES`] of an open file.
+pub(crate) fn read_open(file: std::fs::File) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
     let mut bytes = Vec::new();
     file.take(MAX_FILE_BYTES).read_to_end(&mut bytes)?;
     Ok(bytes)

@@ -83,7 +83,7 @@ fn is_heading(line: &str) -> bool {
 /// Lines `start..=end` (1-based) of `text`, joined by newlines; empty when out of range.
 pub fn lines(text: &str, start: u64, end: u64) -> String {
     let skip = start.saturating_sub(1) as usize;
-    let take = end.saturating_sub(start) as usize + 1;
+    let take = (end.saturating_sub(start) as usize).saturating_add(1);
     text.lines()
         .skip(skip)
         .take(take)

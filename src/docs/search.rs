@@ -47,30 +47,106 @@ pub struct Hit {
     pub unreadable: Option<String>,
 }
 
-/// The `n` best passages for `query` in `collections` (merged by score). Blocking:
-/// call it off the async runtime.
+/// The `n` best passages for `query` in `collections` (merged by score), each with
+/// its text and snippet (read from its file, or from the index for extracted text).
+/// Blocking: call it off the async runtime.
 pub fn search(
     home: &IndexHome,
     collections: &[String],
     query: &str,
     n: usize,
 ) -> Result<Vec<Hit>, IndexError> {
-    let mut hits = Vec::new();
-    for name in collections {
-        let collection = Collection::at(home, name)?;
-        hits.extend(search_one(home, &collection, query, n)?);
+    let (found, snippets) = best(home, collections, query, n)?;
+    let mut roots = Roots::new(home);
+    // Each file is read once for all its hits, and let go before the next is read.
+    let mut texts: Vec<Option<Result<String, String>>> =
+        found.iter().map(|f| f.kept.clone().map(Ok)).collect();
+    for i in 0..found.len() {
+        if texts[i].is_some() {
+            continue;
+        }
+        let hit = &found[i].hit;
+        let read = read_checked(&hit.path, &hit.collection, &mut roots);
+        for (j, other) in found.iter().enumerate().skip(i) {
+            if texts[j].is_none()
+                && other.hit.path == hit.path
+                && other.hit.collection == hit.collection
+            {
+                texts[j] = Some(passage_of(&read, &other.hit));
+            }
+        }
     }
-    hits.sort_by(|a, b| b.score.total_cmp(&a.score));
-    hits.truncate(n);
+    let mut hits = Vec::new();
+    for (Found { mut hit, from, .. }, text) in found.into_iter().zip(texts) {
+        let text = match text.unwrap_or_else(|| Ok(String::new())) {
+            Ok(text) => text,
+            Err(why) => {
+                hit.unreadable = Some(why);
+                String::new()
+            }
+        };
+        let mut snippet = snippets[from].snippet(&text).fragment().to_string();
+        if snippet.trim().is_empty() {
+            snippet = crate::text::shorten(&text, SNIPPET_CHARS);
+        }
+        hit.snippet = crate::text::clean_inline(&snippet);
+        hit.text = text;
+        hits.push(hit);
+    }
     Ok(hits)
 }
 
-fn search_one(
+/// The `n` best passages for `query` in `collections`, as [`search`] finds them but
+/// without their text or snippet (empty): for a caller that reads the files itself,
+/// as an answer does, so no file is read twice.
+pub fn find(
     home: &IndexHome,
-    collection: &Collection,
+    collections: &[String],
     query: &str,
     n: usize,
 ) -> Result<Vec<Hit>, IndexError> {
+    let (found, _) = best(home, collections, query, n)?;
+    Ok(found.into_iter().map(|f| f.hit).collect())
+}
+
+/// A passage found, before its text is read.
+struct Found {
+    /// The hit, its text and snippet still empty.
+    hit: Hit,
+    /// Its text when the index keeps it (extracted text; every passage of a
+    /// collection made before 2026-11-29).
+    kept: Option<String>,
+    /// Which collection's snippet maker cuts its snippet.
+    from: usize,
+}
+
+/// The `n` best passages in `collections` merged by score, and each collection's
+/// snippet maker (the query as that collection analyses it), in order.
+fn best(
+    home: &IndexHome,
+    collections: &[String],
+    query: &str,
+    n: usize,
+) -> Result<(Vec<Found>, Vec<SnippetGenerator>), IndexError> {
+    let mut found = Vec::new();
+    let mut snippets = Vec::new();
+    for (from, name) in collections.iter().enumerate() {
+        let collection = Collection::at(home, name)?;
+        let (one, snippet) = search_one(&collection, query, n, from)?;
+        found.extend(one);
+        snippets.push(snippet);
+    }
+    found.sort_by(|a, b| b.hit.score.total_cmp(&a.hit.score));
+    found.truncate(n);
+    Ok((found, snippets))
+}
+
+fn search_one(
+    collection: &Collection,
+    query: &str,
+    n: usize,
+    from: usize,
+) -> Result<(Vec<Found>, SnippetGenerator), IndexError> {
     let (index, reader, f) = collection.reader()?;
     let corrupt = |e: tantivy::TantivyError| IndexError::Corrupt {
         collection: collection.name.clone(),
@@ -80,85 +156,105 @@ fn search_one(
     let parser = QueryParser::for_index(&index, vec![f.title, f.body]);
     // A person's words, not a query language: what does not parse is read as text.
     let (query, _) = parser.parse_query_lenient(query);
+    let mut snippets = SnippetGenerator::create(&searcher, &*query, f.body).map_err(corrupt)?;
+    snippets.set_max_num_chars(SNIPPET_CHARS);
     // A query with no word left to look for (stop words alone, punctuation) would be
     // read as "every passage": it finds nothing instead.
     let mut has_words = false;
     query.query_terms(&mut |_, _| has_words = true);
     if !has_words {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), snippets));
     }
     let top = searcher
         .search(&query, &TopDocs::with_limit(n.max(1)).order_by_score())
         .map_err(corrupt)?;
-    let mut snippets = SnippetGenerator::create(&searcher, &*query, f.body).map_err(corrupt)?;
-    snippets.set_max_num_chars(SNIPPET_CHARS);
-    let mut files = FilesRead {
-        home,
-        collection: &collection.name,
-        read: HashMap::new(),
-    };
-    let mut hits = Vec::new();
+    let mut found = Vec::new();
     for (score, address) in top {
         let doc: TantivyDocument = searcher.doc(address).map_err(corrupt)?;
         let stored = |field| doc.get_first(field).and_then(|v| v.as_str());
         let text_of = |field| stored(field).unwrap_or_default().to_string();
         let number_of = |field| doc.get_first(field).and_then(|v| v.as_u64()).unwrap_or(0);
-        let path = PathBuf::from(text_of(f.path));
-        let (line_start, line_end) = (number_of(f.line_start), number_of(f.line_end));
         // An extracted passage's text is in the index (a collection made before
         // 2026-11-29 keeps every passage's, as `body`); the others are read from the file.
         let kept = [Some(f.body), f.text]
             .into_iter()
             .flatten()
-            .find_map(stored);
-        let (text, unreadable) = match kept {
-            Some(text) => (text.to_string(), None),
-            None => match files.lines(&path, line_start, line_end) {
-                Ok(text) => (text, None),
-                Err(why) => (String::new(), Some(why)),
-            },
-        };
-        let mut snippet = snippets.snippet(&text).fragment().to_string();
-        if snippet.trim().is_empty() {
-            snippet = crate::text::shorten(&text, SNIPPET_CHARS);
-        }
-        hits.push(Hit {
+            .find_map(stored)
+            .map(str::to_string);
+        let hit = Hit {
             collection: collection.name.clone(),
-            path,
+            path: PathBuf::from(text_of(f.path)),
             title: text_of(f.title),
-            line_start,
-            line_end,
-            snippet: crate::text::clean_inline(&snippet),
-            text,
+            line_start: number_of(f.line_start),
+            line_end: number_of(f.line_end),
+            snippet: String::new(),
+            text: String::new(),
             score,
-            unreadable,
-        });
+            unreadable: None,
+        };
+        found.push(Found { hit, kept, from });
     }
-    Ok(hits)
+    Ok((found, snippets))
 }
 
-/// The files read again for one search's hits in one collection, each read at most
-/// once.
-struct FilesRead<'a> {
-    home: &'a IndexHome,
-    collection: &'a str,
-    read: HashMap<PathBuf, ReadAgain>,
-}
-
-impl FilesRead<'_> {
-    /// Lines `start..=end` (1-based) of `path` as the index cut them, or why the
-    /// file cannot be read now.
-    fn lines(&mut self, path: &Path, start: u64, end: u64) -> Result<String, String> {
-        let read = self
-            .read
-            .entry(path.to_path_buf())
-            .or_insert_with(|| read_again(self.home, self.collection, path));
-        match read {
-            ReadAgain::Text(doc) => Ok(passages::passage_text(&doc.text, start, end)),
-            ReadAgain::Gone(why) => Err(format!(
-                "{why}; `ground index add` brings the collection up to date"
-            )),
+/// The lines of `hit`'s passage as the index cut them, from its file as `read` now,
+/// or why they cannot be shown (with the command that brings the index up to date).
+fn passage_of(read: &ReadAgain, hit: &Hit) -> Result<String, String> {
+    let update = update_hint(&hit.collection);
+    match read {
+        ReadAgain::Text(doc) => {
+            let text = passages::passage_text(&doc.text, hit.line_start, hit.line_end);
+            if text.trim().is_empty() {
+                return Err(format!(
+                    "lines {}-{} are no longer in it (it changed since it was indexed); {update} brings the collection up to date",
+                    hit.line_start, hit.line_end
+                ));
+            }
+            Ok(text)
         }
+        ReadAgain::Gone(why) => Err(format!("{why}; {update} brings the collection up to date")),
+    }
+}
+
+/// The command that reads collection `name`'s folders again.
+pub fn update_hint(name: &str) -> String {
+    if name == super::DEFAULT_COLLECTION {
+        "`ground index add`".into()
+    } else {
+        format!("`ground index add --collection {name}`")
+    }
+}
+
+/// Each collection's folders, read from its manifest the first time a file reached
+/// through a link needs them.
+struct Roots<'a> {
+    home: &'a IndexHome,
+    known: HashMap<String, Result<Vec<PathBuf>, String>>,
+}
+
+impl<'a> Roots<'a> {
+    fn new(home: &'a IndexHome) -> Self {
+        Roots {
+            home,
+            known: HashMap::new(),
+        }
+    }
+
+    /// Whether `target` (canonical) lies in one of `collection`'s folders, as they
+    /// were given or where they lead now (a folder moved and linked back).
+    fn contain(&mut self, collection: &str, target: &Path) -> Result<bool, String> {
+        let home = self.home;
+        let roots = self.known.entry(collection.to_string()).or_insert_with(|| {
+            Collection::at(home, collection)
+                .and_then(|c| c.manifest())
+                .map(|m| m.roots)
+                .map_err(|e| e.to_string())
+        });
+        let roots = roots.as_ref().map_err(Clone::clone)?;
+        Ok(roots.iter().any(|root| {
+            walk::is_under(target, root)
+                || std::fs::canonicalize(root).is_ok_and(|now| walk::is_under(target, &now))
+        }))
     }
 }
 
@@ -179,6 +275,11 @@ pub enum ReadAgain {
 /// since must not be read either). Blocking (a PDF goes through the sandboxed reader):
 /// call it off the async runtime.
 pub fn read_again(home: &IndexHome, collection: &str, path: &Path) -> ReadAgain {
+    read_checked(path, collection, &mut Roots::new(home))
+}
+
+/// [`read_again`], with the collections' folders read once for many files.
+fn read_checked(path: &Path, collection: &str, roots: &mut Roots) -> ReadAgain {
     let target = match std::fs::canonicalize(path) {
         Ok(target) => target,
         Err(e) => return ReadAgain::Gone(e.to_string()),
@@ -186,22 +287,41 @@ pub fn read_again(home: &IndexHome, collection: &str, path: &Path) -> ReadAgain 
     // A path as indexed is canonical unless a link inside the folder led to it; only
     // then are the folders read (from the manifest) to check where it leads now.
     if target != path {
-        let roots = Collection::at(home, collection)
-            .and_then(|c| c.manifest())
-            .map(|m| m.roots)
-            .unwrap_or_default();
-        if !roots.iter().any(|root| walk::is_under(&target, root)) {
-            return ReadAgain::Gone(format!("it is now {}", walk::LINK_OUT));
+        match roots.contain(collection, &target) {
+            Ok(true) => {}
+            Ok(false) => return ReadAgain::Gone(format!("it is now {}", walk::LINK_OUT)),
+            Err(why) => {
+                return ReadAgain::Gone(format!(
+                    "it is reached through a link, and the collection's folders cannot be read to check where it leads ({why})"
+                ));
+            }
         }
     }
-    match std::fs::metadata(&target) {
-        Ok(m) if m.len() > formats::MAX_FILE_BYTES => {
-            return ReadAgain::Gone("it is now over the size limit".into());
-        }
-        Ok(_) => {}
+    // `target` has no link in it: one at its name now was put there since, and is
+    // not followed; one put above it is caught by where the file opened really is.
+    let file = match crate::files::open_regular(
+        &target,
+        std::fs::OpenOptions::new().read(true),
+        crate::files::Links::Refuse,
+    ) {
+        Ok(file) => file,
         Err(e) => return ReadAgain::Gone(e.to_string()),
+    };
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        let opened = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd()));
+        if opened.is_ok_and(|opened| opened != target) {
+            return ReadAgain::Gone("it was moved while it was read; ask again".into());
+        }
     }
-    let bytes = match formats::read_file(&target) {
+    if file
+        .metadata()
+        .is_ok_and(|m| m.len() > formats::MAX_FILE_BYTES)
+    {
+        return ReadAgain::Gone("it is now over the size limit".into());
+    }
+    let bytes = match formats::read_open(file) {
         Ok(bytes) => bytes,
         Err(e) => return ReadAgain::Gone(e.to_string()),
     };

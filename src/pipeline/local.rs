@@ -49,7 +49,7 @@ impl Run<'_> {
         let started = std::time::Instant::now();
         let query = question.to_string();
         let hits = tokio::task::spawn_blocking(move || {
-            let hits = docs::search(&home, &collections, &query, LOCAL_HITS)?;
+            let hits = docs::find(&home, &collections, &query, LOCAL_HITS)?;
             Ok::<_, docs::IndexError>(read_files(&home, hits))
         })
         .await
@@ -63,7 +63,8 @@ impl Run<'_> {
                 ReadAgain::Text(doc) => (doc.title, doc.text),
                 ReadAgain::Gone(why) => {
                     self.warn(format!(
-                        "{shown} is in the index but cannot be read now ({why}); not used (ground index add updates the index)"
+                        "{shown} is in the index but cannot be read now ({why}); not used ({} updates the index)",
+                        docs::update_hint(&file.collection)
                     ));
                     continue;
                 }

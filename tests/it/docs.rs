@@ -183,7 +183,7 @@ async fn an_answer_with_a_collection_after_a_space_is_refused_not_misread() {
     // A question that only begins after a bare `--docs` is still a question: here no
     // collection is named "vpn", so this runs (and fails for want of `default`).
     let mut cmd = world.ground();
-    cmd.args(["answer", "--docs", "--no-web", "vpn", "profile", "name"]);
+    cmd.args(["answer", "--docs", "vpn", "profile", "name", "--no-web"]);
     let out = run(cmd).await;
     assert!(!stderr(&out).contains("equals sign"), "{}", stderr(&out));
 }

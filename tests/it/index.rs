@@ -374,6 +374,62 @@ async fn html_and_pdf_are_read_through_the_extractor_and_the_pdf_reader() {
     );
 }
 
+#[tokio::test]
+async fn a_passage_whose_lines_are_gone_from_the_changed_file_is_said() {
+    let world = World::new().await;
+    let dir = world.home.path().join("log");
+    fs::create_dir_all(&dir).unwrap();
+    let first = "The first entry goes on about the weather. ".repeat(16);
+    let log = dir.join("log.md");
+    fs::write(
+        &log,
+        format!("# Log\n\n{first}\n\nThe zeppelin landed at noon.\n"),
+    )
+    .unwrap();
+    let (out, _) = index_json(
+        &world,
+        &["add", "--collection", "journal", dir.to_str().unwrap()],
+    )
+    .await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let (_, hits) = index_json(&world, &["search", "zeppelin", "--collection", "journal"]).await;
+    assert_eq!(hits["results"][0]["line_start"], 5, "{hits}");
+    assert!(hits["results"][0].get("unreadable").is_none(), "{hits}");
+    // The file is cut short: line 5 is gone. Not a blank snippet that looks like a
+    // hit: why, and the command for this collection.
+    fs::write(&log, "# Log\n\nStarted afresh.\n").unwrap();
+    let (out, hits) = index_json(&world, &["search", "zeppelin", "--collection", "journal"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let why = hits["results"][0]["unreadable"].as_str().unwrap();
+    assert!(why.contains("lines 5-5 are no longer in it"), "{why}");
+    assert!(
+        why.contains("`ground index add --collection journal`"),
+        "{why}"
+    );
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn a_folder_moved_and_linked_back_is_still_read() {
+    let world = World::new().await;
+    let dir = world.home.path().join("notes");
+    notes(&dir);
+    add(&world, &dir).await;
+    let moved = world.home.path().join("synced-notes");
+    fs::rename(&dir, &moved).unwrap();
+    std::os::unix::fs::symlink(&moved, &dir).unwrap();
+    let (_, hits) = index_json(&world, &["search", "tomatoes"]).await;
+    let hit = &hits["results"][0];
+    assert!(hit.get("unreadable").is_none(), "{hits}");
+    assert!(
+        hit["snippet"]
+            .as_str()
+            .unwrap()
+            .contains("six hours of sun"),
+        "{hits}"
+    );
+}
+
 #[cfg(unix)]
 #[tokio::test]
 async fn a_link_inside_the_folder_is_read_again_through_the_link() {
@@ -442,6 +498,8 @@ async fn a_hit_s_lines_are_read_from_its_file_and_a_file_gone_is_said() {
     assert_eq!(hit["snippet"], "", "{hits}");
     let why = hit["unreadable"].as_str().unwrap();
     assert!(why.contains("ground index add"), "{why}");
+    // The shape MCP's document_search declares.
+    crate::common::assert_matches_schema(ground::mcp::schemas::DOCUMENT_SEARCH, &hits);
     let mut cmd = world.ground();
     cmd.args(["index", "search", "tomatoes"]);
     let out = run(cmd).await;

@@ -38,13 +38,13 @@ fn main() -> ExitCode {
     }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
-        Err(error) => match cli::docs::spaced_collection(&error, std::env::args()) {
+        Err(error) => match cli::docs::spaced_collection(&error, arguments()) {
             Some(name) => return docs_needs_an_equals_sign(&name),
             None => error.exit(),
         },
     };
     if matches!(cli.command, Command::Answer(_)) {
-        let args: Vec<String> = std::env::args().collect();
+        let args: Vec<String> = arguments().collect();
         let home = ground::docs::IndexHome::from_env();
         let exists = |name: &str| {
             ground::docs::check_name(name).is_ok()
@@ -93,4 +93,10 @@ fn docs_needs_an_equals_sign(name: &str) -> ExitCode {
         )
     );
     ExitCode::from(2)
+}
+
+/// The command line as text, an argument that is not UTF-8 (a path) made lossy
+/// rather than a panic: read only to recognise `--docs NAME`.
+fn arguments() -> impl Iterator<Item = String> {
+    std::env::args_os().map(|a| a.to_string_lossy().into_owned())
 }
