@@ -3,6 +3,7 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::process::Output;
 
 use serde_json::{Value, json};
 use wiremock::matchers::any;
@@ -290,13 +291,10 @@ async fn quotes_are_checked_against_the_file_as_it_is_now() {
     assert_eq!(verified, [&json!(false), &json!(true)], "{value}");
 }
 
-#[tokio::test]
-async fn a_vanished_file_is_a_warning_not_a_source() {
-    let world = World::new().await;
-    let file = indexed_note(&world).await;
-    fs::remove_file(Path::new(&file)).unwrap();
-    no_search_allowed(&world).await;
-    world.model_replies(&reply(&[("x", 1, "y")])).await;
+/// `ground answer --docs --no-web` asking about the lighthouse note when the note
+/// cannot be used: it must end with exit 4 (nothing to answer from); its output and
+/// stderr.
+async fn lighthouse_question_without_a_source(world: &World) -> (Output, String) {
     let mut cmd = world.ground();
     cmd.args([
         "answer",
@@ -307,6 +305,17 @@ async fn a_vanished_file_is_a_warning_not_a_source() {
     let out = run(cmd).await;
     assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
     let err = stderr(&out);
+    (out, err)
+}
+
+#[tokio::test]
+async fn a_vanished_file_is_a_warning_not_a_source() {
+    let world = World::new().await;
+    let file = indexed_note(&world).await;
+    fs::remove_file(Path::new(&file)).unwrap();
+    no_search_allowed(&world).await;
+    world.model_replies(&reply(&[("x", 1, "y")])).await;
+    let (out, err) = lighthouse_question_without_a_source(&world).await;
     assert!(
         err.contains("lighthouse.md is in the index but cannot be read now"),
         "{err}"
@@ -330,16 +339,7 @@ async fn a_file_turned_into_a_link_out_of_the_folder_is_never_read() {
     std::os::unix::fs::symlink(&secret, &file).unwrap();
     no_search_allowed(&world).await;
     world.model_replies(&reply(&[LIT])).await;
-    let mut cmd = world.ground();
-    cmd.args([
-        "answer",
-        "--docs",
-        "--no-web",
-        "When was the lighthouse first lit?",
-    ]);
-    let out = run(cmd).await;
-    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
-    let err = stderr(&out);
+    let (out, err) = lighthouse_question_without_a_source(&world).await;
     assert!(
         err.contains("lighthouse.md is in the index but cannot be read now (it is now a symbolic link leading out of the folder)"),
         "{err}"

@@ -408,6 +408,17 @@ async fn a_passage_whose_lines_are_gone_from_the_changed_file_is_said() {
     );
 }
 
+/// `ground index search tomatoes` finds notes/garden.txt and shows its lines.
+async fn the_garden_note_is_shown(world: &World) {
+    let (_, hits) = index_json(world, &["search", "tomatoes"]).await;
+    let hit = &hits["results"][0];
+    let path = hit["path"].as_str().unwrap();
+    assert!(path.ends_with("notes/garden.txt"), "{hits}");
+    let snippet = hit["snippet"].as_str().unwrap();
+    assert!(snippet.contains("six hours of sun"), "{hits}");
+    assert!(hit.get("unreadable").is_none(), "{hits}");
+}
+
 #[cfg(unix)]
 #[tokio::test]
 async fn a_folder_moved_and_linked_back_is_still_read() {
@@ -418,16 +429,7 @@ async fn a_folder_moved_and_linked_back_is_still_read() {
     let moved = world.home.path().join("synced-notes");
     fs::rename(&dir, &moved).unwrap();
     std::os::unix::fs::symlink(&moved, &dir).unwrap();
-    let (_, hits) = index_json(&world, &["search", "tomatoes"]).await;
-    let hit = &hits["results"][0];
-    assert!(hit.get("unreadable").is_none(), "{hits}");
-    assert!(
-        hit["snippet"]
-            .as_str()
-            .unwrap()
-            .contains("six hours of sun"),
-        "{hits}"
-    );
+    the_garden_note_is_shown(&world).await;
 }
 
 #[cfg(unix)]
@@ -441,20 +443,7 @@ async fn a_link_inside_the_folder_is_read_again_through_the_link() {
     std::os::unix::fs::symlink(dir.join("archive/garden.txt"), dir.join("garden.txt")).unwrap();
     fs::write(dir.join(".ignore"), "archive/\n").unwrap();
     add(&world, &dir).await;
-    let (_, hits) = index_json(&world, &["search", "tomatoes"]).await;
-    let hit = &hits["results"][0];
-    assert!(
-        hit["path"].as_str().unwrap().ends_with("notes/garden.txt"),
-        "{hits}"
-    );
-    assert!(
-        hit["snippet"]
-            .as_str()
-            .unwrap()
-            .contains("six hours of sun"),
-        "{hits}"
-    );
-    assert!(hit.get("unreadable").is_none(), "{hits}");
+    the_garden_note_is_shown(&world).await;
 }
 
 #[tokio::test]
