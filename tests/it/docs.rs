@@ -315,7 +315,7 @@ async fn a_vanished_file_is_a_warning_not_a_source() {
     fs::remove_file(Path::new(&file)).unwrap();
     no_search_allowed(&world).await;
     world.model_replies(&reply(&[("x", 1, "y")])).await;
-    let (out, err) = lighthouse_question_without_a_source(&world).await;
+    let (_, err) = lighthouse_question_without_a_source(&world).await;
     assert!(
         err.contains("lighthouse.md is in the index but cannot be read now"),
         "{err}"
