@@ -136,16 +136,18 @@ async fn no_web_without_a_collection_is_a_usage_error() {
 #[tokio::test]
 async fn a_collection_named_after_a_space_is_refused_with_the_spelling_that_works() {
     let world = World::new().await;
-    for face in ["serve", "mcp"] {
+    for face in [&["serve"][..], &["mcp"], &["batch", "questions.txt"]] {
         let mut cmd = world.ground();
-        cmd.args([face, "--docs", "handbook"]);
+        cmd.arg(face[0])
+            .args(["--docs", "handbook"])
+            .args(&face[1..]);
         let out = run(cmd).await;
-        assert_eq!(out.status.code(), Some(2), "{face}");
+        assert_eq!(out.status.code(), Some(2), "{face:?}");
         assert_eq!(
             stderr(&out),
             "error: `--docs handbook`: --docs takes its collection after an equals sign\n\
              hint: write --docs=handbook\n",
-            "{face}"
+            "{face:?}"
         );
     }
 }

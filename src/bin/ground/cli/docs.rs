@@ -41,9 +41,10 @@ pub fn collection_read_as_a_word(args: &[String], exists: impl Fn(&str) -> bool)
 }
 
 /// The collection a person meant when they wrote `--docs NAME` (with a space) and clap
-/// refused `NAME` as an unexpected argument (`ground serve --docs NAME`, `ground mcp
-/// --docs NAME`: commands that take no question). `None` for any other refusal. A
-/// bare `--docs` is `default`, so the name must follow an equals sign.
+/// refused an argument for it: NAME itself (`ground serve --docs NAME`, `ground mcp
+/// --docs NAME`: commands that take no question) or the word after it (`ground batch
+/// --docs NAME FILE`, NAME taken for the FILE). `None` for any other refusal. A bare
+/// `--docs` is `default`, so the name must follow an equals sign.
 pub fn spaced_collection(
     error: &clap::Error,
     args: impl IntoIterator<Item = String>,
@@ -57,6 +58,9 @@ pub fn spaced_collection(
     let args: Vec<String> = args.into_iter().collect();
     (0..args.len()).find_map(|i| {
         let name = args.get(i + 1).filter(|_| args[i] == "--docs")?;
-        (name == unexpected && !name.starts_with('-')).then(|| name.clone())
+        // `serve --docs NAME`: NAME is the word refused. `batch --docs NAME FILE`:
+        // NAME was taken for the FILE, and the FILE is the word refused.
+        let refused = name == unexpected || args.get(i + 2) == Some(unexpected);
+        (refused && !name.starts_with('-')).then(|| name.clone())
     })
 }
