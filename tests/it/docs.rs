@@ -183,6 +183,16 @@ async fn an_answer_with_a_collection_after_a_space_is_refused_not_misread() {
         "error: `--docs handbook`: --docs takes its collection after an equals sign\n\
          hint: write --docs=handbook\n"
     );
+    // Nothing after the name: the same mistake (the question would be "handbook").
+    let mut cmd = world.ground();
+    cmd.args(["answer", "--docs", "handbook"]);
+    let out = run(cmd).await;
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("write --docs=handbook"),
+        "{}",
+        stderr(&out)
+    );
     // A question that only begins after a bare `--docs` is still a question: here no
     // collection is named "vpn", so this runs (and fails for want of `default`).
     let mut cmd = world.ground();

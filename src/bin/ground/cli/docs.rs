@@ -29,12 +29,13 @@ pub struct DocsOpts {
 /// The collection a person meant when they wrote `ground answer --docs NAME QUESTION`:
 /// clap reads the bare `--docs` as `default` and NAME as the question's first word, so
 /// the run would search the wrong collection with the wrong question. Only when NAME
-/// is a collection that `exists` and words follow it: a question that merely begins
-/// after a bare `--docs` is left alone.
+/// is a collection that `exists`: a question that merely begins after a bare `--docs`
+/// is left alone. (A one-word question that is also a collection's name is asked as
+/// `--docs -- WORD`.)
 pub fn collection_read_as_a_word(args: &[String], exists: impl Fn(&str) -> bool) -> Option<String> {
     let end = args.iter().position(|a| a == "--").unwrap_or(args.len());
     let args = &args[..end];
-    (0..args.len().saturating_sub(2)).find_map(|i| {
+    (0..args.len().saturating_sub(1)).find_map(|i| {
         let name = &args[i + 1];
         (args[i] == "--docs" && !name.starts_with('-') && exists(name)).then(|| name.clone())
     })
