@@ -200,29 +200,29 @@ fn search_one(
 /// The lines of `hit`'s passage as the index cut them, from its file as `read` now,
 /// or why they cannot be shown (with the command that brings the index up to date).
 fn passage_of(read: &ReadAgain, hit: &Hit) -> Result<String, String> {
-    let update = update_hint(&hit.collection);
-    match read {
+    let why = match read {
         ReadAgain::Text(doc) => {
             let text = passages::passage_text(&doc.text, hit.line_start, hit.line_end);
-            if text.trim().is_empty() {
-                return Err(format!(
-                    "lines {}-{} are no longer in it (it changed since it was indexed); {update} brings the collection up to date",
-                    hit.line_start, hit.line_end
-                ));
+            if !text.trim().is_empty() {
+                return Ok(text);
             }
-            Ok(text)
+            format!(
+                "lines {}-{} are no longer in it (it changed since it was indexed)",
+                hit.line_start, hit.line_end
+            )
         }
-        ReadAgain::Gone(why) => Err(format!("{why}; {update} brings the collection up to date")),
-    }
+        ReadAgain::Gone(why) => why.clone(),
+    };
+    Err(format!(
+        "{why}; {} brings the collection up to date",
+        update_hint(&hit.collection)
+    ))
 }
 
-/// The command that reads collection `name`'s folders again.
+/// The command that reads collection `name`'s folders again (as the index errors
+/// give it).
 pub fn update_hint(name: &str) -> String {
-    if name == super::DEFAULT_COLLECTION {
-        "`ground index add`".into()
-    } else {
-        format!("`ground index add --collection {name}`")
-    }
+    format!("`ground index add --collection {name}`")
 }
 
 /// Each collection's folders, read from its manifest the first time a file reached

@@ -190,9 +190,7 @@ impl Collection {
                 IndexError::NoCollection(self.name.clone())
             });
         }
-        let index = Index::open_in_dir(self.index_dir()).map_err(|e| self.corrupt(e))?;
-        let index = with_analyzers(index);
-        let fields = self.fields_of(&index)?;
+        let (index, fields) = self.open_index()?;
         let reader = index
             .reader_builder()
             .reload_policy(ReloadPolicy::Manual)
