@@ -148,30 +148,32 @@ pub async fn fetch_and_extract(
             } else {
                 let extracted = extract_bounded(kind, body, content_type, final_url).await;
                 extract_ms = elapsed_ms(t);
-                let Some((chars_fetched, extracted)) = extracted else {
-                    attempt.status = RetrievalStatus::Timeout;
-                    attempt.error = Some(format!(
-                        "extracting the page's text took longer than {} s",
-                        EXTRACT_BUDGET.as_secs()
-                    ));
-                    attempt.ms = elapsed_ms(start);
-                    return (attempt, extract_ms);
-                };
-                attempt.chars_fetched = chars_fetched;
-                attempt.chars = extracted.text.chars().count();
-                if let Some(title) = extracted.title.filter(|t| !t.is_empty()) {
-                    attempt.title = title;
-                }
-                if extracted.text.trim().is_empty() {
-                    attempt.status = RetrievalStatus::Empty;
-                    attempt.error = Some(match extracted.truncated {
-                        // A hostile or machine-made page cut by the parser's work caps.
-                        Some(cut) => format!("no readable text on the page ({cut})"),
-                        None => "no readable text on the page".into(),
-                    });
-                } else {
-                    attempt.status = RetrievalStatus::Success;
-                    attempt.text = extracted.text;
+                match extracted {
+                    None => {
+                        attempt.status = RetrievalStatus::Timeout;
+                        attempt.error = Some(format!(
+                            "extracting the page's text took longer than {} s",
+                            EXTRACT_BUDGET.as_secs()
+                        ));
+                    }
+                    Some((chars_fetched, extracted)) => {
+                        attempt.chars_fetched = chars_fetched;
+                        attempt.chars = extracted.text.chars().count();
+                        if let Some(title) = extracted.title.filter(|t| !t.is_empty()) {
+                            attempt.title = title;
+                        }
+                        if extracted.text.trim().is_empty() {
+                            attempt.status = RetrievalStatus::Empty;
+                            attempt.error = Some(match extracted.truncated {
+                                // A hostile or machine-made page cut by the parser's work caps.
+                                Some(cut) => format!("no readable text on the page ({cut})"),
+                                None => "no readable text on the page".into(),
+                            });
+                        } else {
+                            attempt.status = RetrievalStatus::Success;
+                            attempt.text = extracted.text;
+                        }
+                    }
                 }
             }
         }
@@ -179,7 +181,11 @@ pub async fn fetch_and_extract(
     attempt.ms = elapsed_ms(start);
     if let Some(page) = cached_page(&attempt, fetcher.allows_private()) {
         cache.keep_page(&[&hit.url, &page.final_url], &page).await;
-    } else if claimed {
+    }
+    // However the fetch ended, and whether or not the page went to Redis (a page TTL
+    // of 0, an entry too large, a failed write), the replicas waiting on the claim
+    // look once more and fetch it themselves, instead of waiting the claim out.
+    if claimed {
         cache.release_page(&hit.url).await;
     }
     (attempt, extract_ms)

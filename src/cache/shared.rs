@@ -84,8 +84,9 @@ impl Cache {
         }
     }
 
-    /// Ends this replica's claim on `url` when its fetch kept no page, so that the
-    /// replicas waiting for it fetch it themselves at once.
+    /// Ends this replica's claim on `url` once its fetch is over (the page kept or
+    /// not), so that the replicas waiting for it look once more, and fetch it
+    /// themselves at once when it was not kept.
     pub async fn release_page(&self, url: &str) {
         if let Some(redis) = self.inner.shared.as_ref() {
             let claim = redis.key(StateKind::PageClaim, &normalise_url(url));
