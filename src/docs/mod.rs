@@ -26,7 +26,7 @@ mod walk;
 pub use formats::{DocText, Format, MAX_FILE_BYTES};
 pub use passages::{Passage, line_of, lines, split};
 pub use search::{Hit, ReadAgain, find, read_again, search, update_hint};
-pub use store::{CollectionInfo, list};
+pub use store::{CollectionInfo, exists, list};
 pub use update::{Progress, Skip, Summary, add, remove};
 pub use walk::LINK_OUT;
 

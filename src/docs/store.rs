@@ -385,6 +385,11 @@ pub struct CollectionInfo {
     pub error: Option<String>,
 }
 
+/// Whether `home` holds a collection named `name` (a valid name, ever written).
+pub fn exists(home: &IndexHome, name: &str) -> bool {
+    Collection::at(home, name).is_ok_and(|c| c.exists())
+}
+
 /// Every collection under `home`, by name; none when the folder does not exist.
 pub fn list(home: &IndexHome) -> Vec<CollectionInfo> {
     let Ok(entries) = fs::read_dir(&home.dir) else {

@@ -43,17 +43,6 @@ fn main() -> ExitCode {
             None => error.exit(),
         },
     };
-    if matches!(cli.command, Command::Answer(_)) {
-        let args: Vec<String> = arguments().collect();
-        let home = ground::docs::IndexHome::from_env();
-        let exists = |name: &str| {
-            ground::docs::check_name(name).is_ok()
-                && home.as_ref().is_some_and(|h| h.dir.join(name).is_dir())
-        };
-        if let Some(name) = cli::docs::collection_read_as_a_word(&args, exists) {
-            return docs_needs_an_equals_sign(&name);
-        }
-    }
     // llama.cpp's OpenMP threads sleep soon when they wait for each other, unless the
     // environment says otherwise: this runs the program again with the setting (see
     // the function), before any thread. Only a command that may write with the
@@ -62,6 +51,15 @@ fn main() -> ExitCode {
     #[cfg(all(feature = "embedded", target_os = "linux"))]
     if cli.command.may_run_the_model() {
         ground::llm::embedded::engine::brief_openmp_spin();
+    }
+    // After the run again above, so it is checked once.
+    if matches!(cli.command, Command::Answer(_)) {
+        let args: Vec<String> = arguments().collect();
+        let home = ground::docs::IndexHome::from_env();
+        let exists = |name: &str| home.as_ref().is_some_and(|h| ground::docs::exists(h, name));
+        if let Some(name) = cli::docs::collection_read_as_a_word(&args, exists) {
+            return docs_needs_an_equals_sign(&name);
+        }
     }
     match cli.command {
         Command::Answer(args) => commands::answer::run(args),
