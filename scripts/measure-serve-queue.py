@@ -21,7 +21,6 @@ import http.client
 import importlib.util
 import json
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -87,11 +86,7 @@ def main():
         holder.join(90)
         return 0 if refused == 0 else 1
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        load_serve.stop(proc)
         err.close()
 
 

@@ -15,10 +15,10 @@ const QUESTION: &str = "when was the Quillfeather Lighthouse first lit";
 const STATEMENT: &str = "The Quillfeather Lighthouse was first lit on 14 October 1911.";
 const QUOTE: &str = "The Quillfeather Lighthouse was first lit on 14 October 1911";
 
-/// A plain article page: a title and paragraphs (`check.rs` serves them too).
 /// A page of a test site: (the site, 0-2; its path; its title; its paragraphs).
 pub(crate) type SitePage = (usize, &'static str, &'static str, Vec<&'static str>);
 
+/// A plain article page: a title and paragraphs (`check.rs` serves them too).
 pub(crate) fn page(title: &str, paragraphs: &[&str]) -> String {
     let body: String = paragraphs.iter().map(|p| format!("<p>{p}</p>\n")).collect();
     format!(

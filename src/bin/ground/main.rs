@@ -45,9 +45,10 @@ fn main() -> ExitCode {
     };
     // llama.cpp's OpenMP threads sleep soon when they wait for each other, unless the
     // environment says otherwise: this runs the program again with the setting (see
-    // the function), before any thread. Only a command that may write with the
-    // embedded model pays for the second start; `index`, `search`, `fetch` and the
-    // rest start once (and so does the PDF worker above).
+    // the function), before any thread. Only a command that may write with a model
+    // pays for the second start (whatever its backend: which one is known only once
+    // the settings are read, after threads exist); `index`, `search`, `fetch` and
+    // the rest start once (and so does the PDF worker above).
     #[cfg(all(feature = "embedded", target_os = "linux"))]
     if cli.command.may_run_the_model() {
         ground::llm::embedded::engine::brief_openmp_spin();
