@@ -55,7 +55,7 @@ use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
 pub use self::keys::{SearchKey, normalise_query};
-pub use self::shared::{CLAIM_POLL, PAGE_CLAIM, PageTurn};
+pub use self::shared::PageTurn;
 pub use self::stats::{CacheStats, ClearedStats, KindStats};
 pub use self::store::{CachedPage, FORMAT, MAX_ENTRY_BYTES};
 

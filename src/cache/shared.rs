@@ -56,13 +56,13 @@ impl Cache {
         let Some(redis) = self.inner.shared.as_ref() else {
             return fetch;
         };
-        if self.inner.mode != CacheMode::Use {
+        // A page that is not kept in Redis (a page TTL of 0) is never there to wait for.
+        if self.inner.mode != CacheMode::Use || self.ttl(Kind::Page).is_zero() {
             return fetch;
         }
         let key = normalise_url(url);
         let claim = redis.key(StateKind::PageClaim, &key);
-        let holder = std::process::id().to_string();
-        match redis.claim(&claim, &holder, PAGE_CLAIM).await {
+        match redis.claim(&claim, "1", PAGE_CLAIM).await {
             Some(true) => return PageTurn::Fetch { claimed: true },
             None => return fetch,
             Some(false) => {}

@@ -28,7 +28,7 @@ pub(super) async fn state_check(settings: &Settings) -> Option<Check> {
             "state",
             Area::Config,
             format!(
-                "Redis at {shown} answers PING in {} ms (prefix {:?}): conversations, the cache and the search rate limit are shared",
+                "Redis at {shown} answers PING in {} ms (prefix {:?}): conversations, reused answers, the cache and the search rate limit are shared",
                 took.as_millis(),
                 shared.prefix
             ),
