@@ -131,7 +131,7 @@ pub(super) fn serve(
 }
 
 /// A whole number from the flag, else the environment variable `var`, else the file.
-fn number<T: FromStr>(
+pub(super) fn number<T: FromStr>(
     flag: Option<T>,
     env: &dyn Fn(&str) -> Option<String>,
     var: &str,
@@ -141,7 +141,7 @@ fn number<T: FromStr>(
         (Some(n), _) => Ok(Some(n)),
         (None, Some(text)) => text.trim().parse().map(Some).map_err(|_| Error::Config {
             message: format!("{var} {:?} is not a whole number", text.trim()),
-            hint: format!("set {var} to a number such as 4"),
+            hint: format!("set {var} to a whole number (digits only), or unset it"),
         }),
         (None, None) => Ok(file),
     }

@@ -78,7 +78,7 @@ pub(super) fn shared(
 }
 
 /// Shortest and longest command timeout taken, in milliseconds.
-const REDIS_TIMEOUT_MS: std::ops::RangeInclusive<u64> = 10..=60_000;
+const REDIS_TIMEOUT_MS: (u64, u64) = (10, 60_000);
 
 /// `GROUND_REDIS_TIMEOUT_MS` > `[state] redis_timeout_ms` > the default (250 ms): how
 /// long one Redis command may take before the caller goes on with local state. A
@@ -87,20 +87,18 @@ fn redis_timeout(
     env: &dyn Fn(&str) -> Option<String>,
     file: &FileConfig,
 ) -> Result<std::time::Duration, Error> {
-    let (ms, from) = match env("GROUND_REDIS_TIMEOUT_MS") {
-        Some(text) => (text.trim().parse::<u64>().ok(), "GROUND_REDIS_TIMEOUT_MS"),
-        None => match file.state.redis_timeout_ms {
-            Some(ms) => (Some(ms), "[state] redis_timeout_ms"),
-            None => return Ok(crate::settings::DEFAULT_REDIS_TIMEOUT),
-        },
+    const VAR: &str = "GROUND_REDIS_TIMEOUT_MS";
+    let Some(ms) = super::serve::number(None, env, VAR, file.state.redis_timeout_ms)? else {
+        return Ok(crate::settings::DEFAULT_REDIS_TIMEOUT);
     };
-    match ms {
-        Some(ms) if REDIS_TIMEOUT_MS.contains(&ms) => Ok(std::time::Duration::from_millis(ms)),
-        _ => Err(Error::Config {
-            message: format!("{from} is not a number of milliseconds from 10 to 60000"),
-            hint: "give the milliseconds one Redis command may take, e.g. 250 (the default)".into(),
-        }),
-    }
+    let name = if env(VAR).is_some() {
+        VAR
+    } else {
+        "[state] redis_timeout_ms"
+    };
+    let (min, max) = REDIS_TIMEOUT_MS;
+    super::resolve::check_range(name, ms, min, max)?;
+    Ok(std::time::Duration::from_millis(ms))
 }
 
 /// `text` as a Redis URL, or why it is not one.
