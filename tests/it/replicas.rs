@@ -315,7 +315,7 @@ async fn answers_are_reused_locally_while_redis_is_down() {
     let first = completion(&a, &ask(QUESTION)).await;
     assert!(first["ground"].get("reused").is_none());
     let searched = searches(&world).await;
-    let asked = world.ollama.received_requests().await.unwrap().len();
+    let asked = model_calls(&world).await;
     assert!(searched > 0 && asked > 0);
     // The replica's own memory answers: no search, no model call, no failure.
     let again = completion(&a, &ask(QUESTION)).await;
@@ -325,7 +325,7 @@ async fn answers_are_reused_locally_while_redis_is_down() {
         again["ground"]
     );
     assert_eq!(searches(&world).await, searched);
-    assert_eq!(world.ollama.received_requests().await.unwrap().len(), asked);
+    assert_eq!(model_calls(&world).await, asked);
     let log = a.stop().await;
     assert_eq!(log.matches("does not answer").count(), 1, "{log}");
 }
@@ -455,16 +455,7 @@ async fn doctor_checks_the_shared_state() {
         return;
     };
     let world = World::new().await;
-    let mut cmd = world.ground();
-    cmd.env("GROUND_REDIS_URL", redis.url())
-        .args(["doctor", "--json"]);
-    let out = run_within(cmd, Duration::from_secs(30)).await;
-    let checks = json_stdout(&out);
-    let state = checks["checks"]
-        .as_array()
-        .and_then(|c| c.iter().find(|c| c["name"] == "state"))
-        .unwrap_or_else(|| panic!("no state check: {checks}"))
-        .clone();
+    let (state, _) = doctor_state(world.ground(), &redis.url()).await;
     assert_eq!(state["status"], "ok", "{state}");
     assert!(
         state["detail"]
@@ -474,21 +465,9 @@ async fn doctor_checks_the_shared_state() {
         "{state}"
     );
     redis.stop();
-    let mut cmd = world.ground();
-    cmd.env(
-        "GROUND_REDIS_URL",
-        redis.url().replace("127.0.0.1", ":hunter2@127.0.0.1"),
-    )
-    .args(["doctor", "--json"]);
-    let out = run_within(cmd, Duration::from_secs(30)).await;
-    let text = stdout(&out);
-    assert!(!text.contains("hunter2"), "{text}");
-    let checks = json_stdout(&out);
-    let state = checks["checks"]
-        .as_array()
-        .and_then(|c| c.iter().find(|c| c["name"] == "state"))
-        .unwrap()
-        .clone();
+    let with_password = redis.url().replace("127.0.0.1", ":hunter2@127.0.0.1");
+    let (state, printed) = doctor_state(world.ground(), &with_password).await;
+    assert!(!printed.contains("hunter2"), "{printed}");
     assert_eq!(state["status"], "warn", "{state}");
     assert!(
         state["hint"].as_str().unwrap().contains("redis-cli"),
