@@ -62,7 +62,7 @@ impl Cache {
         }
         let key = normalise_url(url);
         let claim = redis.key(StateKind::PageClaim, &key);
-        match redis.claim(&claim, "1", PAGE_CLAIM).await {
+        match redis.claim(&claim, PAGE_CLAIM).await {
             Some(true) => return PageTurn::Fetch { claimed: true },
             None => return fetch,
             Some(false) => {}

@@ -199,16 +199,15 @@ impl Redis {
         .is_some()
     }
 
-    /// Sets `key` to `value` for `ttl` unless it exists (`SET key value NX PX ms`):
-    /// whether it was set (this caller holds the claim), `None` when Redis did not
-    /// answer.
-    pub async fn claim(&self, key: &str, value: &str, ttl: Duration) -> Option<bool> {
+    /// Sets `key` for `ttl` unless it exists (`SET key 1 NX PX ms`): whether it was
+    /// set (this caller holds the claim), `None` when Redis did not answer.
+    pub async fn claim(&self, key: &str, ttl: Duration) -> Option<bool> {
         let ms = ttl.as_millis().max(1) as u64;
         let reply: Option<String> = self
             .run("SET NX", |mut c| async move {
                 redis::cmd("SET")
                     .arg(key)
-                    .arg(value)
+                    .arg(1)
                     .arg("NX")
                     .arg("PX")
                     .arg(ms)
