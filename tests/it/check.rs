@@ -7,7 +7,7 @@
 //! `check_claims` through the real `ground mcp`.
 
 use crate::common::*;
-use crate::cross_check::{SitePage, page};
+use crate::cross_check::{SitePage, page, serve_page};
 use crate::mcp::{Session, error_text, structured};
 use serde_json::{Value, json};
 use wiremock::matchers::{method, path, query_param};
@@ -120,14 +120,7 @@ impl Sites {
     /// Serves every page on its site.
     async fn serve(&self, world: &World) {
         for (site, at, title, paragraphs) in pages() {
-            Mock::given(method("GET"))
-                .and(path(at))
-                .respond_with(
-                    ResponseTemplate::new(200)
-                        .set_body_raw(page(title, &paragraphs), "text/html; charset=utf-8"),
-                )
-                .mount(self.server(world, site))
-                .await;
+            serve_page(self.server(world, site), at, title, &paragraphs).await;
         }
     }
 

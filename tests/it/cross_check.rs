@@ -27,6 +27,18 @@ pub(crate) fn page(title: &str, paragraphs: &[&str]) -> String {
     )
 }
 
+/// Serves [`page`]`(title, paragraphs)` at `at` on `server` (`check.rs` too).
+pub(crate) async fn serve_page(server: &MockServer, at: &str, title: &str, paragraphs: &[&str]) {
+    Mock::given(method("GET"))
+        .and(path(at))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_raw(page(title, paragraphs), "text/html; charset=utf-8"),
+        )
+        .mount(server)
+        .await;
+}
+
 /// The pages, in the search's order: (host 0 or 1, path, title, paragraphs).
 fn pages() -> Vec<SitePage> {
     vec![
@@ -99,14 +111,7 @@ async fn serve(world: &World, other: &MockServer) {
     let hosts = [&world.pages, other];
     let mut results = Vec::new();
     for (host, at, title, paragraphs) in pages() {
-        Mock::given(method("GET"))
-            .and(path(at))
-            .respond_with(
-                ResponseTemplate::new(200)
-                    .set_body_raw(page(title, &paragraphs), "text/html; charset=utf-8"),
-            )
-            .mount(hosts[host])
-            .await;
+        serve_page(hosts[host], at, title, &paragraphs).await;
         results.push(json!({
             "url": format!("{}{at}", hosts[host].uri()),
             "title": title,
